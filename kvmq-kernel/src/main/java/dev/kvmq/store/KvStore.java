@@ -1,0 +1,184 @@
+package dev.kvmq.store;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The store SPI: an ordered, versioned key-value map (the model of Deno KV).
+ *
+ * <ul>
+ *   <li>Keys are {@link Key} tuples, in the one total order documented there.</li>
+ *   <li>Values are opaque bytes, at most {@link #MAX_VALUE_BYTES} each.</li>
+ *   <li>Every commit that writes gets a versionstamp strictly greater than every earlier
+ *       commit's; every key it writes carries that versionstamp.</li>
+ *   <li>Reads ({@link #get}, {@link #getMany}, {@link #list}, {@link #count}) each see
+ *       one consistent state: all of a commit or none of it.</li>
+ *   <li>{@link #commit} applies an {@link AtomicOperation} all or nothing, serializably
+ *       with every other commit. A failed check is a normal {@link CommitResult}.</li>
+ *   <li>{@link #commitAll} commits many independent operations at once, so that a durable
+ *       store can make them all durable with one flush (group commit).</li>
+ *   <li>A store may notify subscribers of commits ({@link #notifiesChanges()}), so that an
+ *       idle worker waits instead of polling.</li>
+ * </ul>
+ *
+ * <p>Implementations are thread-safe. Every implementation passes the contract suite
+ * {@code dev.kvmq.store.KvStoreContract} in the kernel's test jar.
+ *
+ * <p>Errors: arguments that break the rules get {@link NullPointerException} or
+ * {@link IllegalArgumentException} naming the problem, before anything is written; a
+ * closed store gets {@link IllegalStateException}; a failure of the store itself (I/O,
+ * connection) gets {@link KvStoreException}.
+ */
+public interface KvStore extends AutoCloseable {
+
+  /** The longest {@link Key#encoded()} a store accepts, in bytes. */
+  int MAX_KEY_BYTES = 2048;
+
+  /** The longest value a store accepts, in bytes (1 MiB). */
+  int MAX_VALUE_BYTES = 1 << 20;
+
+  /**
+   * Reads one key.
+   *
+   * @param key the key
+   * @return the entry, or empty if the key is absent
+   * @throws NullPointerException if {@code key} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  Optional<KvEntry> get(Key key);
+
+  /**
+   * Reads several keys at one consistent state.
+   *
+   * @param keys the keys; may repeat
+   * @return one element per key, in the same order: the entry, or empty if absent
+   * @throws NullPointerException if {@code keys} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  List<Optional<KvEntry>> getMany(List<Key> keys);
+
+  /**
+   * Lists the entries of a range in key order (or reverse key order), at one consistent
+   * state.
+   *
+   * @param range the keys to list
+   * @param limit the most entries to return, at least 1
+   * @param reverse true to start from the end of the range
+   * @return up to {@code limit} entries
+   * @throws NullPointerException if {@code range} is null
+   * @throws IllegalArgumentException if {@code limit < 1}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  List<KvEntry> list(KeyRange range, int limit, boolean reverse);
+
+  /**
+   * Lists every entry of a range in key order.
+   *
+   * @param range the keys to list
+   * @return the entries
+   * @throws NullPointerException if {@code range} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  default List<KvEntry> list(KeyRange range) {
+    return list(range, Integer.MAX_VALUE, false);
+  }
+
+  /**
+   * Counts the keys of a range without returning them.
+   *
+   * @param range the keys to count
+   * @return the number of keys in the range
+   * @throws NullPointerException if {@code range} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  default long count(KeyRange range) {
+    return list(range).size();
+  }
+
+  /**
+   * Applies an atomic operation if all its checks hold.
+   *
+   * <p>When this method returns {@code ok}, the commit is as durable as the store
+   * promises (see each store's documentation) and visible to every later read.
+   *
+   * @param operation the checks and mutations
+   * @return {@link CommitResult#committed(long)} or {@link CommitResult#checkFailed()};
+   *     an operation with no mutations whose checks hold also returns {@code ok}, with the
+   *     versionstamp of the latest commit
+   * @throws NullPointerException if {@code operation} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the operation may or may not be applied
+   */
+  CommitResult commit(AtomicOperation operation);
+
+  /**
+   * Applies several independent atomic operations, in order, each with its own checks:
+   * one failing check refuses only its own operation. A durable store makes them durable
+   * together, so that a batch costs about what one commit costs.
+   *
+   * <p>The default commits them one by one; stores override it.
+   *
+   * @param operations the operations, applied in list order
+   * @return one result per operation, in the same order
+   * @throws NullPointerException if {@code operations} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; any of the operations may or may not be
+   *     applied
+   */
+  default List<CommitResult> commitAll(List<AtomicOperation> operations) {
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    for (AtomicOperation op : operations) {
+      results.add(commit(op));
+    }
+    return results;
+  }
+
+  /**
+   * Tells whether {@link #subscribe} works on this store. When it does not, callers poll.
+   *
+   * @return true if the store notifies subscribers of commits
+   */
+  boolean notifiesChanges();
+
+  /**
+   * Calls {@code listener} after every commit that writes a key under {@code prefix}
+   * (that {@code prefix} is a prefix of, or equal to).
+   *
+   * <p>Notifications are wake-up hints: a listener may be called when nothing under its
+   * prefix changed, and several commits may be reported by one call; it is called after
+   * the commit is visible to reads. The listener runs on a store thread or a committing
+   * thread: it must return quickly and must not call the store; schedule work elsewhere.
+   * Exceptions it throws are logged and ignored.
+   *
+   * @param prefix the keys of interest
+   * @param listener what to call
+   * @return a handle that stops the notifications when closed
+   * @throws NullPointerException if an argument is null
+   * @throws UnsupportedOperationException if {@link #notifiesChanges()} is false
+   * @throws IllegalStateException if the store is closed
+   */
+  Subscription subscribe(Key prefix, Runnable listener);
+
+  /**
+   * Closes the store and releases its resources (files, locks, connections). Calls after
+   * this one throw {@link IllegalStateException}; a second close does nothing.
+   *
+   * @throws KvStoreException if releasing a resource fails
+   */
+  @Override
+  void close();
+
+  /** A registration made by {@link KvStore#subscribe}. */
+  @FunctionalInterface
+  interface Subscription extends AutoCloseable {
+    /** Stops the notifications; calling it again does nothing. */
+    @Override
+    void close();
+  }
+}

@@ -1,0 +1,9 @@
+package dev.kvmq.store;
+
+/** {@link InMemoryKvStore} passes the store contract. */
+class InMemoryKvStoreTest extends KvStoreContract {
+  @Override
+  protected KvStore openStore() {
+    return new InMemoryKvStore();
+  }
+}

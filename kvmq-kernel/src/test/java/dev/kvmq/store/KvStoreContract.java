@@ -1,0 +1,537 @@
+package dev.kvmq.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link KvStore} passes. A store's test extends this class and says
+ * how to open a fresh, empty store; every test then runs against it.
+ *
+ * <pre>{@code
+ * class MyStoreTest extends KvStoreContract {
+ *   @Override protected KvStore openStore() { return new MyStore(tempDir); }
+ * }
+ * }</pre>
+ *
+ * <p>Shipped in the kernel's test jar ({@code <type>test-jar</type>}).
+ */
+public abstract class KvStoreContract {
+
+  /** The store under test, opened fresh and empty before each test. */
+  protected KvStore store;
+
+  /**
+   * Opens a fresh, empty store. Called before every test.
+   *
+   * @return the store under test
+   * @throws Exception if the store can't be opened
+   */
+  protected abstract KvStore openStore() throws Exception;
+
+  /**
+   * Releases what {@link #openStore()} made, after the store is closed. Override to delete
+   * directories or drop schemas.
+   *
+   * @throws Exception if cleaning up fails
+   */
+  protected void cleanUp() throws Exception {}
+
+  @BeforeEach
+  void openFreshStore() throws Exception {
+    store = openStore();
+  }
+
+  @AfterEach
+  void closeStore() throws Exception {
+    try {
+      store.close();
+    } finally {
+      cleanUp();
+    }
+  }
+
+  // ---- helpers
+
+  /** Sets one key and returns the commit's versionstamp. */
+  protected long set(Key key, String value) {
+    CommitResult r = store.commit(AtomicOperation.builder().set(key, bytes(value)).build());
+    assertThat(r.ok()).isTrue();
+    return r.versionstamp();
+  }
+
+  protected static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  protected static String string(KvEntry e) {
+    return new String(e.value(), StandardCharsets.UTF_8);
+  }
+
+  private static List<Key> keysOf(List<KvEntry> entries) {
+    return entries.stream().map(KvEntry::key).toList();
+  }
+
+  // ---- get, set, delete
+
+  @Test
+  void getOfAnAbsentKeyIsEmpty() {
+    assertThat(store.get(Key.of("nothing", "here"))).isEmpty();
+  }
+
+  @Test
+  void setThenGetReturnsValueAndVersionstamp() {
+    long vs = set(Key.of("a", 1L), "one");
+    KvEntry e = store.get(Key.of("a", 1L)).orElseThrow();
+    assertThat(string(e)).isEqualTo("one");
+    assertThat(e.versionstamp()).isEqualTo(vs).isPositive();
+    assertThat(e.key()).isEqualTo(Key.of("a", 1L));
+  }
+
+  @Test
+  void emptyValuesAreValues() {
+    store.commit(AtomicOperation.builder().set(Key.of("empty"), new byte[0]).build());
+    assertThat(store.get(Key.of("empty")).orElseThrow().valueLength()).isZero();
+  }
+
+  @Test
+  void deleteRemovesAndDeletingAnAbsentKeyStillCommits() {
+    set(Key.of("k"), "v");
+    assertThat(store.commit(AtomicOperation.builder().delete(Key.of("k")).build()).ok()).isTrue();
+    assertThat(store.get(Key.of("k"))).isEmpty();
+    assertThat(store.commit(AtomicOperation.builder().delete(Key.of("k")).build()).ok()).isTrue();
+  }
+
+  @Test
+  void valuesAreCopiedNotShared() {
+    byte[] value = bytes("original");
+    store.commit(AtomicOperation.builder().set(Key.of("k"), value).build());
+    value[0] = 'X';
+    byte[] read = store.get(Key.of("k")).orElseThrow().value();
+    read[1] = 'Y';
+    assertThat(string(store.get(Key.of("k")).orElseThrow())).isEqualTo("original");
+  }
+
+  @Test
+  void largestValueRoundTrips() {
+    byte[] big = new byte[KvStore.MAX_VALUE_BYTES];
+    new Random(7).nextBytes(big);
+    store.commit(AtomicOperation.builder().set(Key.of("big"), big).build());
+    assertThat(store.get(Key.of("big")).orElseThrow().value()).isEqualTo(big);
+  }
+
+  @Test
+  void getManyKeepsOrderAndReportsAbsentKeys() {
+    set(Key.of("x", 1L), "1");
+    set(Key.of("x", 3L), "3");
+    List<Optional<KvEntry>> got =
+        store.getMany(List.of(Key.of("x", 3L), Key.of("x", 2L), Key.of("x", 1L), Key.of("x", 3L)));
+    assertThat(got).hasSize(4);
+    assertThat(string(got.get(0).orElseThrow())).isEqualTo("3");
+    assertThat(got.get(1)).isEmpty();
+    assertThat(string(got.get(2).orElseThrow())).isEqualTo("1");
+    assertThat(string(got.get(3).orElseThrow())).isEqualTo("3");
+  }
+
+  // ---- order
+
+  @Test
+  void keysListInTheOneTotalOrderAcrossTypes() {
+    List<Key> expected = List.of(
+        Key.of("t", new byte[0]),
+        Key.of("t", new byte[] {0}),
+        Key.of("t", new byte[] {0, 0}),
+        Key.of("t", new byte[] {1}),
+        Key.of("t", new byte[] {(byte) 0xFF}),
+        Key.of("t", ""),
+        Key.of("t", "\0"),
+        Key.of("t", "A"),
+        Key.of("t", "a"),
+        Key.of("t", "a", 5L),
+        Key.of("t", "a\0"),
+        Key.of("t", "b"),
+        Key.of("t", "\uFFFF"),
+        Key.of("t", "\uD83D\uDE00"),
+        Key.of("t", Long.MIN_VALUE),
+        Key.of("t", -1L),
+        Key.of("t", 0L),
+        Key.of("t", 0L, "x"),
+        Key.of("t", 1L),
+        Key.of("t", Long.MAX_VALUE),
+        Key.of("t", false),
+        Key.of("t", true));
+    List<Key> shuffled = new ArrayList<>(expected);
+    Collections.shuffle(shuffled, new Random(42));
+    for (Key k : shuffled) {
+      set(k, k.toString());
+    }
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("t"))))).containsExactlyElementsOf(expected);
+    List<Key> reversed = new ArrayList<>(expected);
+    Collections.reverse(reversed);
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("t")), 1000, true)))
+        .containsExactlyElementsOf(reversed);
+  }
+
+  @Test
+  void randomKeysListInKeyCompareOrder() {
+    Random random = new Random(1234);
+    List<Key> keys = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      keys.add(Key.of("r", randomPart(random), randomPart(random)));
+    }
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    keys.stream().distinct().forEach(k -> op.set(k, bytes("v")));
+    store.commit(op.build());
+    List<Key> expected = keys.stream().distinct().sorted().toList();
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("r"))))).containsExactlyElementsOf(expected);
+  }
+
+  private static Object randomPart(Random random) {
+    return switch (random.nextInt(4)) {
+      case 0 -> {
+        byte[] b = new byte[random.nextInt(3)];
+        random.nextBytes(b);
+        yield b;
+      }
+      case 1 -> List.of("", "a", "ab", "b", "\0", "é", "z\0z").get(random.nextInt(7));
+      case 2 -> (long) (random.nextInt(7) - 3) * (random.nextBoolean() ? 1 : Long.MAX_VALUE / 4);
+      default -> random.nextBoolean();
+    };
+  }
+
+  // ---- list
+
+  @Test
+  void prefixListExcludesThePrefixItselfAndOtherPrefixes() {
+    set(Key.of("q"), "the prefix itself");
+    set(Key.of("q", "a"), "1");
+    set(Key.of("q", "a", 1L), "2");
+    set(Key.of("q", "b"), "3");
+    set(Key.of("qq"), "other");
+    set(Key.of("p", "a"), "other");
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("q")))))
+        .containsExactly(Key.of("q", "a"), Key.of("q", "a", 1L), Key.of("q", "b"));
+  }
+
+  @Test
+  void rangeListIsStartInclusiveEndExclusive() {
+    for (long i = 0; i < 10; i++) {
+      set(Key.of("n", i), "v" + i);
+    }
+    assertThat(keysOf(store.list(KeyRange.between(Key.of("n", 3L), Key.of("n", 6L)))))
+        .containsExactly(Key.of("n", 3L), Key.of("n", 4L), Key.of("n", 5L));
+    assertThat(store.list(KeyRange.between(Key.of("n", 6L), Key.of("n", 3L)))).isEmpty();
+  }
+
+  @Test
+  void prefixRangeNarrowedByStartAndEnd() {
+    for (long i = 0; i < 10; i++) {
+      set(Key.of("n", i), "v" + i);
+    }
+    set(Key.of("o", 0L), "outside");
+    KeyRange from7 = KeyRange.prefix(Key.of("n")).from(Key.of("n", 7L));
+    assertThat(keysOf(store.list(from7))).containsExactly(Key.of("n", 7L), Key.of("n", 8L), Key.of("n", 9L));
+    KeyRange until2 = KeyRange.prefix(Key.of("n")).until(Key.of("n", 2L));
+    assertThat(keysOf(store.list(until2))).containsExactly(Key.of("n", 0L), Key.of("n", 1L));
+    assertThat(store.count(from7)).isEqualTo(3);
+  }
+
+  @Test
+  void limitAndReverse() {
+    for (long i = 0; i < 10; i++) {
+      set(Key.of("n", i), "v" + i);
+    }
+    KeyRange all = KeyRange.prefix(Key.of("n"));
+    assertThat(keysOf(store.list(all, 2, false))).containsExactly(Key.of("n", 0L), Key.of("n", 1L));
+    assertThat(keysOf(store.list(all, 2, true))).containsExactly(Key.of("n", 9L), Key.of("n", 8L));
+    assertThat(store.list(all, 100, false)).hasSize(10);
+  }
+
+  @Test
+  void countCountsTheRange() {
+    for (long i = 0; i < 25; i++) {
+      set(Key.of("c", i), "v");
+    }
+    set(Key.of("d", 0L), "v");
+    assertThat(store.count(KeyRange.prefix(Key.of("c")))).isEqualTo(25);
+    assertThat(store.count(KeyRange.between(Key.of("c", 5L), Key.of("c", 15L)))).isEqualTo(10);
+    assertThat(store.count(KeyRange.prefix(Key.of("none")))).isZero();
+    assertThat(store.count(KeyRange.all())).isEqualTo(26);
+  }
+
+  // ---- versionstamps and atomic operations
+
+  @Test
+  void versionstampsIncreaseStrictlyAndAreSharedWithinACommit() {
+    long previous = 0;
+    for (int i = 0; i < 20; i++) {
+      CommitResult r = store.commit(AtomicOperation.builder()
+          .set(Key.of("v", "a"), bytes("a" + i))
+          .set(Key.of("v", "b"), bytes("b" + i))
+          .build());
+      assertThat(r.versionstamp()).isGreaterThan(previous);
+      previous = r.versionstamp();
+      assertThat(store.get(Key.of("v", "a")).orElseThrow().versionstamp()).isEqualTo(previous);
+      assertThat(store.get(Key.of("v", "b")).orElseThrow().versionstamp()).isEqualTo(previous);
+    }
+  }
+
+  @Test
+  void checkOnVersionstampPassesThenFailsAfterAnotherWrite() {
+    long vs = set(Key.of("k"), "1");
+    assertThat(store.commit(AtomicOperation.builder()
+        .check(Key.of("k"), vs).set(Key.of("k"), bytes("2")).build()).ok()).isTrue();
+    CommitResult stale = store.commit(AtomicOperation.builder()
+        .check(Key.of("k"), vs).set(Key.of("k"), bytes("3")).build());
+    assertThat(stale.ok()).isFalse();
+    assertThat(stale.versionstamp()).isZero();
+    assertThat(string(store.get(Key.of("k")).orElseThrow())).isEqualTo("2");
+  }
+
+  @Test
+  void failedCheckAppliesNothing() {
+    set(Key.of("a"), "a0");
+    long bVs = set(Key.of("b"), "b0");
+    set(Key.of("b"), "b1");
+    CommitResult r = store.commit(AtomicOperation.builder()
+        .check(Key.of("b"), bVs)
+        .set(Key.of("a"), bytes("a1"))
+        .delete(Key.of("b"))
+        .set(Key.of("c"), bytes("c1"))
+        .build());
+    assertThat(r.ok()).isFalse();
+    assertThat(string(store.get(Key.of("a")).orElseThrow())).isEqualTo("a0");
+    assertThat(string(store.get(Key.of("b")).orElseThrow())).isEqualTo("b1");
+    assertThat(store.get(Key.of("c"))).isEmpty();
+  }
+
+  @Test
+  void absenceCheck() {
+    Key k = Key.of("once");
+    assertThat(store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("1")).build()).ok()).isTrue();
+    assertThat(store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("2")).build()).ok()).isFalse();
+    assertThat(string(store.get(k).orElseThrow())).isEqualTo("1");
+  }
+
+  @Test
+  void readOnlyOperationReportsItsChecks() {
+    long vs = set(Key.of("k"), "1");
+    assertThat(store.commit(AtomicOperation.builder().check(Key.of("k"), vs).build()).ok()).isTrue();
+    assertThat(store.commit(AtomicOperation.builder().checkAbsent(Key.of("k")).build()).ok()).isFalse();
+  }
+
+  @Test
+  void commitAllAppliesEachOperationOnItsOwnInOrder() {
+    long vs = set(Key.of("k"), "0");
+    List<CommitResult> results = store.commitAll(List.of(
+        AtomicOperation.builder().check(Key.of("k"), vs).set(Key.of("k"), bytes("1")).build(),
+        // sees the first operation's write, so its check on the old versionstamp fails
+        AtomicOperation.builder().check(Key.of("k"), vs).set(Key.of("k"), bytes("2")).build(),
+        AtomicOperation.builder().set(Key.of("other"), bytes("x")).build()));
+    assertThat(results).extracting(CommitResult::ok).containsExactly(true, false, true);
+    assertThat(results.get(2).versionstamp()).isGreaterThan(results.get(0).versionstamp());
+    assertThat(string(store.get(Key.of("k")).orElseThrow())).isEqualTo("1");
+    assertThat(store.get(Key.of("other"))).isPresent();
+    assertThat(store.commitAll(List.of())).isEmpty();
+  }
+
+  // ---- concurrency
+
+  @Test
+  void concurrentCheckAndSetLosesNoUpdate() throws Exception {
+    int threads = 8;
+    int incrementsEach = 200;
+    Key counter = Key.of("counter");
+    store.commit(AtomicOperation.builder().set(counter, longBytes(0)).build());
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<Integer>> futures = new ArrayList<>();
+      CountDownLatch start = new CountDownLatch(1);
+      for (int t = 0; t < threads; t++) {
+        futures.add(pool.submit(() -> {
+          start.await();
+          int conflicts = 0;
+          for (int i = 0; i < incrementsEach; i++) {
+            while (true) {
+              KvEntry e = store.get(counter).orElseThrow();
+              long next = ByteBuffer.wrap(e.value()).getLong() + 1;
+              if (store.commit(AtomicOperation.builder().check(e).set(counter, longBytes(next)).build()).ok()) {
+                break;
+              }
+              conflicts++;
+            }
+          }
+          return conflicts;
+        }));
+      }
+      start.countDown();
+      for (Future<Integer> f : futures) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long total = ByteBuffer.wrap(store.get(counter).orElseThrow().value()).getLong();
+    assertThat(total).isEqualTo((long) threads * incrementsEach);
+  }
+
+  @Test
+  void listsSeeWholeCommitsOnly() throws Exception {
+    // A writer moves one token between two keys, atomically; every list sees exactly one.
+    Key a = Key.of("move", "a");
+    Key b = Key.of("move", "b");
+    store.commit(AtomicOperation.builder().set(a, bytes("token")).build());
+    AtomicBoolean stop = new AtomicBoolean();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Integer> writer = pool.submit(() -> {
+        int moves = 0;
+        while (!stop.get() && moves < 20_000) {
+          boolean atA = store.get(a).isPresent();
+          store.commit(AtomicOperation.builder().delete(atA ? a : b).set(atA ? b : a, bytes("token")).build());
+          moves++;
+        }
+        return moves;
+      });
+      for (int i = 0; i < 2_000; i++) {
+        assertThat(store.list(KeyRange.prefix(Key.of("move")))).hasSize(1);
+        assertThat(store.getMany(List.of(a, b)).stream().filter(Optional::isPresent).count()).isEqualTo(1);
+        assertThat(store.count(KeyRange.prefix(Key.of("move")))).isEqualTo(1);
+      }
+      stop.set(true);
+      assertThat(writer.get(1, TimeUnit.MINUTES)).isPositive();
+    } finally {
+      stop.set(true);
+      pool.shutdownNow();
+    }
+  }
+
+  private static byte[] longBytes(long v) {
+    return ByteBuffer.allocate(8).putLong(v).array();
+  }
+
+  // ---- notification
+
+  @Test
+  void subscribersAreNotifiedOfCommitsUnderTheirPrefix() throws Exception {
+    if (!store.notifiesChanges()) {
+      assertThatThrownBy(() -> store.subscribe(Key.of("w"), () -> {}))
+          .isInstanceOf(UnsupportedOperationException.class);
+      return;
+    }
+    AtomicInteger calls = new AtomicInteger();
+    try (KvStore.Subscription sub = store.subscribe(Key.of("w"), calls::incrementAndGet)) {
+      set(Key.of("w", "job", 1L), "x");
+      awaitAtLeast(calls, 1);
+      int before = calls.get();
+      set(Key.of("w", "job", 2L), "y");
+      awaitAtLeast(calls, before + 1);
+    }
+  }
+
+  @Test
+  void closedSubscriptionsAreNotCalled() throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    AtomicInteger closed = new AtomicInteger();
+    AtomicInteger open = new AtomicInteger();
+    KvStore.Subscription sub = store.subscribe(Key.of("z"), closed::incrementAndGet);
+    sub.close();
+    sub.close();
+    try (KvStore.Subscription witness = store.subscribe(Key.of("z"), open::incrementAndGet)) {
+      set(Key.of("z", 1L), "x");
+      awaitAtLeast(open, 1);
+      assertThat(closed.get()).isZero();
+    }
+  }
+
+  @Test
+  void aFailingListenerDoesNotBreakCommits() throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    AtomicInteger calls = new AtomicInteger();
+    try (KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
+          calls.incrementAndGet();
+          throw new IllegalStateException("listener bug");
+        })) {
+      set(Key.of("f", 1L), "x");
+      set(Key.of("f", 2L), "y");
+      awaitAtLeast(calls, 1);
+      assertThat(store.get(Key.of("f", 2L))).isPresent();
+    }
+  }
+
+  /** Polls with a deadline: notifications may arrive on another thread. */
+  protected static void awaitAtLeast(AtomicInteger counter, int atLeast) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    Object monitor = new Object();
+    while (counter.get() < atLeast) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("expected at least " + atLeast + " notifications, saw " + counter.get());
+      }
+      synchronized (monitor) {
+        monitor.wait(5);
+      }
+    }
+  }
+
+  // ---- bad input
+
+  @Test
+  void badInputIsRefusedWithAClearMessageAndWritesNothing() {
+    assertThatThrownBy(() -> Key.of()).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at least one part");
+    assertThatThrownBy(() -> Key.of("a", null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("part 1 is null");
+    assertThatThrownBy(() -> Key.of("a", 1.5)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("part 1 is a java.lang.Double");
+    assertThatThrownBy(() -> Key.of("x".repeat(KvStore.MAX_KEY_BYTES)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over the limit");
+    assertThatThrownBy(() -> AtomicOperation.builder()
+        .set(Key.of("v"), new byte[KvStore.MAX_VALUE_BYTES + 1]))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over the limit");
+    assertThatThrownBy(() -> AtomicOperation.builder()
+        .set(Key.of("twice"), bytes("1")).delete(Key.of("twice")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("written twice");
+    assertThatThrownBy(() -> AtomicOperation.builder().set(Key.of("v"), null))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.get(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.commit(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.list(KeyRange.prefix(Key.of("a")), 0, false))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
+    assertThatThrownBy(() -> KeyRange.prefix(Key.of("a")).from(Key.of("b", 1L)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not inside prefix");
+    assertThat(store.count(KeyRange.all())).isZero();
+  }
+
+  @Test
+  void aClosedStoreRefusesCalls() {
+    store.close();
+    store.close();
+    assertThatThrownBy(() -> store.get(Key.of("k"))).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+    assertThatThrownBy(() -> store.commit(AtomicOperation.builder().set(Key.of("k"), bytes("v")).build()))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.list(KeyRange.all(), 10, false)).isInstanceOf(IllegalStateException.class);
+  }
+}
