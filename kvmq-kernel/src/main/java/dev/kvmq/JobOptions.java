@@ -1,0 +1,159 @@
+package dev.kvmq;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * How a job is pushed: priority, delay, repeats and retries. The seed's {@code JobOptions}.
+ *
+ * <p>Start from {@link #defaults()} and change what you need:
+ * <pre>{@code
+ * JobOptions.defaults()
+ *     .priority(10)
+ *     .delay(Duration.ofMinutes(5))
+ *     .retry(3, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1), 0.2))
+ * }</pre>
+ *
+ * @param priority higher runs first; any finite number (default 0)
+ * @param delay how long after the push the job becomes due, or null when
+ *     {@code delayUntil} is given (default zero)
+ * @param delayUntil the instant the job becomes due, or null when {@code delay} is given
+ * @param repeatCount how many more times the job runs after it completes, or
+ *     {@link #REPEAT_FOREVER} (default 0)
+ * @param repeatDelay the wait between a completion and the next repeat (default zero)
+ * @param retryCount how many times a failed attempt is retried (default 0)
+ * @param retryBackoff the wait before each retry (default none)
+ */
+public record JobOptions(
+    double priority,
+    Duration delay,
+    Instant delayUntil,
+    long repeatCount,
+    Duration repeatDelay,
+    int retryCount,
+    Backoff retryBackoff) {
+
+  /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
+  public static final long REPEAT_FOREVER = -1;
+
+  private static final JobOptions DEFAULTS =
+      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE);
+
+  /**
+   * Checks the components.
+   *
+   * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or
+   *     neither of {@code delay} and {@code delayUntil} are given, or {@code delay} is
+   *     negative; if {@code repeatCount < -1}, {@code repeatDelay} is negative, or
+   *     {@code retryCount < 0}
+   * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
+   */
+  public JobOptions {
+    if (!Double.isFinite(priority)) {
+      throw new IllegalArgumentException("priority must be a finite number: " + priority);
+    }
+    if ((delay == null) == (delayUntil == null)) {
+      throw new IllegalArgumentException("give exactly one of delay and delayUntil");
+    }
+    if (delay != null && delay.isNegative()) {
+      throw new IllegalArgumentException("delay must not be negative: " + delay);
+    }
+    if (repeatCount < REPEAT_FOREVER) {
+      throw new IllegalArgumentException("repeatCount must be >= 0, or REPEAT_FOREVER: " + repeatCount);
+    }
+    Objects.requireNonNull(repeatDelay, "repeatDelay");
+    if (repeatDelay.isNegative()) {
+      throw new IllegalArgumentException("repeatDelay must not be negative: " + repeatDelay);
+    }
+    if (retryCount < 0) {
+      throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
+    }
+    Objects.requireNonNull(retryBackoff, "retryBackoff");
+    priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
+  }
+
+  /**
+   * Priority 0, no delay, no repeats, no retries.
+   *
+   * @return the default options
+   */
+  public static JobOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /**
+   * Returns these options with another priority.
+   *
+   * @param priority higher runs first; any finite number
+   * @return the new options
+   * @throws IllegalArgumentException if {@code priority} is NaN or infinite
+   */
+  public JobOptions priority(double priority) {
+    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
+  }
+
+  /**
+   * Returns these options with the job due {@code delay} after its push.
+   *
+   * @param delay the wait, zero or more
+   * @return the new options
+   * @throws NullPointerException if {@code delay} is null
+   * @throws IllegalArgumentException if {@code delay} is negative
+   */
+  public JobOptions delay(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    return new JobOptions(priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
+  }
+
+  /**
+   * Returns these options with the job due at {@code instant} (at once if it has passed).
+   *
+   * @param instant when the job becomes due
+   * @return the new options
+   * @throws NullPointerException if {@code instant} is null
+   */
+  public JobOptions delayUntil(Instant instant) {
+    Objects.requireNonNull(instant, "instant");
+    return new JobOptions(priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
+  }
+
+  /**
+   * Returns these options with repeats: after each completion the job is pushed again, as a
+   * new job at the back of the queue, due {@code delay} later.
+   *
+   * @param count how many more runs, or {@link #REPEAT_FOREVER}
+   * @param delay the wait between a completion and the next run
+   * @return the new options
+   * @throws NullPointerException if {@code delay} is null
+   * @throws IllegalArgumentException if {@code count < -1} or {@code delay} is negative
+   */
+  public JobOptions repeat(long count, Duration delay) {
+    return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);
+  }
+
+  /**
+   * Returns these options with retries: a failed attempt is tried again, keeping the job's
+   * place in the queue, after the backoff's wait; when none are left the job becomes a dead
+   * letter.
+   *
+   * @param count how many retries, zero or more
+   * @param backoff the wait before each retry
+   * @return the new options
+   * @throws NullPointerException if {@code backoff} is null
+   * @throws IllegalArgumentException if {@code count < 0}
+   */
+  public JobOptions retry(int count, Backoff backoff) {
+    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff);
+  }
+
+  /**
+   * Resolves the instant the job becomes due.
+   *
+   * @param now the push time
+   * @return {@code delayUntil}, or {@code now + delay}
+   */
+  Instant dueAt(Instant now) {
+    return delayUntil != null ? delayUntil : now.plus(delay);
+  }
+}

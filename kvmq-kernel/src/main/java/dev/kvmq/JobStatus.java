@@ -1,0 +1,15 @@
+package dev.kvmq;
+
+/**
+ * Where a job stands, as the seed defines it, plus dead letters.
+ */
+public enum JobStatus {
+  /** Due and not leased: a worker may take it next (in queue order). */
+  WAITING,
+  /** Waiting for its delay ({@link Job#delayUntil()}) to pass. */
+  DELAYED,
+  /** Leased by a worker whose lease has not expired: being processed. */
+  PROCESSING,
+  /** Failed with no retries left; kept with its last error until replayed or deleted. */
+  DEAD
+}

@@ -1,0 +1,556 @@
+package dev.kvmq;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStoreException;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
+import java.util.random.RandomGenerator;
+
+/**
+ * A durable job queue on a {@link KvStore}: push jobs, list and count them, pause and
+ * resume, delete, inspect and replay dead letters, and make {@link Worker}s.
+ *
+ * <p>Thread-safe. Many {@code Queue} objects (in one process or many) may share one store
+ * and name: all their state is in the store.
+ *
+ * <pre>{@code
+ * Queue<String> emails = Queue.builder(store, "emails", Codecs.utf8()).build();
+ * emails.push("hello@example.com", JobOptions.defaults().retry(3, Backoff.fixed(Duration.ofSeconds(10))));
+ * Worker<String> worker = emails.worker((job, ctx) -> send(job.state()), WorkerOptions.defaults(), executor);
+ * worker.start();
+ * }</pre>
+ *
+ * @param <S> the type of the jobs' state
+ */
+public final class Queue<S> {
+
+  private static final int MAX_NAME_LENGTH = 200;
+  private static final int ATOMIC_RETRIES = 20;
+
+  final KvStore store;
+  final QueueKeys keys;
+  final Codec<S> codec;
+  final InstantSource clock;
+  final RandomGenerator random;
+  private final Ulid ulid;
+
+  private Queue(Builder<S> b) {
+    this.store = b.store;
+    this.keys = new QueueKeys(b.name);
+    this.codec = b.codec;
+    this.clock = b.clock;
+    this.random = b.random;
+    this.ulid = new Ulid(b.random);
+  }
+
+  /**
+   * Starts building a queue.
+   *
+   * @param <S> the state type
+   * @param store where the queue lives
+   * @param name the queue's name: 1 to 200 characters
+   * @param codec turns states into bytes and back
+   * @return a builder
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the name is empty or too long
+   */
+  public static <S> Builder<S> builder(KvStore store, String name, Codec<S> codec) {
+    return new Builder<>(store, name, codec);
+  }
+
+  /**
+   * Returns the queue's name.
+   *
+   * @return the name
+   */
+  public String name() {
+    return keys.queue;
+  }
+
+  /**
+   * Returns the queue's store.
+   *
+   * @return the store
+   */
+  public KvStore store() {
+    return store;
+  }
+
+  /**
+   * Returns the clock the queue and its workers read.
+   *
+   * @return the clock
+   */
+  public InstantSource clock() {
+    return clock;
+  }
+
+  // ---- push
+
+  /**
+   * Pushes a job with default options.
+   *
+   * @param state the job's state
+   * @return the job as stored
+   * @throws NullPointerException if {@code state} is null
+   * @throws IllegalArgumentException if the encoded state is over the store's value limit
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the job may or may not be stored
+   */
+  public Job<S> push(S state) {
+    return push(state, JobOptions.defaults());
+  }
+
+  /**
+   * Pushes a job.
+   *
+   * @param state the job's state
+   * @param options priority, delay, repeats, retries
+   * @return the job as stored
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the encoded state is over the store's value limit
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the job may or may not be stored
+   */
+  public Job<S> push(S state, JobOptions options) {
+    return pushAll(List.of(Objects.requireNonNull(state, "state")), options).get(0);
+  }
+
+  /**
+   * Pushes many jobs with the same options in one atomic commit: all are stored, or none.
+   * They queue in list order.
+   *
+   * @param states the jobs' states
+   * @param options priority, delay, repeats, retries for each
+   * @return the jobs as stored, in the same order
+   * @throws NullPointerException if an argument or a state is null
+   * @throws IllegalArgumentException if an encoded state is over the store's value limit
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the jobs may or may not be stored
+   */
+  public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (states.isEmpty()) {
+      return List.of();
+    }
+    List<byte[]> payloads = new ArrayList<>(states.size());
+    for (S state : states) {
+      payloads.add(codec.encode(Objects.requireNonNull(state, "state")));
+    }
+    long now = clock.millis();
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    List<JobRecord> records = new ArrayList<>(states.size());
+    for (byte[] payload : payloads) {
+      records.add(Transitions.pushInto(op, keys, ulid.next(now), payload, options, now));
+    }
+    CommitResult result = store.commit(op.build());
+    if (!result.ok()) {
+      throw new IllegalStateException("a new job id was already taken in queue " + name()
+          + ": two id generators made the same ULID. Indicates a bug.");
+    }
+    List<Job<S>> jobs = new ArrayList<>(records.size());
+    int i = 0;
+    for (S state : states) {
+      jobs.add(Job.of(name(), records.get(i++), state, now));
+    }
+    return jobs;
+  }
+
+  // ---- pause
+
+  /**
+   * Pauses the queue: no worker claims a job until {@link #resume()}. Jobs being processed
+   * go on. Stored, so every worker on the store sees it.
+   *
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public void pause() {
+    store.commit(AtomicOperation.builder().set(keys.paused, QueueKeys.EMPTY).build());
+  }
+
+  /**
+   * Resumes a paused queue; idle workers wake up.
+   *
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public void resume() {
+    store.commit(AtomicOperation.builder().delete(keys.paused).build());
+  }
+
+  /**
+   * Tells whether the queue is paused.
+   *
+   * @return true between {@link #pause()} and {@link #resume()}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public boolean isPaused() {
+    return store.get(keys.paused).isPresent();
+  }
+
+  // ---- read
+
+  /**
+   * Reads one job (dead letters included).
+   *
+   * @param id the job's id
+   * @return the job, or empty if there is none with that id
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public Optional<Job<S>> job(String id) {
+    Objects.requireNonNull(id, "id");
+    if (!Ulid.isValid(id)) {
+      return Optional.empty();
+    }
+    long now = clock.millis();
+    return store.get(keys.job(id)).map(e -> toJob(JobRecord.decode(e.value()), now));
+  }
+
+  /**
+   * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The
+   * seed's {@code getAllJobs}. Reads every job: for a large queue, prefer {@link #counts()}.
+   *
+   * <p>A job whose state this queue's codec can't decode is listed with a null state.
+   *
+   * @return the jobs with their places and statuses
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public List<JobEntry<S>> jobs() {
+    long now = clock.millis();
+    List<JobRecord> records = new ArrayList<>();
+    for (KvEntry e : store.list(keys.jobs())) {
+      JobRecord r = JobRecord.decode(e.value());
+      if (r.state != JobRecord.State.DEAD) {
+        records.add(r);
+      }
+    }
+    records.sort(QUEUE_ORDER);
+    List<JobEntry<S>> entries = new ArrayList<>(records.size());
+    int place = 0;
+    for (JobRecord r : records) {
+      Job<S> job = toJob(r, now);
+      entries.add(new JobEntry<>(job, job.status() == JobStatus.PROCESSING ? 0 : ++place));
+    }
+    return entries;
+  }
+
+  /** Priority (higher first), then creation (the id). */
+  static final Comparator<JobRecord> QUEUE_ORDER =
+      Comparator.<JobRecord>comparingLong(r -> QueueKeys.rank(r.priority)).thenComparing(r -> r.id);
+
+  /**
+   * Counts the jobs per status from the queue's indexes, without reading the jobs.
+   *
+   * @return the counts now
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public QueueCounts counts() {
+    long now = clock.millis();
+    long ready = store.count(keys.ready());
+    long delayed = store.count(keys.delayed());
+    long delayedDue = store.count(keys.delayedDue(now));
+    long leased = store.count(keys.leased());
+    long leasedExpired = store.count(keys.leasedExpired(now));
+    long dead = store.count(keys.dead());
+    return new QueueCounts(ready + delayedDue + leasedExpired, delayed - delayedDue, leased - leasedExpired, dead);
+  }
+
+  /**
+   * Lists the dead letters, oldest failure first, each with its last error.
+   *
+   * @return the dead jobs
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public List<Job<S>> deadLetters() {
+    long now = clock.millis();
+    List<Key> ids = new ArrayList<>();
+    for (KvEntry e : store.list(keys.dead())) {
+      ids.add(keys.job(QueueKeys.idOf(e.key())));
+    }
+    List<Job<S>> jobs = new ArrayList<>(ids.size());
+    for (Optional<KvEntry> e : store.getMany(ids)) {
+      e.ifPresent(entry -> jobs.add(toJob(JobRecord.decode(entry.value()), now)));
+    }
+    return jobs;
+  }
+
+  // ---- delete and replay
+
+  /**
+   * Deletes a job that is not being processed (waiting, delayed, or dead).
+   *
+   * @param id the job's id
+   * @return true if the job was deleted, false if there was none
+   * @throws NullPointerException if {@code id} is null
+   * @throws JobProcessingException if the job is being processed under a live lease
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public boolean delete(String id) {
+    Objects.requireNonNull(id, "id");
+    if (!Ulid.isValid(id)) {
+      return false;
+    }
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      Optional<KvEntry> e = store.get(keys.job(id));
+      if (e.isEmpty()) {
+        return false;
+      }
+      JobRecord r = JobRecord.decode(e.get().value());
+      long now = clock.millis();
+      Transitions.Plan plan = Transitions.delete(keys, r, e.get().versionstamp(), now);
+      if (plan.refused()) {
+        throw new JobProcessingException("job " + id + " of queue " + name()
+            + " is being processed (leased until " + java.time.Instant.ofEpochMilli(r.leaseUntil)
+            + "); delete it after it completes or its lease expires");
+      }
+      if (store.commit(plan.operation()).ok()) {
+        return true;
+      }
+    }
+    throw contention("delete job " + id);
+  }
+
+  /**
+   * Deletes every job that is not being processed (waiting and delayed; not dead letters)
+   * in one atomic operation. The seed's {@code deleteWaitingJobs}, made atomic.
+   *
+   * @return how many jobs were deleted
+   * @throws IllegalStateException if the store is closed, or if workers kept changing the
+   *     queue through 20 attempts (pause it first)
+   * @throws KvStoreException if the store fails
+   */
+  public int deleteWaiting() {
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      long now = clock.millis();
+      AtomicOperation.Builder op = AtomicOperation.builder();
+      int n = 0;
+      for (KvEntry e : store.list(keys.jobs())) {
+        JobRecord r = JobRecord.decode(e.value());
+        JobStatus status = r.statusAt(now);
+        if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
+          Transitions.deleteInto(op, keys, r, e.versionstamp());
+          n++;
+        }
+      }
+      if (n == 0 || store.commit(op.build()).ok()) {
+        return n;
+      }
+    }
+    throw contention("delete the waiting jobs");
+  }
+
+  /**
+   * Puts a dead letter back in the queue, due now, with its retries restored; its last error
+   * stays visible until it next fails or completes.
+   *
+   * @param id the dead job's id
+   * @return true if it was replayed, false if there is no dead job with that id
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public boolean replayDead(String id) {
+    Objects.requireNonNull(id, "id");
+    if (!Ulid.isValid(id)) {
+      return false;
+    }
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      Optional<KvEntry> e = store.get(keys.job(id));
+      if (e.isEmpty()) {
+        return false;
+      }
+      Transitions.Plan plan = Transitions.replay(keys, JobRecord.decode(e.get().value()), e.get().versionstamp());
+      if (plan.refused()) {
+        return false;
+      }
+      if (store.commit(plan.operation()).ok()) {
+        return true;
+      }
+    }
+    throw contention("replay job " + id);
+  }
+
+  /**
+   * Deletes a dead letter.
+   *
+   * @param id the dead job's id
+   * @return true if it was deleted, false if there is no dead job with that id
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public boolean deleteDead(String id) {
+    Objects.requireNonNull(id, "id");
+    if (!Ulid.isValid(id)) {
+      return false;
+    }
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      Optional<KvEntry> e = store.get(keys.job(id));
+      if (e.isEmpty()) {
+        return false;
+      }
+      JobRecord r = JobRecord.decode(e.get().value());
+      if (r.state != JobRecord.State.DEAD) {
+        return false;
+      }
+      if (store.commit(Transitions.delete(keys, r, e.get().versionstamp(), clock.millis()).operation()).ok()) {
+        return true;
+      }
+    }
+    throw contention("delete dead job " + id);
+  }
+
+  // ---- listen and work
+
+  /**
+   * Calls {@code listener} with the queue's listing ({@link #jobs()}) now and after every
+   * change: new jobs, claims, completions, failures, deletes, and statuses that change with
+   * time (a delay that passes, a lease that expires). The seed's {@code listenUpdates},
+   * without polling where the store notifies: it lists again only after a commit to this
+   * queue or when a status is due to change. Where the store can't notify, it polls every
+   * {@code pollInterval}. A listing equal to the previous one is not reported.
+   *
+   * @param executor runs the listings and the listener; the caller keeps ownership
+   * @param pollInterval how often to look for changes if the store can't notify
+   * @param listener gets each new listing
+   * @return a handle that stops listening when closed
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code pollInterval} is not positive
+   */
+  public KvStore.Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
+      Consumer<? super List<JobEntry<S>>> listener) {
+    return new QueueListener<>(this, executor, pollInterval, listener).start();
+  }
+
+  /**
+   * Makes a worker for this queue. Call {@link Worker#start()} to begin.
+   *
+   * @param handler processes each job
+   * @param options concurrency, lease, intervals
+   * @param executor runs the worker's tasks and the handlers; in a Jakarta EE server, the
+   *     container's {@code ManagedScheduledExecutorService}; the caller keeps ownership
+   * @return the worker, not yet started
+   * @throws NullPointerException if an argument is null
+   */
+  public Worker<S> worker(JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
+    return new Worker<>(this, handler, options, executor);
+  }
+
+  // ---- internals
+
+  Job<S> toJob(JobRecord r, long now) {
+    S state;
+    try {
+      state = codec.decode(r.payload.clone());
+    } catch (RuntimeException e) {
+      state = null;
+    }
+    return Job.of(name(), r, state, now);
+  }
+
+  String nextId(long now) {
+    return ulid.next(now);
+  }
+
+  private IllegalStateException contention(String what) {
+    return new IllegalStateException("could not " + what + " in queue " + name() + ": the queue changed under "
+        + ATOMIC_RETRIES + " attempts in a row; pause the queue and try again");
+  }
+
+  @Override
+  public String toString() {
+    return "Queue[" + name() + " on " + store + "]";
+  }
+
+  /**
+   * Builds a {@link Queue}.
+   *
+   * @param <S> the state type
+   */
+  public static final class Builder<S> {
+    private final KvStore store;
+    private final String name;
+    private final Codec<S> codec;
+    private InstantSource clock;
+    private RandomGenerator random;
+
+    private Builder(KvStore store, String name, Codec<S> codec) {
+      this.store = Objects.requireNonNull(store, "store");
+      this.name = Objects.requireNonNull(name, "name");
+      this.codec = Objects.requireNonNull(codec, "codec");
+      if (name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
+        throw new IllegalArgumentException("a queue name has 1 to " + MAX_NAME_LENGTH + " characters: \"" + name + "\"");
+      }
+      Key.of("kvmq", name); // refuses names with no UTF-8 form
+    }
+
+    /**
+     * Sets the clock (default: the system clock). Tests pass a
+     * {@link dev.kvmq.testkit.FakeClock}.
+     *
+     * @param clock the time source for pushes, leases and listings
+     * @return this builder
+     * @throws NullPointerException if {@code clock} is null
+     */
+    public Builder<S> clock(InstantSource clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the random source for job ids and backoff jitter (default: a new
+     * {@link Random}). Must be thread-safe. Tests pass a seeded one.
+     *
+     * @param random the random source
+     * @return this builder
+     * @throws NullPointerException if {@code random} is null
+     */
+    public Builder<S> random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * Makes the queue.
+     *
+     * @return the queue
+     */
+    public Queue<S> build() {
+      if (clock == null) {
+        clock = systemClock();
+      }
+      if (random == null) {
+        random = new Random();
+      }
+      return new Queue<>(this);
+    }
+
+    @SuppressForbidden(reason = "the default when no clock is injected")
+    private static InstantSource systemClock() {
+      return InstantSource.system();
+    }
+  }
+}

@@ -1,0 +1,104 @@
+package dev.kvmq;
+
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+
+/**
+ * The key layout of one queue (design.md, "Key layout: claims must not scan").
+ *
+ * <pre>
+ * ["kvmq", queue, "job", id]                       job record (source of truth)
+ * ["kvmq", queue, "ready", rank(priority), id]     due, unleased: a claim takes the first
+ * ["kvmq", queue, "delayed", delayUntil, id]       promote moves due ones to ready
+ * ["kvmq", queue, "leased", leaseUntil, id]        reclaim returns expired ones to ready
+ * ["kvmq", queue, "dead", failedAt, id]            failed for good, kept for inspection
+ * ["kvmq", queue, "paused"]                        present while the queue is paused
+ * </pre>
+ *
+ * Index values are empty; every index key is written in the same atomic operation as the
+ * record it points to, so an index entry and its record never disagree.
+ */
+final class QueueKeys {
+
+  static final byte[] EMPTY = new byte[0];
+
+  final String queue;
+  final Key root;
+  private final Key job;
+  private final Key ready;
+  private final Key delayed;
+  private final Key leased;
+  private final Key dead;
+  final Key paused;
+
+  QueueKeys(String queue) {
+    this.queue = queue;
+    this.root = Key.of("kvmq", queue);
+    this.job = root.append("job");
+    this.ready = root.append("ready");
+    this.delayed = root.append("delayed");
+    this.leased = root.append("leased");
+    this.dead = root.append("dead");
+    this.paused = root.append("paused");
+  }
+
+  Key job(String id) {
+    return job.append(id);
+  }
+
+  KeyRange jobs() {
+    return KeyRange.prefix(job);
+  }
+
+  KeyRange ready() {
+    return KeyRange.prefix(ready);
+  }
+
+  KeyRange delayed() {
+    return KeyRange.prefix(delayed);
+  }
+
+  KeyRange leased() {
+    return KeyRange.prefix(leased);
+  }
+
+  KeyRange dead() {
+    return KeyRange.prefix(dead);
+  }
+
+  /** Delayed jobs due at {@code now}: delayUntil <= now. */
+  KeyRange delayedDue(long now) {
+    return KeyRange.prefix(delayed).until(delayed.append(now + 1));
+  }
+
+  /** Leased jobs whose lease has expired at {@code now}: leaseUntil <= now. */
+  KeyRange leasedExpired(long now) {
+    return KeyRange.prefix(leased).until(leased.append(now + 1));
+  }
+
+  /** The index key that points at {@code r} in its current state. */
+  Key indexOf(JobRecord r) {
+    return switch (r.state) {
+      case READY -> ready.append(rank(r.priority), r.id);
+      case DELAYED -> delayed.append(r.delayUntil, r.id);
+      case LEASED -> leased.append(r.leaseUntil, r.id);
+      case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
+    };
+  }
+
+  /** The job id an index key points at: its last part. */
+  static String idOf(Key indexKey) {
+    return indexKey.getString(indexKey.size() - 1);
+  }
+
+  /**
+   * Maps a priority to a long that orders ascending as the priority descends, so that
+   * higher priorities list first. Exact for every finite double.
+   */
+  static long rank(double priority) {
+    long bits = Double.doubleToLongBits(-priority);
+    // flip so that signed long order equals double order
+    bits ^= (bits >> 63) & Long.MAX_VALUE;
+    return bits;
+  }
+}

@@ -1,0 +1,757 @@
+package dev.kvmq;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStoreException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Processes a queue's jobs with a {@link JobHandler}. The seed's {@code Worker}, with its
+ * defects fixed: claims read a bounded index range instead of scanning the queue; idle
+ * workers wait for the store's change notification (polling only as a fallback); a worker
+ * whose lease was taken over cannot complete, fail or update the job; stopping tells the
+ * running handlers.
+ *
+ * <p>Threads and time come from outside: every task runs on the given executor (in a
+ * Jakarta EE server, the container's managed one), and time is the queue's clock. The
+ * worker:
+ * <ul>
+ *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit;</li>
+ *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;</li>
+ *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;</li>
+ *   <li>records completions and failures through a group committer: many handler threads'
+ *       outcomes share one commit, and a handler thread does not wait for it;</li>
+ *   <li>reports {@link JobEvent}s to its listeners after the commit that made them true.</li>
+ * </ul>
+ *
+ * <p>Thread-safe. Start once; stop once (later calls return the same future).
+ *
+ * @param <S> the state type
+ */
+public final class Worker<S> {
+
+  private static final System.Logger LOG = System.getLogger(Worker.class.getName());
+  private static final int MAINTENANCE_BATCH = 256;
+  private static final int SETTLE_RETRIES = 5;
+
+  private enum Phase { NEW, RUNNING, STOPPING, STOPPED }
+
+  private final Queue<S> queue;
+  private final QueueKeys keys;
+  private final KvStore store;
+  private final JobHandler<S> handler;
+  private final WorkerOptions options;
+  private final ScheduledExecutorService executor;
+  private final GroupCommitter committer;
+  private final long leaseMillis;
+
+  private final Map<String, Lease> active = new ConcurrentHashMap<>();
+  /** Handler slots taken. */
+  private final AtomicInteger running = new AtomicInteger();
+  /** Work that stop() waits for: a pump under way, and claimed jobs not yet settled. */
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger pumpRequests = new AtomicInteger();
+  private final List<Consumer<? super JobEvent<S>>> listeners = new CopyOnWriteArrayList<>();
+  private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+  private final Object lifecycle = new Object();
+  private volatile Phase phase = Phase.NEW;
+  private ScheduledFuture<?> wake;
+  private long wakeAt;
+  private ScheduledFuture<?> renewer;
+  private KvStore.Subscription subscription;
+  private volatile boolean storeFailing;
+
+  Worker(Queue<S> queue, JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
+    this.queue = Objects.requireNonNull(queue, "queue");
+    this.handler = Objects.requireNonNull(handler, "handler");
+    this.options = Objects.requireNonNull(options, "options");
+    this.executor = Objects.requireNonNull(executor, "executor");
+    this.keys = queue.keys;
+    this.store = queue.store;
+    this.committer = new GroupCommitter(store);
+    this.leaseMillis = options.leaseDuration().toMillis();
+  }
+
+  // ---- public API
+
+  /**
+   * Adds a listener for completions, failures and lost leases. Listeners run after the
+   * commit, on the thread that committed; they must be quick and must not throw (what they
+   * throw is logged and ignored).
+   *
+   * @param listener the listener
+   * @return this worker
+   * @throws NullPointerException if {@code listener} is null
+   */
+  public Worker<S> addListener(Consumer<? super JobEvent<S>> listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+    return this;
+  }
+
+  /**
+   * Starts processing: subscribes to the store's changes, schedules lease renewal, and
+   * claims the first jobs. The seed's {@code processJobs}.
+   *
+   * @throws IllegalStateException if the worker was already started
+   * @throws RejectedExecutionException if the executor refuses the worker's tasks
+   */
+  public void start() {
+    synchronized (lifecycle) {
+      if (phase != Phase.NEW) {
+        throw new IllegalStateException("worker for queue " + queue.name() + " was already started; make a new one");
+      }
+      phase = Phase.RUNNING;
+      long renewMillis = options.renewInterval().toMillis();
+      renewer = executor.scheduleAtFixedRate(this::renewAll, renewMillis, renewMillis, TimeUnit.MILLISECONDS);
+    }
+    if (store.notifiesChanges()) {
+      subscription = store.subscribe(keys.root, this::requestPump);
+    }
+    requestPump();
+  }
+
+  /**
+   * Stops claiming jobs and tells running handlers ({@link JobContext.CancelReason#WORKER_STOPPING}).
+   * Their leases are renewed until they finish. Does not wait. The seed's
+   * {@code stopProcessing}, which gave handlers no signal.
+   *
+   * @return a future that completes when every running handler has finished and its outcome
+   *     is recorded
+   */
+  public CompletableFuture<Void> stop() {
+    List<Lease> toCancel;
+    synchronized (lifecycle) {
+      if (phase == Phase.NEW) {
+        phase = Phase.STOPPED;
+        stopped.complete(null);
+        return stopped.copy();
+      }
+      if (phase != Phase.RUNNING) {
+        return stopped.copy();
+      }
+      phase = Phase.STOPPING;
+      if (wake != null) {
+        wake.cancel(false);
+      }
+      toCancel = new ArrayList<>(active.values());
+    }
+    if (subscription != null) {
+      subscription.close();
+    }
+    for (Lease l : toCancel) {
+      l.cancel(JobContext.CancelReason.WORKER_STOPPING);
+    }
+    if (inFlight.get() == 0) {
+      finishStop();
+    }
+    return stopped.copy();
+  }
+
+  /**
+   * Stops and waits up to {@code timeout} for running handlers to finish. A handler still
+   * running after that keeps its lease until it finishes; if the process ends first, the
+   * lease expires and the job runs again.
+   *
+   * <p>Do not call it from a thread of this worker's executor if that executor has one
+   * thread: the handlers it waits for would never run.
+   *
+   * @param timeout the longest wait
+   * @return true if everything finished in time
+   * @throws InterruptedException if interrupted while waiting
+   * @throws NullPointerException if {@code timeout} is null
+   */
+  public boolean stop(Duration timeout) throws InterruptedException {
+    Objects.requireNonNull(timeout, "timeout");
+    try {
+      stop().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("stopping failed. Indicates a bug.", e);
+    }
+  }
+
+  /**
+   * Tells whether the worker is claiming jobs (started and not stopped).
+   *
+   * @return true while running
+   */
+  public boolean isProcessing() {
+    return phase == Phase.RUNNING;
+  }
+
+  /**
+   * Returns the ids of the jobs this worker holds now: running, or finished with their
+   * outcome not yet committed.
+   *
+   * @return a snapshot of the ids
+   */
+  public Set<String> activeJobs() {
+    return Set.copyOf(active.keySet());
+  }
+
+  /**
+   * Returns the worker's options.
+   *
+   * @return the options
+   */
+  public WorkerOptions options() {
+    return options;
+  }
+
+  /**
+   * Returns the worker's queue.
+   *
+   * @return the queue
+   */
+  public Queue<S> queue() {
+    return queue;
+  }
+
+  // ---- the pump: promote, reclaim, claim
+
+  private void requestPump() {
+    if (pumpRequests.getAndIncrement() == 0) {
+      try {
+        executor.execute(this::pumpLoop);
+      } catch (RejectedExecutionException e) {
+        pumpRequests.set(0);
+        LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
+      }
+    }
+  }
+
+  private void pumpLoop() {
+    int seen;
+    do {
+      seen = pumpRequests.get();
+      inFlight.incrementAndGet();
+      try {
+        pumpOnce();
+      } finally {
+        release();
+      }
+    } while (pumpRequests.addAndGet(-seen) != 0);
+  }
+
+  private void pumpOnce() {
+    if (phase != Phase.RUNNING) {
+      return;
+    }
+    long now = queue.clock.millis();
+    long poll = options.pollInterval().toMillis();
+    try {
+      if (options.concurrency() == 0 || store.get(keys.paused).isPresent()) {
+        scheduleWake(now + poll);
+        return;
+      }
+      boolean more = move(keys.delayedDue(now), now, true);
+      more |= move(keys.leasedExpired(now), now, false);
+      int free = options.concurrency() - running.get();
+      if (free > 0) {
+        more |= claim(free, now);
+      }
+      recovered();
+      if (more) {
+        requestPump();
+      } else {
+        scheduleWake(nextWake(now, poll));
+      }
+    } catch (KvStoreException | IllegalStateException e) {
+      failing(e);
+      scheduleWake(now + poll);
+    }
+  }
+
+  /** Promotes due delayed jobs, or reclaims expired leases; true if there may be more. */
+  private boolean move(KeyRange due, long now, boolean promote) {
+    List<KvEntry> index = store.list(due, MAINTENANCE_BATCH, false);
+    if (index.isEmpty()) {
+      return false;
+    }
+    List<AtomicOperation> ops = new ArrayList<>(index.size());
+    List<Optional<KvEntry>> records = store.getMany(jobKeys(index));
+    for (Optional<KvEntry> e : records) {
+      if (e.isPresent()) {
+        JobRecord r = JobRecord.decode(e.get().value());
+        long vs = e.get().versionstamp();
+        Transitions.Plan plan = promote ? Transitions.promote(keys, r, vs, now) : Transitions.reclaim(keys, r, vs, now);
+        if (!plan.refused()) {
+          ops.add(plan.operation());
+        }
+      }
+    }
+    if (!ops.isEmpty()) {
+      store.commitAll(ops); // a refused check means another worker moved it first
+    }
+    return index.size() == MAINTENANCE_BATCH;
+  }
+
+  /** Claims up to {@code free} ready jobs in one commit and starts them; true if there may be more. */
+  private boolean claim(int free, long now) {
+    List<KvEntry> ready = store.list(keys.ready(), free, false);
+    if (ready.isEmpty()) {
+      return false;
+    }
+    List<Optional<KvEntry>> records = store.getMany(jobKeys(ready));
+    List<AtomicOperation> ops = new ArrayList<>(records.size());
+    List<JobRecord> claimed = new ArrayList<>(records.size());
+    for (Optional<KvEntry> e : records) {
+      if (e.isPresent()) {
+        Transitions.Plan plan = Transitions.claim(keys, JobRecord.decode(e.get().value()), e.get().versionstamp(),
+            now, leaseMillis);
+        if (!plan.refused()) {
+          ops.add(plan.operation());
+          claimed.add(plan.after());
+        }
+      }
+    }
+    if (ops.isEmpty()) {
+      return true; // the index moved under us: look again
+    }
+    List<CommitResult> results = store.commitAll(ops);
+    int started = 0;
+    for (int i = 0; i < results.size(); i++) {
+      if (results.get(i).ok()) {
+        start(new Lease(claimed.get(i), results.get(i).versionstamp()));
+        started++;
+      }
+    }
+    return started < ready.size() || ready.size() == free;
+  }
+
+  private void start(Lease lease) {
+    active.put(lease.id, lease);
+    running.incrementAndGet();
+    inFlight.incrementAndGet();
+    try {
+      executor.execute(() -> run(lease));
+    } catch (RejectedExecutionException e) {
+      LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
+          + "; it runs again when its lease expires", e);
+      running.decrementAndGet();
+      settled(lease);
+    }
+  }
+
+  private long nextWake(long now, long poll) {
+    long at = now + poll;
+    for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
+      List<KvEntry> first = store.list(range, 1, false);
+      if (!first.isEmpty()) {
+        Key k = first.get(0).key();
+        at = Math.min(at, k.getLong(k.size() - 2));
+      }
+    }
+    return Math.max(at, now);
+  }
+
+  private void scheduleWake(long at) {
+    synchronized (lifecycle) {
+      if (phase != Phase.RUNNING) {
+        return;
+      }
+      if (wake != null && !wake.isDone() && wakeAt <= at) {
+        return;
+      }
+      if (wake != null) {
+        wake.cancel(false);
+      }
+      wakeAt = at;
+      try {
+        wake = executor.schedule(this::requestPump, Math.max(0, at - queue.clock.millis()), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException e) {
+        LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
+      }
+    }
+  }
+
+  private List<Key> jobKeys(List<KvEntry> index) {
+    List<Key> jobKeys = new ArrayList<>(index.size());
+    for (KvEntry e : index) {
+      jobKeys.add(keys.job(QueueKeys.idOf(e.key())));
+    }
+    return jobKeys;
+  }
+
+  // ---- running and settling a job
+
+  private void run(Lease lease) {
+    Throwable failure = null;
+    Job<S> job = null;
+    try {
+      JobRecord r = lease.record();
+      S state = queue.codec.decode(r.payload.clone());
+      job = Job.of(queue.name(), r, state, queue.clock.millis());
+      handler.handle(job, lease);
+    } catch (Throwable t) {
+      failure = t;
+    }
+    running.decrementAndGet();
+    try {
+      settle(lease, failure);
+    } finally {
+      requestPump();
+    }
+    if (failure instanceof VirtualMachineError e) {
+      throw e;
+    }
+  }
+
+  private void settle(Lease lease, Throwable failure) {
+    Transitions.Plan plan;
+    synchronized (lease) {
+      lease.finishing = true;
+      if (lease.lost) {
+        settled(lease); // already reported; another worker owns the job now
+        return;
+      }
+      plan = plan(lease, failure);
+    }
+    if (plan.refused()) {
+      leaseLost(lease, failure == null ? "complete" : "fail");
+      settled(lease);
+      return;
+    }
+    committer.submit(plan.operation(), (result, error) -> settledCommit(lease, failure, plan, result, error, 0));
+  }
+
+  private Transitions.Plan plan(Lease lease, Throwable failure) {
+    long now = queue.clock.millis();
+    JobRecord r = lease.record;
+    if (failure == null) {
+      String nextId = r.repeatCount != 0 ? queue.nextId(now) : null;
+      return Transitions.complete(keys, r, lease.versionstamp, lease.token, now, nextId);
+    }
+    JobError error = new JobError(failure.getClass().getName(), Objects.toString(failure.getMessage(), ""),
+        Instant.ofEpochMilli(now));
+    return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, error, queue.random.nextDouble());
+  }
+
+  private void settledCommit(Lease lease, Throwable failure, Transitions.Plan plan, CommitResult result,
+      RuntimeException error, int retries) {
+    if (error != null) {
+      failing(error);
+      LOG.log(System.Logger.Level.WARNING, "could not record the outcome of job " + lease.id + " of queue "
+          + queue.name() + "; it runs again when its lease expires", error);
+      settled(lease);
+      return;
+    }
+    if (result.ok()) {
+      recovered();
+      long now = queue.clock.millis();
+      if (failure == null) {
+        Optional<Job<S>> next = Optional.ofNullable(plan.spawned()).map(r -> queue.toJob(r, now));
+        emit(new JobEvent.Completed<>(queue.toJob(lease.record(), now), next));
+      } else {
+        JobRecord after = plan.after();
+        emit(new JobEvent.Failed<>(queue.toJob(after, now), after.error, failure,
+            after.state == JobRecord.State.DEAD));
+      }
+      settled(lease);
+      return;
+    }
+    // The record changed since we planned (a renewal landed, or someone else took the job).
+    Transitions.Plan again = null;
+    if (retries < SETTLE_RETRIES && lease.refresh()) {
+      synchronized (lease) {
+        again = plan(lease, failure);
+      }
+    }
+    if (again == null || again.refused()) {
+      leaseLost(lease, failure == null ? "complete" : "fail");
+      settled(lease);
+      return;
+    }
+    Transitions.Plan retry = again;
+    committer.submit(retry.operation(),
+        (r, e) -> settledCommit(lease, failure, retry, r, e, retries + 1));
+  }
+
+  private void settled(Lease lease) {
+    active.remove(lease.id, lease);
+    release();
+  }
+
+  private void release() {
+    if (inFlight.decrementAndGet() == 0 && phase == Phase.STOPPING) {
+      finishStop();
+    }
+  }
+
+  private void finishStop() {
+    synchronized (lifecycle) {
+      if (phase == Phase.STOPPED || inFlight.get() != 0) {
+        return;
+      }
+      phase = Phase.STOPPED;
+      if (renewer != null) {
+        renewer.cancel(false);
+      }
+    }
+    stopped.complete(null);
+  }
+
+  // ---- leases
+
+  private void renewAll() {
+    if (phase == Phase.STOPPED || active.isEmpty()) {
+      return;
+    }
+    long now = queue.clock.millis();
+    List<Lease> leases = new ArrayList<>();
+    List<Transitions.Plan> plans = new ArrayList<>();
+    List<Long> plannedAt = new ArrayList<>();
+    for (Lease l : active.values()) {
+      synchronized (l) {
+        if (l.finishing || l.lost) {
+          continue;
+        }
+        if (l.record.leaseUntil <= now) {
+          // Not renewed in time (the store was failing?): someone else may run the job now.
+          l.cancel(JobContext.CancelReason.LEASE_LOST);
+        }
+        Transitions.Plan plan = Transitions.renew(keys, l.record, l.versionstamp, l.token, now, leaseMillis);
+        if (!plan.refused()) {
+          leases.add(l);
+          plans.add(plan);
+          plannedAt.add(l.versionstamp);
+        }
+      }
+    }
+    if (plans.isEmpty()) {
+      return;
+    }
+    List<CommitResult> results;
+    try {
+      results = store.commitAll(plans.stream().map(Transitions.Plan::operation).toList());
+      recovered();
+    } catch (KvStoreException | IllegalStateException e) {
+      failing(e);
+      return;
+    }
+    for (int i = 0; i < results.size(); i++) {
+      Lease l = leases.get(i);
+      if (results.get(i).ok()) {
+        synchronized (l) {
+          if (l.versionstamp == plannedAt.get(i)) {
+            l.record = plans.get(i).after();
+            l.versionstamp = results.get(i).versionstamp();
+          }
+        }
+      } else if (!l.refresh()) {
+        leaseLost(l, "renew");
+      }
+    }
+  }
+
+  private void leaseLost(Lease lease, String outcome) {
+    boolean first;
+    synchronized (lease) {
+      first = !lease.lost;
+      lease.lost = true;
+    }
+    lease.cancel(JobContext.CancelReason.LEASE_LOST);
+    if (first) {
+      LOG.log(System.Logger.Level.WARNING, "lost the lease on job " + lease.id + " of queue " + queue.name()
+          + " (token " + lease.token + "); its " + outcome + " was refused");
+      emit(new JobEvent.LeaseLost<>(queue.toJob(lease.record(), queue.clock.millis()), outcome));
+    }
+  }
+
+  private void emit(JobEvent<S> event) {
+    for (Consumer<? super JobEvent<S>> l : listeners) {
+      try {
+        l.accept(event);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "a job listener of queue " + queue.name() + " failed; ignored", e);
+      }
+    }
+  }
+
+  private void failing(RuntimeException e) {
+    if (!storeFailing) {
+      storeFailing = true;
+      LOG.log(System.Logger.Level.WARNING, "the store of queue " + queue.name()
+          + " is failing; the worker keeps trying every " + options.pollInterval(), e);
+    }
+  }
+
+  private void recovered() {
+    if (storeFailing) {
+      storeFailing = false;
+      LOG.log(System.Logger.Level.INFO, "the store of queue " + queue.name() + " works again");
+    }
+  }
+
+  /** A claimed job: the lease this worker holds, and the handler's view of it. */
+  private final class Lease implements JobContext<S> {
+    final String id;
+    final long token;
+    final int attempt;
+    // guarded by this
+    JobRecord record;
+    long versionstamp;
+    boolean finishing;
+    boolean lost;
+
+    private final CountDownLatch cancelled = new CountDownLatch(1);
+    private volatile CancelReason reason;
+    private final List<Runnable> onCancel = new CopyOnWriteArrayList<>();
+
+    Lease(JobRecord record, long versionstamp) {
+      this.id = record.id;
+      this.token = record.token;
+      this.attempt = record.attempt;
+      this.record = record;
+      this.versionstamp = versionstamp;
+    }
+
+    synchronized JobRecord record() {
+      return record;
+    }
+
+    /** Reads the job again; true if this lease still holds it (and adopts what was read). */
+    boolean refresh() {
+      Optional<KvEntry> e = store.get(keys.job(id));
+      if (e.isEmpty()) {
+        return false;
+      }
+      JobRecord r = JobRecord.decode(e.get().value());
+      if (r.state != JobRecord.State.LEASED || r.token != token) {
+        return false;
+      }
+      synchronized (this) {
+        record = r;
+        versionstamp = e.get().versionstamp();
+      }
+      return true;
+    }
+
+    void cancel(CancelReason why) {
+      synchronized (this) {
+        if (reason != null) {
+          return;
+        }
+        reason = why;
+      }
+      cancelled.countDown();
+      for (Runnable r : onCancel) {
+        if (onCancel.remove(r)) {
+          runQuietly(r);
+        }
+      }
+    }
+
+    @Override
+    public long token() {
+      return token;
+    }
+
+    @Override
+    public int attempt() {
+      return attempt;
+    }
+
+    @Override
+    public void update(S state) {
+      update(state, JobChange.none());
+    }
+
+    @Override
+    public void update(S state, JobChange change) {
+      Objects.requireNonNull(state, "state");
+      Objects.requireNonNull(change, "change");
+      byte[] payload = queue.codec.encode(state);
+      for (int i = 0; i < SETTLE_RETRIES; i++) {
+        synchronized (this) {
+          if (lost) {
+            throw lostException();
+          }
+          long now = queue.clock.millis();
+          Transitions.Plan plan = Transitions.update(keys, record, versionstamp, token, now, leaseMillis, change, payload);
+          if (!plan.refused()) {
+            CommitResult result = store.commit(plan.operation());
+            if (result.ok()) {
+              record = plan.after();
+              versionstamp = result.versionstamp();
+              return;
+            }
+          }
+        }
+        if (!refresh()) {
+          break;
+        }
+      }
+      leaseLost(this, "update");
+      throw lostException();
+    }
+
+    private LeaseLostException lostException() {
+      return new LeaseLostException("the lease on job " + id + " of queue " + queue.name() + " (token " + token
+          + ") is lost: another worker may be running it");
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return reason != null;
+    }
+
+    @Override
+    public Optional<CancelReason> cancelReason() {
+      return Optional.ofNullable(reason);
+    }
+
+    @Override
+    public boolean awaitCancellation(Duration timeout) throws InterruptedException {
+      return cancelled.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void onCancel(Runnable action) {
+      Objects.requireNonNull(action, "action");
+      onCancel.add(action);
+      if (reason != null && onCancel.remove(action)) {
+        runQuietly(action);
+      }
+    }
+
+    @Override
+    public void stopProcessing() {
+      stop();
+    }
+
+    private void runQuietly(Runnable r) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "a cancel action of job " + id + " failed; ignored", e);
+      }
+    }
+  }
+}

@@ -1,0 +1,94 @@
+package dev.kvmq;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link Worker} runs. The seed's {@code WorkerOptions}.
+ *
+ * @param concurrency how many jobs run at once; 0 pauses the worker (default 1)
+ * @param leaseDuration how long a claim holds a job without renewal (default 5 s, the
+ *     seed's {@code lockDurationMs})
+ * @param renewInterval how often leases of running jobs are renewed; shorter than the lease
+ *     (default 2 s, the seed's {@code lockIntervalMs})
+ * @param pollInterval how often an idle worker looks for work when the store can't notify,
+ *     and the longest it waits even when it can (default 3 s)
+ */
+public record WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
+
+  private static final WorkerOptions DEFAULTS =
+      new WorkerOptions(1, Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(3));
+
+  /**
+   * Checks the components.
+   *
+   * @throws NullPointerException if a duration is null
+   * @throws IllegalArgumentException if {@code concurrency} is negative or over 10,000, a
+   *     duration is not positive (at least 1 ms), or the renew interval is not shorter than
+   *     the lease
+   */
+  public WorkerOptions {
+    if (concurrency < 0 || concurrency > 10_000) {
+      throw new IllegalArgumentException("concurrency must be 0 to 10000: " + concurrency);
+    }
+    positive(leaseDuration, "leaseDuration");
+    positive(renewInterval, "renewInterval");
+    positive(pollInterval, "pollInterval");
+    if (renewInterval.compareTo(leaseDuration) >= 0) {
+      throw new IllegalArgumentException("renewInterval " + renewInterval
+          + " must be shorter than leaseDuration " + leaseDuration);
+    }
+  }
+
+  private static void positive(Duration d, String name) {
+    Objects.requireNonNull(d, name);
+    if (d.toMillis() < 1) {
+      throw new IllegalArgumentException(name + " must be at least 1 ms: " + d);
+    }
+  }
+
+  /**
+   * Concurrency 1, lease 5 s, renewal every 2 s, poll every 3 s.
+   *
+   * @return the defaults
+   */
+  public static WorkerOptions defaults() {
+    return DEFAULTS;
+  }
+
+  /**
+   * Returns these options with another concurrency.
+   *
+   * @param concurrency jobs at once; 0 pauses the worker
+   * @return the new options
+   * @throws IllegalArgumentException if out of range
+   */
+  public WorkerOptions concurrency(int concurrency) {
+    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval);
+  }
+
+  /**
+   * Returns these options with another lease and renewal interval.
+   *
+   * @param lease the lease duration
+   * @param renewEvery the renewal interval, shorter than the lease
+   * @return the new options
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if a duration is not positive or renewal is not shorter
+   */
+  public WorkerOptions lease(Duration lease, Duration renewEvery) {
+    return new WorkerOptions(concurrency, lease, renewEvery, pollInterval);
+  }
+
+  /**
+   * Returns these options with another poll interval.
+   *
+   * @param pollInterval the idle poll interval
+   * @return the new options
+   * @throws NullPointerException if {@code pollInterval} is null
+   * @throws IllegalArgumentException if it is not positive
+   */
+  public WorkerOptions pollInterval(Duration pollInterval) {
+    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval);
+  }
+}

@@ -1,0 +1,267 @@
+package dev.kvmq.testkit;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.PriorityQueue;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A {@link ScheduledExecutorService} with no threads: tasks run on the test's own thread
+ * when it calls {@link #runUntilIdle()} or {@link #advance(Duration)}, in time order on a
+ * {@link FakeClock}. Give it to a worker and every step of the worker (claims, handler
+ * calls, lease renewals, completions, events) happens inside those calls, deterministically,
+ * without sleeping. In the spirit of db-scheduler's {@code ManualScheduler}.
+ *
+ * <pre>{@code
+ * FakeClock clock = new FakeClock();
+ * ManualScheduler scheduler = new ManualScheduler(clock);
+ * Queue<String> queue = Queue.builder(new InMemoryKvStore(), "mail", Codecs.utf8()).clock(clock).build();
+ * List<String> sent = new ArrayList<>();
+ * queue.worker((job, ctx) -> sent.add(job.state()), WorkerOptions.defaults(), scheduler).start();
+ *
+ * queue.push("later", JobOptions.defaults().delay(Duration.ofMinutes(5)));
+ * scheduler.runUntilIdle();                 // nothing is due yet
+ * assertEquals(List.of(), sent);
+ * scheduler.advance(Duration.ofMinutes(5)); // time passes; the job runs
+ * assertEquals(List.of("later"), sent);
+ * }</pre>
+ *
+ * <p>Not thread-safe for concurrent drivers: one test thread drives it. Tasks may submit
+ * more tasks; those run in the same call if due.
+ */
+public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+
+  private final FakeClock clock;
+  private final PriorityQueue<Task<?>> tasks = new PriorityQueue<>();
+  private long sequence;
+  private boolean shutdown;
+  private boolean running;
+
+  /**
+   * Makes a scheduler on {@code clock}.
+   *
+   * @param clock the time tasks are due by; {@link #advance} moves it
+   * @throws NullPointerException if {@code clock} is null
+   */
+  public ManualScheduler(FakeClock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /**
+   * Returns the clock.
+   *
+   * @return the clock this scheduler moves
+   */
+  public FakeClock clock() {
+    return clock;
+  }
+
+  /**
+   * Runs every task that is due now, including tasks they add that are due now, until none
+   * is left.
+   *
+   * @return how many tasks ran
+   * @throws IllegalStateException if called from inside a task
+   */
+  public synchronized int runUntilIdle() {
+    if (running) {
+      throw new IllegalStateException("runUntilIdle is called from inside a task");
+    }
+    running = true;
+    try {
+      int ran = 0;
+      Task<?> t;
+      while ((t = nextDue(clock.instant())) != null) {
+        t.run();
+        ran++;
+      }
+      return ran;
+    } finally {
+      running = false;
+    }
+  }
+
+  /**
+   * Moves the clock forward by {@code duration}, stopping at each task's due time to run
+   * what is due then (so a lease renewal due in the middle runs in the middle), and runs
+   * everything due at the end.
+   *
+   * @param duration how far, zero or more
+   * @return how many tasks ran
+   * @throws NullPointerException if {@code duration} is null
+   * @throws IllegalArgumentException if {@code duration} is negative
+   */
+  public synchronized int advance(Duration duration) {
+    Objects.requireNonNull(duration, "duration");
+    if (duration.isNegative()) {
+      throw new IllegalArgumentException("time moves forward only: " + duration);
+    }
+    Instant end = clock.instant().plus(duration);
+    int ran = runUntilIdle();
+    while (true) {
+      Task<?> next = tasks.peek();
+      if (next == null || next.due.isAfter(end)) {
+        break;
+      }
+      if (next.due.isAfter(clock.instant())) {
+        clock.set(next.due);
+      }
+      ran += runUntilIdle();
+    }
+    clock.set(end);
+    return ran + runUntilIdle();
+  }
+
+  /**
+   * Returns how many tasks wait (due or not).
+   *
+   * @return the number of pending tasks
+   */
+  public synchronized int pendingTasks() {
+    return tasks.size();
+  }
+
+  private Task<?> nextDue(Instant now) {
+    Task<?> t = tasks.peek();
+    if (t == null || t.due.isAfter(now)) {
+      return null;
+    }
+    return tasks.poll();
+  }
+
+  private synchronized <V> Task<V> add(Task<V> t) {
+    if (shutdown) {
+      throw new RejectedExecutionException("the scheduler is shut down");
+    }
+    tasks.add(t);
+    return t;
+  }
+
+  @Override
+  public void execute(Runnable command) {
+    Objects.requireNonNull(command, "command");
+    add(new Task<>(command, null, clock.instant(), 0));
+  }
+
+  @Override
+  public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+    Objects.requireNonNull(command, "command");
+    return add(new Task<>(command, null, dueIn(delay, unit), 0));
+  }
+
+  @Override
+  public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
+    Objects.requireNonNull(callable, "callable");
+    return add(new Task<>(null, callable, dueIn(delay, unit), 0));
+  }
+
+  @Override
+  public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+    return repeating(command, initialDelay, period, unit);
+  }
+
+  @Override
+  public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+    return repeating(command, initialDelay, delay, unit);
+  }
+
+  private ScheduledFuture<?> repeating(Runnable command, long initialDelay, long period, TimeUnit unit) {
+    Objects.requireNonNull(command, "command");
+    if (period <= 0) {
+      throw new IllegalArgumentException("period must be positive: " + period);
+    }
+    return add(new Task<>(command, null, dueIn(initialDelay, unit), unit.toNanos(period)));
+  }
+
+  private Instant dueIn(long delay, TimeUnit unit) {
+    return clock.instant().plusNanos(Math.max(0, unit.toNanos(delay)));
+  }
+
+  @Override
+  public synchronized void shutdown() {
+    shutdown = true;
+  }
+
+  @Override
+  public synchronized List<Runnable> shutdownNow() {
+    shutdown = true;
+    List<Runnable> left = new ArrayList<>(tasks);
+    tasks.clear();
+    return left;
+  }
+
+  @Override
+  public synchronized boolean isShutdown() {
+    return shutdown;
+  }
+
+  @Override
+  public synchronized boolean isTerminated() {
+    return shutdown && tasks.isEmpty();
+  }
+
+  /**
+   * Returns at once: nothing runs unless the test thread drives it.
+   *
+   * @param timeout ignored
+   * @param unit ignored
+   * @return whether the scheduler is terminated
+   */
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) {
+    return isTerminated();
+  }
+
+  private final class Task<V> extends FutureTask<V> implements ScheduledFuture<V> {
+    private final long seq = sequence++;
+    private final long periodNanos;
+    private Instant due;
+
+    Task(Runnable runnable, Callable<V> callable, Instant due, long periodNanos) {
+      super(callable != null ? callable : java.util.concurrent.Executors.callable(runnable, null));
+      this.due = due;
+      this.periodNanos = periodNanos;
+    }
+
+    @Override
+    public void run() {
+      if (periodNanos == 0) {
+        super.run();
+      } else if (runAndReset() && !shutdown) {
+        due = due.plusNanos(periodNanos);
+        tasks.add(this);
+      }
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      synchronized (ManualScheduler.this) {
+        tasks.remove(this);
+      }
+      return cancelled;
+    }
+
+    @Override
+    public long getDelay(TimeUnit unit) {
+      return unit.convert(Duration.between(clock.instant(), due));
+    }
+
+    @Override
+    public int compareTo(Delayed other) {
+      Task<?> o = (Task<?>) other;
+      int c = due.compareTo(o.due);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+}
