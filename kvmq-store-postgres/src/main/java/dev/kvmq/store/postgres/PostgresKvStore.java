@@ -1,0 +1,952 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStoreException;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadFactory;
+import javax.sql.DataSource;
+
+/**
+ * A {@link KvStore} on PostgreSQL (14 or newer) over JDBC, so that several nodes share one
+ * queue: every node builds a store on the same database and tables.
+ *
+ * <pre>{@code
+ * KvStore store = PostgresKvStore.builder(dataSource).build();
+ * }</pre>
+ *
+ * <p><b>Connections.</b> Each call borrows a connection from the {@link DataSource} and
+ * returns it before the call returns; pass a pooled DataSource. Once something
+ * {@linkplain #subscribe subscribes}, the store also keeps one connection of its own open
+ * for {@code LISTEN}, on one thread of its own.
+ *
+ * <p><b>Schema.</b> Three tables ({@code kvmq_kv}, {@code kvmq_meta},
+ * {@code kvmq_schema_version} with the default prefix), created on first use unless the
+ * builder says otherwise; the same SQL ships as {@value Tables#SCHEMA_RESOURCE} for teams
+ * that manage migrations.
+ *
+ * <p><b>Versionstamps and isolation.</b> Every writing transaction first locks the one row
+ * of {@code kvmq_meta}, then evaluates its checks, writes, and advances the versionstamp
+ * held there. Writers are thus serialized across all nodes, commits are serializable, and
+ * versionstamps are strictly increasing in commit order. Reads are single statements (one
+ * snapshot each) and take no lock. {@link #commitAll} runs its whole batch in one
+ * transaction under one lock and one flush.
+ *
+ * <p><b>Notifications.</b> A commit sends {@code NOTIFY} in its own transaction, so other
+ * nodes hear of it only once it is committed; subscribers on the committing node are called
+ * directly after the commit. Payloads name the first two parts of each written key, so a
+ * subscription to a prefix of up to two parts is woken only by its own keys (longer prefixes
+ * may be woken spuriously).
+ *
+ * <p><b>Failures.</b> A lost connection or a stopped database makes the call fail with
+ * {@link KvStoreException}; the store works again as soon as the database does. A call that
+ * fails on a stale connection before anything could have been committed is retried once on a
+ * fresh connection. An outage is logged once when it starts and once when it ends (to the
+ * {@code System.Logger} named after this class); {@link #isHealthy()} reports it.
+ *
+ * <p>Thread-safe.
+ */
+public final class PostgresKvStore implements KvStore {
+
+  private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
+
+  /** Written keys are announced by their first this-many parts. */
+  private static final int NOTIFY_PARTS = 2;
+  /** Above this many distinct announced prefixes, one commit notifies everyone instead. */
+  private static final int MAX_NOTIFY_PAYLOADS = 16;
+  private static final String EVERYONE = "*";
+  private static final HexFormat HEX = HexFormat.of();
+
+  private final DataSource dataSource;
+  private final DataSource listenerDataSource;
+  private final Tables tables;
+  private final boolean createSchema;
+  private final ThreadFactory threadFactory;
+  /** Marks this store's own notifications, which it has already delivered locally. */
+  private final String nodeId = UUID.randomUUID().toString().substring(0, 8);
+  private final Outage calls;
+  private final Outage listening;
+  private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
+  private final Object schemaLock = new Object();
+  private volatile boolean schemaReady;
+  private volatile boolean closed;
+  private ChangeListener listener; // guarded by this
+
+  private PostgresKvStore(Builder b) {
+    this.dataSource = b.dataSource;
+    this.listenerDataSource = b.listenerDataSource != null ? b.listenerDataSource : b.dataSource;
+    this.tables = new Tables(b.schema, b.tablePrefix);
+    this.createSchema = b.createSchema;
+    this.threadFactory = b.threadFactory != null ? b.threadFactory : PostgresKvStore::daemonThread;
+    this.calls = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId + ")");
+    this.listening = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId
+        + ", change listener)");
+  }
+
+  /**
+   * Starts a builder. Building touches no database: the schema is checked (and created) on
+   * first use.
+   *
+   * @param dataSource where connections come from; a pooled one, normally
+   * @return a builder with the defaults: table prefix {@code kvmq}, no schema (the
+   *     connection's {@code search_path}), tables created on first use
+   * @throws NullPointerException if {@code dataSource} is null
+   */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** A subscription; {@code closed} stops calls that have not started yet. */
+  private static final class Sub {
+    final byte[] prefix;
+    final Runnable listener;
+    volatile boolean closed;
+
+    Sub(byte[] prefix, Runnable listener) {
+      this.prefix = prefix;
+      this.listener = listener;
+    }
+  }
+
+  /** A unit of JDBC work on a borrowed connection. */
+  @FunctionalInterface
+  private interface Work<T> {
+    T run(Connection c, Attempt attempt) throws SQLException;
+  }
+
+  /** What one attempt reached: a failure after {@code commitSent} may have committed. */
+  private static final class Attempt {
+    boolean commitSent;
+  }
+
+  // ---- reads
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws NullPointerException if {@code key} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails or the schema is missing or too new
+   */
+  @Override
+  public Optional<KvEntry> get(Key key) {
+    Objects.requireNonNull(key, "key");
+    return call("get " + key, (c, a) -> {
+      try (PreparedStatement ps = c.prepareStatement(tables.get)) {
+        ps.setBytes(1, key.encoded());
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? Optional.of(entry(rs)) : Optional.empty();
+        }
+      }
+    });
+  }
+
+  /**
+   * {@inheritDoc} One statement, so one snapshot.
+   *
+   * @throws NullPointerException if {@code keys} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails or the schema is missing or too new
+   */
+  @Override
+  public List<Optional<KvEntry>> getMany(List<Key> keys) {
+    Objects.requireNonNull(keys, "keys");
+    keys.forEach(k -> Objects.requireNonNull(k, "key"));
+    if (keys.isEmpty()) {
+      ensureOpen();
+      return List.of();
+    }
+    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> {
+      Map<ByteBuffer, KvEntry> rows = new HashMap<>();
+      try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+        ps.setArray(1, byteaArray(c, keys));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            KvEntry e = entry(rs);
+            rows.put(ByteBuffer.wrap(e.key().encoded()), e);
+          }
+        }
+      }
+      return rows;
+    });
+    List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
+    for (Key k : keys) {
+      result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
+    }
+    return Collections.unmodifiableList(result);
+  }
+
+  /**
+   * {@inheritDoc} One statement, so one snapshot.
+   *
+   * @throws NullPointerException if {@code range} is null
+   * @throws IllegalArgumentException if {@code limit < 1}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails or the schema is missing or too new
+   */
+  @Override
+  public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
+    Objects.requireNonNull(range, "range");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    if (range.isEmpty()) {
+      ensureOpen();
+      return List.of();
+    }
+    return call("list " + range, (c, a) -> {
+      List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
+      try (PreparedStatement ps = c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
+        ps.setBytes(1, range.lowerBound());
+        ps.setBytes(2, range.upperBound());
+        ps.setLong(3, limit);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            result.add(entry(rs));
+          }
+        }
+      }
+      return Collections.unmodifiableList(result);
+    });
+  }
+
+  /**
+   * {@inheritDoc} One {@code SELECT count(*)}.
+   *
+   * @throws NullPointerException if {@code range} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails or the schema is missing or too new
+   */
+  @Override
+  public long count(KeyRange range) {
+    Objects.requireNonNull(range, "range");
+    if (range.isEmpty()) {
+      ensureOpen();
+      return 0;
+    }
+    return call("count " + range, (c, a) -> {
+      try (PreparedStatement ps = c.prepareStatement(tables.count)) {
+        ps.setBytes(1, range.lowerBound());
+        ps.setBytes(2, range.upperBound());
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+  }
+
+  // ---- commits
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws NullPointerException if {@code operation} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails (the operation may or may not be applied
+   *     if the connection failed during the commit itself) or the schema is missing
+   */
+  @Override
+  public CommitResult commit(AtomicOperation operation) {
+    return commitAll(List.of(Objects.requireNonNull(operation, "operation"))).get(0);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here the whole batch is one transaction: one lock of the versionstamp row, one round
+   * trip per kind of statement whatever the batch size, and one flush at commit. Each
+   * operation's checks are evaluated against the database as left by the operations before
+   * it; one that fails is refused alone.
+   *
+   * @throws NullPointerException if {@code operations} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails (any of the operations may or may not be
+   *     applied if the connection failed during the commit itself) or the schema is missing
+   */
+  @Override
+  public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+    Objects.requireNonNull(operations, "operations");
+    operations.forEach(op -> Objects.requireNonNull(op, "operation"));
+    if (operations.isEmpty()) {
+      ensureOpen();
+      return List.of();
+    }
+    boolean writes = operations.stream().anyMatch(op -> !op.isReadOnly());
+    String what = operations.size() == 1 ? "commit " + operations.get(0)
+        : "commitAll of " + operations.size() + " operations";
+    if (!writes) {
+      return call(what, (c, a) -> checkOnly(c, operations));
+    }
+    Batch batch = call(what, (c, a) -> write(c, a, operations));
+    notifyLocal(batch.applied);
+    return batch.results;
+  }
+
+  /** Operations without mutations: one statement reads the checked keys and the latest versionstamp. */
+  private List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations)
+      throws SQLException {
+    Map<ByteBuffer, Long> current = new HashMap<>();
+    long latest;
+    try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
+      ps.setArray(1, byteaArray(c, checkedKeys(operations)));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw missingCounterRow();
+        }
+        latest = rs.getLong(1);
+        do {
+          byte[] k = rs.getBytes(2);
+          if (k != null) {
+            current.put(ByteBuffer.wrap(k), rs.getLong(3));
+          }
+        } while (rs.next());
+      }
+    }
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    for (AtomicOperation op : operations) {
+      results.add(checksHold(op, current)
+          ? CommitResult.committed(Math.max(1, latest)) : CommitResult.checkFailed());
+    }
+    return Collections.unmodifiableList(results);
+  }
+
+  private record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
+
+  /** A key's final state in a batch: its value (null for a delete) and versionstamp. */
+  private record Pending(byte[] key, byte[] value, long versionstamp) {}
+
+  private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
+      throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      long vs;
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.lockCounter)) {
+        if (!rs.next()) {
+          throw missingCounterRow();
+        }
+        vs = rs.getLong(1);
+      }
+      // Read after the lock: every earlier commit is visible, no later one can start.
+      Map<ByteBuffer, Long> current = new HashMap<>();
+      List<Key> checked = checkedKeys(operations);
+      if (!checked.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(tables.readChecked)) {
+          ps.setArray(1, byteaArray(c, checked));
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              current.put(ByteBuffer.wrap(rs.getBytes(1)), rs.getLong(2));
+            }
+          }
+        }
+      }
+      long start = vs;
+      List<CommitResult> results = new ArrayList<>(operations.size());
+      List<AtomicOperation> applied = new ArrayList<>();
+      Map<ByteBuffer, Pending> pending = new LinkedHashMap<>();
+      for (AtomicOperation op : operations) {
+        if (!checksHold(op, current)) {
+          results.add(CommitResult.checkFailed());
+          continue;
+        }
+        if (op.isReadOnly()) {
+          results.add(CommitResult.committed(Math.max(1, vs)));
+          continue;
+        }
+        vs++;
+        for (AtomicOperation.Mutation m : op.mutations()) {
+          byte[] k = m.key().encoded();
+          ByteBuffer kb = ByteBuffer.wrap(k);
+          if (m.isDelete()) {
+            current.put(kb, AtomicOperation.ABSENT);
+            pending.put(kb, new Pending(k, null, vs));
+          } else {
+            current.put(kb, vs);
+            pending.put(kb, new Pending(k, m.value(), vs));
+          }
+        }
+        results.add(CommitResult.committed(vs));
+        applied.add(op);
+      }
+      if (vs == start) {
+        c.rollback();
+        return new Batch(Collections.unmodifiableList(results), List.of());
+      }
+      applyWrites(c, pending.values());
+      try (PreparedStatement ps = c.prepareStatement(tables.setCounter)) {
+        ps.setLong(1, vs);
+        ps.executeUpdate();
+      }
+      sendNotifications(c, applied);
+      attempt.commitSent = true;
+      c.commit();
+      return new Batch(Collections.unmodifiableList(results), applied);
+    } catch (SQLException | RuntimeException e) {
+      rollbackQuietly(c);
+      if (attempt.commitSent) {
+        // It may have committed: a spurious wake-up is allowed, a missed one is not.
+        notifyLocal(operations);
+      }
+      throw e;
+    } finally {
+      resetAutoCommit(c);
+    }
+  }
+
+  private void applyWrites(Connection c, Iterable<Pending> pending) throws SQLException {
+    List<byte[]> deletes = new ArrayList<>();
+    int sets = 0;
+    try (PreparedStatement ps = c.prepareStatement(tables.upsert)) {
+      for (Pending p : pending) {
+        if (p.value() == null) {
+          deletes.add(p.key());
+          continue;
+        }
+        ps.setBytes(1, p.key());
+        ps.setBytes(2, p.value());
+        ps.setLong(3, p.versionstamp());
+        ps.addBatch();
+        sets++;
+      }
+      if (sets > 0) {
+        ps.executeBatch();
+      }
+    }
+    if (!deletes.isEmpty()) {
+      try (PreparedStatement ps = c.prepareStatement(tables.delete)) {
+        ps.setArray(1, c.createArrayOf("bytea", deletes.toArray(new byte[0][])));
+        ps.executeUpdate();
+      }
+    }
+  }
+
+  /** NOTIFY in the transaction: PostgreSQL delivers it only if the transaction commits. */
+  private void sendNotifications(Connection c, List<AtomicOperation> applied) throws SQLException {
+    Set<String> prefixes = new LinkedHashSet<>();
+    for (AtomicOperation op : applied) {
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
+      }
+    }
+    if (prefixes.size() > MAX_NOTIFY_PAYLOADS) {
+      prefixes = Set.of(EVERYONE);
+    }
+    String[] payloads = prefixes.stream().map(p -> nodeId + ":" + p).toArray(String[]::new);
+    try (PreparedStatement ps = c.prepareStatement(tables.notify)) {
+      ps.setString(1, tables.channel);
+      ps.setArray(2, c.createArrayOf("text", payloads));
+      ps.executeQuery().close();
+    }
+  }
+
+  private static byte[] announcedPrefix(Key key) {
+    if (key.size() <= NOTIFY_PARTS) {
+      return key.encoded();
+    }
+    Object[] parts = new Object[NOTIFY_PARTS];
+    for (int i = 0; i < NOTIFY_PARTS; i++) {
+      parts[i] = key.get(i);
+    }
+    return Key.of(parts).encoded();
+  }
+
+  private static boolean checksHold(AtomicOperation op, Map<ByteBuffer, Long> current) {
+    for (AtomicOperation.Check check : op.checks()) {
+      long actual = current.getOrDefault(ByteBuffer.wrap(check.key().encoded()), AtomicOperation.ABSENT);
+      if (actual != check.versionstamp()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<Key> checkedKeys(List<AtomicOperation> operations) {
+    Set<Key> keys = new LinkedHashSet<>();
+    for (AtomicOperation op : operations) {
+      for (AtomicOperation.Check check : op.checks()) {
+        keys.add(check.key());
+      }
+    }
+    return new ArrayList<>(keys);
+  }
+
+  // ---- notification
+
+  /**
+   * {@inheritDoc} Always true: commits on any node reach subscribers through
+   * {@code LISTEN/NOTIFY}, commits through this store directly.
+   */
+  @Override
+  public boolean notifiesChanges() {
+    return true;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The first subscription starts the store's listener thread and its {@code LISTEN}
+   * connection. Listeners are called on that thread for commits of other nodes (other store
+   * instances), and on the committing thread for commits through this store. After the
+   * listener (re)connects, every subscriber is called once, because notifications sent while
+   * it was not listening are lost.
+   *
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalStateException if the store is closed
+   */
+  @Override
+  public Subscription subscribe(Key prefix, Runnable listener) {
+    Objects.requireNonNull(prefix, "prefix");
+    Objects.requireNonNull(listener, "listener");
+    ensureOpen();
+    Sub sub = new Sub(prefix.encoded(), listener);
+    subscribers.add(sub);
+    startListener();
+    return () -> {
+      sub.closed = true;
+      subscribers.remove(sub);
+    };
+  }
+
+  private synchronized void startListener() {
+    if (listener != null || closed) {
+      return;
+    }
+    listener = new ChangeListener(listenerDataSource, tables, this::onPayload, listening, threadFactory);
+    listener.start();
+  }
+
+  /** A payload from the LISTEN connection, or null for "wake everyone". */
+  private void onPayload(String payload) {
+    if (payload == null) {
+      wakeAll();
+      return;
+    }
+    int colon = payload.indexOf(':');
+    if (colon < 0) {
+      wakeAll();
+      return;
+    }
+    if (payload.substring(0, colon).equals(nodeId)) {
+      return; // committed through this store: its subscribers were called after the commit
+    }
+    String prefix = payload.substring(colon + 1);
+    if (prefix.equals(EVERYONE)) {
+      wakeAll();
+      return;
+    }
+    byte[] announced;
+    try {
+      announced = HEX.parseHex(prefix);
+    } catch (IllegalArgumentException e) {
+      wakeAll();
+      return;
+    }
+    for (Sub sub : subscribers) {
+      // The written key starts with `announced`; it is under the subscription's prefix if
+      // `announced` starts with that prefix, and may be if the prefix starts with `announced`.
+      if (startsWith(announced, sub.prefix) || startsWith(sub.prefix, announced)) {
+        run(sub);
+      }
+    }
+  }
+
+  private void wakeAll() {
+    for (Sub sub : subscribers) {
+      run(sub);
+    }
+  }
+
+  private void notifyLocal(List<AtomicOperation> applied) {
+    if (applied.isEmpty() || subscribers.isEmpty()) {
+      return;
+    }
+    for (Sub sub : subscribers) {
+      if (touches(applied, sub.prefix)) {
+        run(sub);
+      }
+    }
+  }
+
+  private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
+    for (AtomicOperation op : applied) {
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        if (startsWith(m.key().encoded(), prefix)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static boolean startsWith(byte[] bytes, byte[] prefix) {
+    return bytes.length >= prefix.length
+        && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
+  }
+
+  private static void run(Sub sub) {
+    if (sub.closed) {
+      return;
+    }
+    try {
+      sub.listener.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "change listener failed; ignored", e);
+    }
+  }
+
+  // ---- health and lifecycle
+
+  /**
+   * Tells whether the store can reach its database, for health reporting: false while the
+   * latest call failed for a reason of the database's (unreachable, restarting, schema
+   * missing) and no call has succeeded since, or while the change listener, once started, is
+   * not connected. Cheap: it reports what calls saw and runs no query itself.
+   *
+   * @return true when nothing is known to be failing
+   */
+  public boolean isHealthy() {
+    return !calls.isDown() && !listening.isDown();
+  }
+
+  /**
+   * Describes the failure that made the store unhealthy, for health reports.
+   *
+   * @return the first failure of the current outage, or empty while healthy
+   */
+  public Optional<String> failure() {
+    String f = calls.failure();
+    return Optional.ofNullable(f != null ? f : listening.failure());
+  }
+
+  /**
+   * Stops the listener thread and its connection. Borrowed connections were already
+   * returned; the DataSource is the caller's and stays open. A second close does nothing.
+   */
+  @Override
+  public void close() {
+    ChangeListener l;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      l = listener;
+      listener = null;
+    }
+    subscribers.clear();
+    if (l != null) {
+      l.stop();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PostgresKvStore[" + tables.describe() + ", node " + nodeId + "]";
+  }
+
+  /** The id that marks this instance's own notifications and names it in logs. */
+  String nodeId() {
+    return nodeId;
+  }
+
+  // ---- plumbing
+
+  private <T> T call(String what, Work<T> work) {
+    ensureOpen();
+    ensureSchema();
+    return attempt(what, work);
+  }
+
+  /**
+   * Runs {@code work} on a borrowed connection; retries once on a fresh connection if the
+   * borrowed one failed before anything could have been committed (a stale pooled connection
+   * after a database restart).
+   */
+  private <T> T attempt(String what, Work<T> work) {
+    for (int tries = 1; ; tries++) {
+      Connection c;
+      try {
+        c = dataSource.getConnection();
+      } catch (SQLException e) {
+        throw failure(what, "can't get a connection", e);
+      }
+      Attempt attempt = new Attempt();
+      try {
+        T result = work.run(c, attempt);
+        calls.succeeded();
+        return result;
+      } catch (SQLException e) {
+        if (tries == 1 && !attempt.commitSent && isConnectionFailure(e)) {
+          LOG.log(Level.DEBUG, () -> this + ": " + what + " failed on a stale connection; retrying once", e);
+          continue;
+        }
+        throw failure(what, attempt.commitSent ? "the commit's outcome is unknown" : null, e);
+      } finally {
+        closeQuietly(c);
+      }
+    }
+  }
+
+  private KvStoreException failure(String what, String note, SQLException e) {
+    calls.failed(what, e);
+    return new KvStoreException(this + ": " + what + " failed"
+        + (note == null ? "" : " (" + note + ")") + ": " + e.getMessage()
+        + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]"), e);
+  }
+
+  /** Connection classes (08), and the server shutting down or starting (57P01-57P03). */
+  static boolean isConnectionFailure(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s && s.getSQLState() != null) {
+        String state = s.getSQLState();
+        if (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+            || state.equals("57P03")) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private void ensureSchema() {
+    if (schemaReady) {
+      return;
+    }
+    synchronized (schemaLock) {
+      if (schemaReady) {
+        return;
+      }
+      attempt("preparing the schema", (c, a) -> {
+        prepareSchema(c);
+        return null;
+      });
+      schemaReady = true;
+    }
+  }
+
+  private void prepareSchema(Connection c) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      if (createSchema) {
+        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+          // Two nodes starting together: CREATE ... IF NOT EXISTS alone can still collide.
+          ps.setInt(1, 0x6b766d71); // "kvmq"
+          ps.setString(2, tables.describe());
+          ps.executeQuery().close();
+        }
+        try (Statement s = c.createStatement()) {
+          if (tables.schema != null) {
+            s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
+          }
+          for (String sql : tables.schemaStatements()) {
+            s.execute(sql);
+          }
+        }
+      }
+      Integer version;
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.readVersion)) {
+        rs.next();
+        version = (Integer) rs.getObject(1);
+      } catch (SQLException e) {
+        if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
+          throw new SQLException("the kvmq tables do not exist (" + e.getMessage().strip()
+              + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
+              + " the store with createSchema(true)", e.getSQLState(), e);
+        }
+        throw e;
+      }
+      if (version == null || version > Tables.SCHEMA_VERSION) {
+        throw new SQLException("the kvmq tables have schema version " + version + ", but this"
+            + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION
+            + (version == null ? " (" + tables.schemaVersion + " is empty)" : ": upgrade kvmq"),
+            "55000");
+      }
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      rollbackQuietly(c);
+      throw e;
+    } finally {
+      resetAutoCommit(c);
+    }
+  }
+
+  private static SQLException missingCounterRow() {
+    return new SQLException("the versionstamp row (id = 1) of the kvmq meta table is missing:"
+        + " the schema was altered by hand", "55000");
+  }
+
+  private static KvEntry entry(ResultSet rs) throws SQLException {
+    return new KvEntry(Key.decode(rs.getBytes(1)), rs.getBytes(2), rs.getLong(3));
+  }
+
+  private static Array byteaArray(Connection c, List<Key> keys) throws SQLException {
+    byte[][] encoded = new byte[keys.size()][];
+    for (int i = 0; i < encoded.length; i++) {
+      encoded[i] = keys.get(i).encoded();
+    }
+    return c.createArrayOf("bytea", encoded);
+  }
+
+  private static void rollbackQuietly(Connection c) {
+    try {
+      if (!c.isClosed() && !c.getAutoCommit()) {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      LOG.log(Level.DEBUG, "rollback after a failure failed too", e);
+    }
+  }
+
+  private static void resetAutoCommit(Connection c) {
+    try {
+      if (!c.isClosed()) {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      LOG.log(Level.DEBUG, "resetting autocommit failed", e);
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      LOG.log(Level.DEBUG, "closing a connection failed", e);
+    }
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException(this + " is closed");
+    }
+  }
+
+  private static Thread daemonThread(Runnable r) {
+    Thread t = new Thread(r, "kvmq-postgres-listener");
+    t.setDaemon(true);
+    return t;
+  }
+
+  /**
+   * Options of a {@link PostgresKvStore}. Not thread-safe.
+   */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private DataSource listenerDataSource;
+    private String schema;
+    private String tablePrefix = "kvmq";
+    private boolean createSchema = true;
+    private ThreadFactory threadFactory;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /**
+     * Puts the tables in a PostgreSQL schema (created on first use if the tables are).
+     *
+     * @param schema a lower-case identifier of at most 20 characters, or null for the
+     *     connection's {@code search_path} (the default)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code schema} is not such an identifier
+     */
+    public Builder schema(String schema) {
+      if (schema != null) {
+        new Tables(schema, tablePrefix);
+      }
+      this.schema = schema;
+      return this;
+    }
+
+    /**
+     * Names the tables {@code <prefix>_kv}, {@code <prefix>_meta} and
+     * {@code <prefix>_schema_version}, and the notification channel
+     * {@code [<schema>_]<prefix>_changes}. Two stores with different prefixes in one database
+     * are independent.
+     *
+     * @param tablePrefix a lower-case identifier of at most 30 characters; default
+     *     {@code kvmq}
+     * @return this builder
+     * @throws NullPointerException if {@code tablePrefix} is null
+     * @throws IllegalArgumentException if it is not such an identifier
+     */
+    public Builder tablePrefix(String tablePrefix) {
+      new Tables(null, Objects.requireNonNull(tablePrefix, "tablePrefix"));
+      this.tablePrefix = tablePrefix;
+      return this;
+    }
+
+    /**
+     * Whether the store creates its tables (and schema) on first use, under an advisory lock
+     * so that nodes starting together don't race. Off for teams that run the shipped SQL file
+     * with their own migration tool: the store then only checks that the tables exist and
+     * have a schema version it knows.
+     *
+     * @param createSchema true (the default) to create missing tables
+     * @return this builder
+     */
+    public Builder createSchema(boolean createSchema) {
+      this.createSchema = createSchema;
+      return this;
+    }
+
+    /**
+     * Where the one long-lived {@code LISTEN} connection comes from, when it should not be
+     * taken from the main pool (whose size it would reduce by one, and which may hide the
+     * PostgreSQL connection from {@code unwrap}).
+     *
+     * @param listenerDataSource the source, or null for the main DataSource (the default)
+     * @return this builder
+     */
+    public Builder listenerDataSource(DataSource listenerDataSource) {
+      this.listenerDataSource = listenerDataSource;
+      return this;
+    }
+
+    /**
+     * Makes the listener thread, for containers that want their own (managed) threads.
+     *
+     * @param threadFactory the factory, or null for a daemon thread named
+     *     {@code kvmq-postgres-listener} (the default)
+     * @return this builder
+     */
+    public Builder threadFactory(ThreadFactory threadFactory) {
+      this.threadFactory = threadFactory;
+      return this;
+    }
+
+    /**
+     * Makes the store. Touches no database: the schema is prepared on first use.
+     *
+     * @return the store
+     */
+    public PostgresKvStore build() {
+      return new PostgresKvStore(this);
+    }
+  }
+}

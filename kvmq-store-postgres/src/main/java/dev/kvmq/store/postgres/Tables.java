@@ -1,0 +1,138 @@
+package dev.kvmq.store.postgres;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The names one store uses (tables, notification channel) and the SQL written with them.
+ * Names are validated to plain lower-case identifiers, so they are safe to splice into SQL.
+ */
+final class Tables {
+
+  /** The schema file shipped in the jar, written with the default names. */
+  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v1.sql";
+
+  /** The schema version this release creates and understands. */
+  static final int SCHEMA_VERSION = 1;
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
+  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|schema_version)\\b");
+  private static final int MAX_SCHEMA = 20;
+  private static final int MAX_PREFIX = 30;
+
+  final String schema;
+  final String prefix;
+  final String kv;
+  final String meta;
+  final String schemaVersion;
+  final String channel;
+
+  final String get;
+  final String getMany;
+  final String listAsc;
+  final String listDesc;
+  final String count;
+  final String checkRead;
+  final String lockCounter;
+  final String readChecked;
+  final String upsert;
+  final String delete;
+  final String setCounter;
+  final String notify;
+  final String readVersion;
+
+  Tables(String schema, String prefix) {
+    this.schema = schema == null ? null : identifier("schema", schema, MAX_SCHEMA);
+    this.prefix = identifier("table prefix", Objects.requireNonNull(prefix, "tablePrefix"), MAX_PREFIX);
+    this.kv = qualified("kv");
+    this.meta = qualified("meta");
+    this.schemaVersion = qualified("schema_version");
+    this.channel = (schema == null ? "" : schema + "_") + prefix + "_changes";
+
+    String cols = "SELECT key, value, versionstamp FROM " + kv;
+    get = cols + " WHERE key = ?";
+    getMany = cols + " WHERE key = ANY (?)";
+    listAsc = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
+    listDesc = cols + " WHERE key >= ? AND key < ? ORDER BY key DESC LIMIT ?";
+    count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
+    // One statement, one snapshot: the latest versionstamp and the checked keys together.
+    checkRead = "SELECT m.versionstamp, k.key, k.versionstamp FROM " + meta + " m LEFT JOIN " + kv
+        + " k ON k.key = ANY (?) WHERE m.id = 1";
+    // Taken first by every writing transaction: serializes writers across all nodes.
+    lockCounter = "SELECT versionstamp FROM " + meta + " WHERE id = 1 FOR UPDATE";
+    readChecked = "SELECT key, versionstamp FROM " + kv + " WHERE key = ANY (?)";
+    upsert = "INSERT INTO " + kv + " (key, value, versionstamp) VALUES (?, ?, ?)"
+        + " ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp";
+    delete = "DELETE FROM " + kv + " WHERE key = ANY (?)";
+    setCounter = "UPDATE " + meta + " SET versionstamp = ? WHERE id = 1";
+    notify = "SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p";
+    readVersion = "SELECT max(version) FROM " + schemaVersion;
+  }
+
+  /** The name that {@code LISTEN} takes: the channel, quoted (it is case-sensitive). */
+  String listenStatement() {
+    return "LISTEN \"" + channel + "\"";
+  }
+
+  /** A name for messages: the key-value table. */
+  String describe() {
+    return kv;
+  }
+
+  /**
+   * The statements of the shipped schema file with this store's table names.
+   *
+   * @throws UncheckedIOException if the file can't be read from the jar
+   */
+  List<String> schemaStatements() {
+    String sql;
+    try (InputStream in = Tables.class.getResourceAsStream(SCHEMA_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException("the schema file " + SCHEMA_RESOURCE
+            + " is missing from the kvmq-store-postgres jar");
+      }
+      sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("can't read the schema file " + SCHEMA_RESOURCE, e);
+    }
+    StringBuilder code = new StringBuilder();
+    for (String line : sql.split("\n")) {
+      if (!line.strip().startsWith("--")) {
+        code.append(line).append('\n');
+      }
+    }
+    Matcher m = DEFAULT_TABLE.matcher(code);
+    String renamed = m.replaceAll(r -> Matcher.quoteReplacement(qualified(r.group(1))));
+    List<String> statements = new ArrayList<>();
+    for (String s : renamed.split(";")) {
+      if (!s.isBlank()) {
+        statements.add(s.strip());
+      }
+    }
+    return statements;
+  }
+
+  private String qualified(String table) {
+    return (schema == null ? "" : schema + ".") + prefix + "_" + table;
+  }
+
+  private static String identifier(String what, String name, int maxLength) {
+    if (!IDENTIFIER.matcher(name).matches() || name.length() > maxLength) {
+      throw new IllegalArgumentException("the " + what + " must be a lower-case SQL identifier"
+          + " ([a-z_][a-z0-9_]*) of at most " + maxLength + " characters: '" + name + "'");
+    }
+    return name;
+  }
+
+  @Override
+  public String toString() {
+    return kv;
+  }
+}

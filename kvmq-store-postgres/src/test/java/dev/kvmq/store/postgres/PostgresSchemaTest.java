@@ -1,0 +1,141 @@
+package dev.kvmq.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvStoreException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The schema: created on first use, or from the shipped SQL file; checked either way. */
+class PostgresSchemaTest {
+
+  private static TestDatabase db;
+  private String schema;
+
+  @BeforeAll
+  static void startDatabase() {
+    db = TestDatabase.start();
+  }
+
+  @AfterAll
+  static void stopDatabase() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @BeforeEach
+  void freshSchema() {
+    schema = TestDatabase.freshSchemaName();
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.dropSchema(schema);
+  }
+
+  @Test
+  void withoutCreateSchemaMissingTablesAreReportedWithTheFileToRun() {
+    db.execute("CREATE SCHEMA " + schema);
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+      assertThatThrownBy(() -> store.get(Key.of("k")))
+          .isInstanceOf(KvStoreException.class)
+          .hasMessageContaining("do not exist")
+          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v1.sql")
+          .hasMessageContaining("createSchema(true)");
+      assertThat(store.isHealthy()).isFalse();
+    }
+  }
+
+  @Test
+  void theShippedSqlFileRunsAsIsAndTheStoreUsesIt() throws Exception {
+    String sql;
+    try (InputStream in = PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v1.sql")) {
+      sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    db.execute("CREATE SCHEMA " + schema);
+    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement()) {
+      s.execute("SET search_path TO " + schema);
+      s.execute(sql); // as a migration tool would: the whole file
+      s.execute(sql); // and it is idempotent
+    }
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+      assertThat(store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()).versionstamp())
+          .isEqualTo(1);
+      assertThat(store.get(Key.of("k"))).isPresent();
+      assertThat(store.isHealthy()).isTrue();
+      assertThat(store.failure()).isEmpty();
+    }
+  }
+
+  @Test
+  void aNewerSchemaVersionIsRefused() {
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
+    }
+    db.execute("INSERT INTO " + schema + ".kvmq_schema_version (version) VALUES (2)");
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      assertThatThrownBy(() -> store.get(Key.of("k")))
+          .isInstanceOf(KvStoreException.class)
+          .hasMessageContaining("schema version 2")
+          .hasMessageContaining("upgrade kvmq");
+    }
+  }
+
+  @Test
+  void storesWithDifferentPrefixesAreIndependent() {
+    try (PostgresKvStore one = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("one").build();
+        PostgresKvStore two = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("two").build()) {
+      one.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
+      one.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build());
+      assertThat(two.count(KeyRange.all())).isZero();
+      assertThat(two.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {3}).build()).versionstamp())
+          .as("each prefix has its own versionstamps").isEqualTo(1);
+      assertThat(one.get(Key.of("k")).orElseThrow().value()).containsExactly(2);
+    }
+  }
+
+  @Test
+  void namesThatAreNotPlainIdentifiersAreRefused() {
+    PostgresKvStore.Builder builder = PostgresKvStore.builder(db.pool());
+    assertThatThrownBy(() -> builder.tablePrefix("Kvmq")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("lower-case SQL identifier");
+    assertThatThrownBy(() -> builder.tablePrefix("kv; DROP TABLE x")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder.schema("a".repeat(21))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most 20");
+    assertThatThrownBy(() -> builder.tablePrefix(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> PostgresKvStore.builder(null)).isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void buildingTouchesNoDatabase() throws SQLException {
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      assertThat(store.isHealthy()).isTrue();
+      try (Connection c = db.unpooled().getConnection();
+          var rs = c.createStatement().executeQuery(
+              "SELECT count(*) FROM information_schema.schemata WHERE schema_name = '" + schema + "'")) {
+        rs.next();
+        assertThat(rs.getInt(1)).isZero();
+      }
+      store.count(KeyRange.all());
+      try (Connection c = db.unpooled().getConnection();
+          var rs = c.createStatement().executeQuery(
+              "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" + schema + "'")) {
+        rs.next();
+        assertThat(rs.getInt(1)).isEqualTo(3);
+      }
+    }
+  }
+}
