@@ -36,8 +36,8 @@ import java.util.concurrent.TimeUnit;
  * assertEquals(List.of("later"), sent);
  * }</pre>
  *
- * <p>Not thread-safe for concurrent drivers: one test thread drives it. Tasks may submit
- * more tasks; those run in the same call if due.
+ * <p>One test thread drives it (calls from other threads wait for the monitor). Tasks may
+ * submit more tasks; those run in the same call if due.
  */
 public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
@@ -45,7 +45,6 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   private final PriorityQueue<Task<?>> tasks = new PriorityQueue<>();
   private long sequence;
   private boolean shutdown;
-  private boolean running;
 
   /**
    * Makes a scheduler on {@code clock}.
@@ -70,25 +69,20 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
    * Runs every task that is due now, including tasks they add that are due now, until none
    * is left.
    *
+   * <p>May be called from inside a task, for example by a handler that simulates work that
+   * takes time with {@code scheduler.advance(...)}: the tasks due meanwhile (lease
+   * renewals, other jobs) run nested in that call.
+   *
    * @return how many tasks ran
-   * @throws IllegalStateException if called from inside a task
    */
   public synchronized int runUntilIdle() {
-    if (running) {
-      throw new IllegalStateException("runUntilIdle is called from inside a task");
+    int ran = 0;
+    Task<?> t;
+    while ((t = nextDue(clock.instant())) != null) {
+      t.run();
+      ran++;
     }
-    running = true;
-    try {
-      int ran = 0;
-      Task<?> t;
-      while ((t = nextDue(clock.instant())) != null) {
-        t.run();
-        ran++;
-      }
-      return ran;
-    } finally {
-      running = false;
-    }
+    return ran;
   }
 
   /**
