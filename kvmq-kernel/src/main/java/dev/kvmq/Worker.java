@@ -1,9 +1,6 @@
 package dev.kvmq;
 
-import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
-import dev.kvmq.store.Key;
-import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
@@ -54,7 +51,6 @@ import java.util.function.Consumer;
 public final class Worker<S> {
 
   private static final System.Logger LOG = System.getLogger(Worker.class.getName());
-  private static final int MAINTENANCE_BATCH = 256;
   private static final int SETTLE_RETRIES = 5;
 
   private enum Phase { NEW, RUNNING, STOPPING, STOPPED }
@@ -66,6 +62,7 @@ public final class Worker<S> {
   private final WorkerOptions options;
   private final ScheduledExecutorService executor;
   private final GroupCommitter committer;
+  private final Claimer claimer;
   private final long leaseMillis;
 
   private final Map<String, Lease> active = new ConcurrentHashMap<>();
@@ -93,6 +90,7 @@ public final class Worker<S> {
     this.keys = queue.keys;
     this.store = queue.store;
     this.committer = new GroupCommitter(store);
+    this.claimer = new Claimer(keys, store);
     this.leaseMillis = options.leaseDuration().toMillis();
   }
 
@@ -270,8 +268,8 @@ public final class Worker<S> {
         scheduleWake(now + poll);
         return;
       }
-      boolean more = move(keys.delayedDue(now), now, true);
-      more |= move(keys.leasedExpired(now), now, false);
+      boolean more = claimer.promoteDue(now);
+      more |= claimer.reclaimExpired(now);
       int free = options.concurrency() - running.get();
       if (free > 0) {
         more |= claim(free, now);
@@ -280,7 +278,7 @@ public final class Worker<S> {
       if (more) {
         requestPump();
       } else {
-        scheduleWake(nextWake(now, poll));
+        scheduleWake(Math.max(now, claimer.nextChange(now + poll)));
       }
     } catch (KvStoreException | IllegalStateException e) {
       failing(e);
@@ -288,61 +286,13 @@ public final class Worker<S> {
     }
   }
 
-  /** Promotes due delayed jobs, or reclaims expired leases; true if there may be more. */
-  private boolean move(KeyRange due, long now, boolean promote) {
-    List<KvEntry> index = store.list(due, MAINTENANCE_BATCH, false);
-    if (index.isEmpty()) {
-      return false;
-    }
-    List<AtomicOperation> ops = new ArrayList<>(index.size());
-    List<Optional<KvEntry>> records = store.getMany(jobKeys(index));
-    for (Optional<KvEntry> e : records) {
-      if (e.isPresent()) {
-        JobRecord r = JobRecord.decode(e.get().value());
-        long vs = e.get().versionstamp();
-        Transitions.Plan plan = promote ? Transitions.promote(keys, r, vs, now) : Transitions.reclaim(keys, r, vs, now);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
-        }
-      }
-    }
-    if (!ops.isEmpty()) {
-      store.commitAll(ops); // a refused check means another worker moved it first
-    }
-    return index.size() == MAINTENANCE_BATCH;
-  }
-
-  /** Claims up to {@code free} ready jobs in one commit and starts them; true if there may be more. */
+  /** Claims up to {@code free} ready jobs and starts them; true if there may be more. */
   private boolean claim(int free, long now) {
-    List<KvEntry> ready = store.list(keys.ready(), free, false);
-    if (ready.isEmpty()) {
-      return false;
+    boolean[] more = new boolean[1];
+    for (Claimer.Claimed c : claimer.claim(free, now, leaseMillis, more)) {
+      start(new Lease(c.record(), c.versionstamp()));
     }
-    List<Optional<KvEntry>> records = store.getMany(jobKeys(ready));
-    List<AtomicOperation> ops = new ArrayList<>(records.size());
-    List<JobRecord> claimed = new ArrayList<>(records.size());
-    for (Optional<KvEntry> e : records) {
-      if (e.isPresent()) {
-        Transitions.Plan plan = Transitions.claim(keys, JobRecord.decode(e.get().value()), e.get().versionstamp(),
-            now, leaseMillis);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
-          claimed.add(plan.after());
-        }
-      }
-    }
-    if (ops.isEmpty()) {
-      return true; // the index moved under us: look again
-    }
-    List<CommitResult> results = store.commitAll(ops);
-    int started = 0;
-    for (int i = 0; i < results.size(); i++) {
-      if (results.get(i).ok()) {
-        start(new Lease(claimed.get(i), results.get(i).versionstamp()));
-        started++;
-      }
-    }
-    return started < ready.size() || ready.size() == free;
+    return more[0];
   }
 
   private void start(Lease lease) {
@@ -357,18 +307,6 @@ public final class Worker<S> {
       running.decrementAndGet();
       settled(lease);
     }
-  }
-
-  private long nextWake(long now, long poll) {
-    long at = now + poll;
-    for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
-      List<KvEntry> first = store.list(range, 1, false);
-      if (!first.isEmpty()) {
-        Key k = first.get(0).key();
-        at = Math.min(at, k.getLong(k.size() - 2));
-      }
-    }
-    return Math.max(at, now);
   }
 
   private void scheduleWake(long at) {
@@ -389,14 +327,6 @@ public final class Worker<S> {
         LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
       }
     }
-  }
-
-  private List<Key> jobKeys(List<KvEntry> index) {
-    List<Key> jobKeys = new ArrayList<>(index.size());
-    for (KvEntry e : index) {
-      jobKeys.add(keys.job(QueueKeys.idOf(e.key())));
-    }
-    return jobKeys;
   }
 
   // ---- running and settling a job

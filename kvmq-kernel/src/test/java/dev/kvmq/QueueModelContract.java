@@ -1,0 +1,361 @@
+package dev.kvmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.Seeds;
+import dev.kvmq.testkit.FakeClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Model-based property test of the queue: random sequences of push, claim, renew, update,
+ * complete, fail (with stale lease holders among them), delete, delete-waiting, replay,
+ * pause, resume and clock advances, checked after every step against a small reference
+ * model: order, places, statuses, tokens, counts and dead letters.
+ *
+ * <p>A store's test extends this and says how to open a fresh store. A failure names its
+ * seed; {@code -Dkvmq.seed=N} replays it.
+ */
+public abstract class QueueModelContract {
+
+  private static final long LEASE = 5_000;
+
+  /**
+   * Opens a fresh, empty store for one run.
+   *
+   * @return the store; the test closes it
+   * @throws Exception if it can't be opened
+   */
+  protected abstract KvStore newStore() throws Exception;
+
+  /**
+   * How many seeded runs to make.
+   *
+   * @return the number of runs (a durable store may want fewer)
+   */
+  protected int runs() {
+    return 300;
+  }
+
+  /** The reference: what a job should be. */
+  static final class M {
+    String id;
+    double priority;
+    JobRecord.State state;
+    long delayUntil;
+    long leaseUntil;
+    long token;
+    int retriesLeft;
+    int retryLimit;
+    long repeatLeft;
+    long repeatDelay;
+    long backoff;
+    long failedAt;
+    String payload;
+
+    JobStatus status(long now) {
+      return switch (state) {
+        case DEAD -> JobStatus.DEAD;
+        case LEASED -> leaseUntil > now ? JobStatus.PROCESSING : JobStatus.WAITING;
+        case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
+        case READY -> JobStatus.WAITING;
+      };
+    }
+  }
+
+  record Held(String id, long token) {}
+
+  @Test
+  void queueMatchesTheModelAfterEveryStep() {
+    Seeds.forEach("queueMatchesTheModelAfterEveryStep", runs(), 1, this::run);
+  }
+
+  private void run(SplittableRandom r) {
+    KvStore store;
+    try {
+      store = newStore();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    try {
+      new Run(store, r).steps(120);
+    } finally {
+      store.close();
+    }
+  }
+
+  private static final class Run {
+    final FakeClock clock = new FakeClock();
+    final SplittableRandom r;
+    final Queue<String> queue;
+    final Claimer claimer;
+    final Map<String, M> model = new LinkedHashMap<>();
+    final List<Held> held = new ArrayList<>();
+    boolean paused;
+    int pushed;
+
+    Run(KvStore store, SplittableRandom r) {
+      this.r = r;
+      this.queue = Queue.builder(store, "model", Codecs.utf8()).clock(clock).random(new Random(r.nextLong())).build();
+      this.claimer = new Claimer(queue.keys, store);
+    }
+
+    void steps(int n) {
+      for (int i = 0; i < n; i++) {
+        int op = r.nextInt(100);
+        if (op < 22) {
+          push();
+        } else if (op < 40) {
+          claim();
+        } else if (op < 52) {
+          settle(true);
+        } else if (op < 62) {
+          settle(false);
+        } else if (op < 67) {
+          renewOrUpdate();
+        } else if (op < 72) {
+          delete();
+        } else if (op < 74) {
+          deleteWaiting();
+        } else if (op < 77) {
+          replay();
+        } else if (op < 80) {
+          paused = !paused;
+          if (paused) {
+            queue.pause();
+          } else {
+            queue.resume();
+          }
+        } else {
+          clock.advance(Duration.ofMillis(r.nextInt(4) * 1_000L + r.nextInt(2)));
+        }
+        check();
+      }
+    }
+
+    long now() {
+      return clock.millis();
+    }
+
+    void push() {
+      double priority = r.nextInt(3) - 1 + (r.nextInt(4) == 0 ? 0.5 : 0);
+      long delay = r.nextBoolean() ? 0 : r.nextInt(8) * 1_000L;
+      int retries = r.nextInt(3);
+      long backoff = r.nextInt(3) * 1_000L;
+      long repeat = r.nextInt(6) == 0 ? JobOptions.REPEAT_FOREVER : r.nextInt(3);
+      long repeatDelay = r.nextInt(2) * 2_000L;
+      JobOptions o = JobOptions.defaults().priority(priority).delay(Duration.ofMillis(delay))
+          .retry(retries, Backoff.fixed(Duration.ofMillis(backoff))).repeat(repeat, Duration.ofMillis(repeatDelay));
+      String payload = "p" + pushed++;
+      List<String> payloads = r.nextInt(4) == 0 ? List.of(payload, payload + "b") : List.of(payload);
+      for (Job<String> j : queue.pushAll(payloads, o)) {
+        M m = new M();
+        m.id = j.id();
+        m.priority = priority;
+        m.delayUntil = now() + delay;
+        m.state = delay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+        m.retriesLeft = retries;
+        m.retryLimit = retries;
+        m.repeatLeft = repeat;
+        m.repeatDelay = repeatDelay;
+        m.backoff = backoff;
+        m.payload = j.state();
+        model.put(m.id, m);
+      }
+    }
+
+    void claim() {
+      if (paused) {
+        return;
+      }
+      long now = now();
+      Optional<M> expected = model.values().stream()
+          .filter(m -> m.status(now) == JobStatus.WAITING)
+          .min(ORDER);
+      for (M m : model.values()) {
+        if (m.status(now) == JobStatus.WAITING) {
+          m.state = JobRecord.State.READY;
+        }
+      }
+      claimer.promoteDue(now);
+      claimer.reclaimExpired(now);
+      List<Claimer.Claimed> got = claimer.claim(1, now, LEASE, new boolean[1]);
+      if (expected.isEmpty()) {
+        assertThat(got).isEmpty();
+        return;
+      }
+      assertThat(got).hasSize(1);
+      M m = expected.get();
+      assertThat(got.get(0).record().id).isEqualTo(m.id);
+      m.state = JobRecord.State.LEASED;
+      m.token++;
+      m.leaseUntil = now + LEASE;
+      assertThat(got.get(0).record().token).isEqualTo(m.token);
+      held.add(new Held(m.id, m.token));
+    }
+
+    /** Complete (or fail) as some holder, maybe a stale one. */
+    void settle(boolean complete) {
+      if (held.isEmpty()) {
+        return;
+      }
+      Held h = held.remove(r.nextInt(held.size()));
+      long now = now();
+      M m = model.get(h.id);
+      boolean allowed = m != null && m.state == JobRecord.State.LEASED && m.token == h.token;
+      Optional<KvEntry> e = queue.store.get(queue.keys.job(h.id));
+      assertThat(e.isPresent()).isEqualTo(m != null);
+      if (e.isEmpty()) {
+        return;
+      }
+      JobRecord rec = JobRecord.decode(e.get().value());
+      long vs = e.get().versionstamp();
+      Transitions.Plan plan;
+      String nextId = queue.nextId(now);
+      if (complete) {
+        plan = Transitions.complete(queue.keys, rec, vs, h.token, now, nextId);
+      } else {
+        plan = Transitions.fail(queue.keys, rec, vs, h.token, now,
+            new JobError("E", "boom", java.time.Instant.ofEpochMilli(now)), 0.5);
+      }
+      assertThat(plan.refused()).as("refused for a stale holder only").isEqualTo(!allowed);
+      if (!allowed) {
+        assertThat(plan.refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
+        return;
+      }
+      assertThat(queue.store.commit(plan.operation()).ok()).isTrue();
+      if (complete) {
+        model.remove(m.id);
+        if (m.repeatLeft != 0) {
+          M n = new M();
+          n.id = nextId;
+          n.priority = m.priority;
+          n.delayUntil = now + m.repeatDelay;
+          n.state = m.repeatDelay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+          n.retriesLeft = m.retryLimit;
+          n.retryLimit = m.retryLimit;
+          n.repeatLeft = m.repeatLeft == JobOptions.REPEAT_FOREVER ? JobOptions.REPEAT_FOREVER : m.repeatLeft - 1;
+          n.repeatDelay = m.repeatDelay;
+          n.backoff = m.backoff;
+          n.payload = m.payload;
+          model.put(n.id, n);
+        }
+      } else if (m.retriesLeft > 0) {
+        m.retriesLeft--;
+        m.delayUntil = now + m.backoff;
+        m.state = m.backoff > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+        m.leaseUntil = 0;
+      } else {
+        m.state = JobRecord.State.DEAD;
+        m.failedAt = now;
+        m.leaseUntil = 0;
+      }
+    }
+
+    void renewOrUpdate() {
+      if (held.isEmpty()) {
+        return;
+      }
+      Held h = held.get(r.nextInt(held.size()));
+      long now = now();
+      M m = model.get(h.id);
+      boolean allowed = m != null && m.state == JobRecord.State.LEASED && m.token == h.token;
+      Optional<KvEntry> e = queue.store.get(queue.keys.job(h.id));
+      if (e.isEmpty()) {
+        assertThat(m).isNull();
+        return;
+      }
+      JobRecord rec = JobRecord.decode(e.get().value());
+      boolean update = r.nextBoolean();
+      String payload = "u" + r.nextInt(1000);
+      Transitions.Plan plan = update
+          ? Transitions.update(queue.keys, rec, e.get().versionstamp(), h.token, now, LEASE, JobChange.none(),
+              payload.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+          : Transitions.renew(queue.keys, rec, e.get().versionstamp(), h.token, now, LEASE);
+      assertThat(plan.refused()).isEqualTo(!allowed);
+      if (allowed) {
+        assertThat(queue.store.commit(plan.operation()).ok()).isTrue();
+        m.leaseUntil = Math.max(m.leaseUntil, now + LEASE);
+        if (update) {
+          m.payload = payload;
+        }
+      }
+    }
+
+    void delete() {
+      if (model.isEmpty()) {
+        assertThat(queue.delete(Ulid.format(1, 2, 3))).isFalse();
+        return;
+      }
+      List<M> all = new ArrayList<>(model.values());
+      M m = all.get(r.nextInt(all.size()));
+      if (m.state == JobRecord.State.LEASED && m.leaseUntil > now()) {
+        assertThatThrownBy(() -> queue.delete(m.id)).isInstanceOf(JobProcessingException.class);
+      } else {
+        assertThat(queue.delete(m.id)).isTrue();
+        model.remove(m.id);
+      }
+    }
+
+    void deleteWaiting() {
+      long now = now();
+      List<String> gone = model.values().stream()
+          .filter(m -> m.status(now) == JobStatus.WAITING || m.status(now) == JobStatus.DELAYED)
+          .map(m -> m.id).toList();
+      assertThat(queue.deleteWaiting()).isEqualTo(gone.size());
+      gone.forEach(model::remove);
+    }
+
+    void replay() {
+      Optional<M> dead = model.values().stream().filter(m -> m.state == JobRecord.State.DEAD).findFirst();
+      if (dead.isEmpty()) {
+        return;
+      }
+      assertThat(queue.replayDead(dead.get().id)).isTrue();
+      M m = dead.get();
+      m.state = JobRecord.State.READY;
+      m.retriesLeft = m.retryLimit;
+      m.delayUntil = 0;
+    }
+
+    static final Comparator<M> ORDER = Comparator.<M>comparingLong(m -> QueueKeys.rank(m.priority)).thenComparing(m -> m.id);
+
+    void check() {
+      long now = now();
+      List<M> queued = model.values().stream().filter(m -> m.state != JobRecord.State.DEAD).sorted(ORDER).toList();
+      List<JobEntry<String>> listed = queue.jobs();
+      assertThat(listed).extracting(e -> e.job().id()).containsExactlyElementsOf(queued.stream().map(m -> m.id).toList());
+      int place = 0;
+      for (int i = 0; i < queued.size(); i++) {
+        M m = queued.get(i);
+        JobEntry<String> e = listed.get(i);
+        JobStatus status = m.status(now);
+        assertThat(e.status()).as("status of %s", m.id).isEqualTo(status);
+        assertThat(e.place()).isEqualTo(status == JobStatus.PROCESSING ? 0 : ++place);
+        assertThat(e.job().token()).isEqualTo(m.token);
+        assertThat(e.job().state()).isEqualTo(m.payload);
+        assertThat(e.job().retriesLeft()).isEqualTo(m.retriesLeft);
+        assertThat(e.job().repeatCount()).isEqualTo(m.repeatLeft);
+      }
+      long waiting = queued.stream().filter(m -> m.status(now) == JobStatus.WAITING).count();
+      long delayed = queued.stream().filter(m -> m.status(now) == JobStatus.DELAYED).count();
+      long processing = queued.stream().filter(m -> m.status(now) == JobStatus.PROCESSING).count();
+      List<String> dead = model.values().stream().filter(m -> m.state == JobRecord.State.DEAD)
+          .sorted(Comparator.<M>comparingLong(m -> m.failedAt).thenComparing(m -> m.id)).map(m -> m.id).toList();
+      assertThat(queue.counts()).isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size()));
+      assertThat(queue.deadLetters()).extracting(Job::id).containsExactlyElementsOf(dead);
+      assertThat(queue.isPaused()).isEqualTo(paused);
+    }
+  }
+}

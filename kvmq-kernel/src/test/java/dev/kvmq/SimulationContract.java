@@ -1,0 +1,210 @@
+package dev.kvmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStoreException;
+import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testing.Seeds;
+import dev.kvmq.testkit.FakeClock;
+import dev.kvmq.testkit.ManualScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deterministic simulation: several real {@link Worker}s, each on its own
+ * {@link ManualScheduler}, share one queue on a store that fails commits at random, before
+ * they apply (lost) or after (applied, but the caller sees an error), while workers "crash"
+ * (are abandoned mid-flight and replaced) and time jumps. After the faults stop and the
+ * queue drains, the invariants hold:
+ * <ul>
+ *   <li>nothing is lost: every acknowledged job chain ran to its end or ended as a dead
+ *       letter (a push that failed may or may not be stored; if stored, it runs right);</li>
+ *   <li>repeats are exact: a chain pushed with {@code repeat = R} that did not die ran as
+ *       exactly R + 1 distinct jobs;</li>
+ *   <li>retries are exact: a dead letter has no retries left;</li>
+ *   <li>no stale completion: every reported completion carries the newest token of its job,
+ *       and no job is reported completed twice.</li>
+ * </ul>
+ * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
+ */
+public abstract class SimulationContract {
+
+  /**
+   * Opens a fresh, empty store for one run.
+   *
+   * @return the store; the test closes it
+   * @throws Exception if it can't be opened
+   */
+  protected abstract KvStore newStore() throws Exception;
+
+  /**
+   * How many seeded runs to make.
+   *
+   * @return the number of runs
+   */
+  protected int runs() {
+    return Integer.getInteger("kvmq.simulation.runs", 2000);
+  }
+
+  @Test
+  void invariantsHoldUnderFailedCommitsAndCrashedWorkers() {
+    Seeds.forEach("invariantsHoldUnderFailedCommitsAndCrashedWorkers", runs(), 1, r -> {
+      KvStore raw;
+      try {
+        raw = newStore();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+      try {
+        new Sim(new FaultyStore(raw), r).run();
+      } finally {
+        raw.close();
+      }
+    });
+  }
+
+  private static final class Sim {
+    final FaultyStore store;
+    final SplittableRandom r;
+    final FakeClock clock = new FakeClock();
+    final Queue<String> queue;
+    final List<ManualScheduler> schedulers = new ArrayList<>();
+    final Map<String, Integer> repeatsOf = new HashMap<>();      // chain -> R
+    final Map<String, Set<String>> idsOf = new HashMap<>();      // chain -> job ids that ran
+    final Map<String, Long> maxToken = new HashMap<>();          // job id -> newest token run
+    final Map<String, Long> completedToken = new HashMap<>();    // job id -> token of its Completed event
+    final List<String> problems = new ArrayList<>();
+    final Set<String> unacknowledged = new LinkedHashSet<>();
+    final SplittableRandom faults;
+    int chains;
+
+    Sim(FaultyStore store, SplittableRandom r) {
+      this.store = store;
+      this.r = r;
+      this.faults = r.split();
+      this.queue = Queue.builder(store, "sim", Codecs.utf8()).clock(clock).random(new Random(r.nextLong())).build();
+    }
+
+    void run() {
+      int workers = 2 + r.nextInt(3);
+      for (int i = 0; i < workers; i++) {
+        schedulers.add(newWorker());
+      }
+      int failPercent = r.nextInt(15);
+      store.failCommits(op -> faults.nextInt(100) < failPercent,
+          r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
+      for (int step = 0; step < 150; step++) {
+        int a = r.nextInt(100);
+        if (a < 25) {
+          pushChain();
+        } else if (a < 30) {
+          crashOne();
+        } else if (a < 33) {
+          store.failCommits(op -> faults.nextInt(100) < failPercent,
+              r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
+        } else {
+          clock.advance(Duration.ofMillis(r.nextInt(3_000)));
+        }
+        drive();
+      }
+      // Faults stop; the queue drains: every chain must reach its end.
+      store.failCommits(null, FaultyStore.Mode.BEFORE_APPLY);
+      for (int i = 0; i < 400 && !queue.jobs().isEmpty(); i++) {
+        clock.advance(Duration.ofSeconds(1));
+        drive();
+      }
+      check();
+    }
+
+    ManualScheduler newWorker() {
+      ManualScheduler s = new ManualScheduler(clock);
+      int failPercent = r.nextInt(40);
+      SplittableRandom outcomes = r.split();
+      Worker<String> w = queue.worker((job, ctx) -> {
+        String chain = job.state();
+        idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
+        maxToken.merge(job.id(), ctx.token(), Math::max);
+        if (outcomes.nextInt(100) < failPercent) {
+          throw new IllegalStateException("simulated failure");
+        }
+      }, WorkerOptions.defaults().concurrency(1 + r.nextInt(3)).lease(Duration.ofSeconds(5), Duration.ofSeconds(2)), s);
+      w.addListener(e -> {
+        if (e instanceof JobEvent.Completed<String> c) {
+          Long before = completedToken.put(c.job().id(), c.job().token());
+          if (before != null) {
+            problems.add("job " + c.job().id() + " reported completed twice");
+          }
+        }
+      });
+      w.start();
+      return s;
+    }
+
+    void pushChain() {
+      String chain = "c" + chains++;
+      int repeats = r.nextInt(3);
+      repeatsOf.put(chain, repeats);
+      JobOptions options = JobOptions.defaults()
+          .priority(r.nextInt(3))
+          .delay(Duration.ofMillis(r.nextBoolean() ? 0 : r.nextInt(4_000)))
+          .repeat(repeats, Duration.ofMillis(r.nextInt(2) * 1_000L))
+          .retry(r.nextInt(4), Backoff.exponential(Duration.ofMillis(500), 2, Duration.ofSeconds(4), 0.5));
+      try {
+        queue.push(chain, options);
+      } catch (KvStoreException e) {
+        unacknowledged.add(chain); // stored or not: either is fine, but if it runs it runs right
+      }
+    }
+
+    /** A worker's process dies: its tasks never run again; its leases expire. */
+    void crashOne() {
+      int i = r.nextInt(schedulers.size());
+      schedulers.get(i).shutdownNow();
+      schedulers.set(i, newWorker());
+    }
+
+    void drive() {
+      for (int pass = 0; pass < 3; pass++) {
+        for (ManualScheduler s : schedulers) {
+          s.runUntilIdle();
+        }
+      }
+    }
+
+    void check() {
+      assertThat(problems).isEmpty();
+      assertThat(queue.jobs()).as("the queue drained").isEmpty();
+      Set<String> dead = new LinkedHashSet<>();
+      for (Job<String> d : queue.deadLetters()) {
+        assertThat(d.retriesLeft()).as("a dead letter used all its retries").isZero();
+        assertThat(d.lastError()).isPresent();
+        dead.add(d.state());
+      }
+      for (Map.Entry<String, Integer> chain : repeatsOf.entrySet()) {
+        Set<String> ran = idsOf.getOrDefault(chain.getKey(), Set.of());
+        if (ran.isEmpty() && unacknowledged.contains(chain.getKey())) {
+          continue; // the failed push was not applied
+        }
+        if (dead.contains(chain.getKey())) {
+          assertThat(ran.size()).as("a dead chain %s stops early", chain.getKey()).isBetween(1, chain.getValue() + 1);
+        } else {
+          assertThat(ran.size()).as("runs of chain %s with %d repeats", chain.getKey(), chain.getValue())
+              .isEqualTo(chain.getValue() + 1);
+        }
+      }
+      for (Map.Entry<String, Long> c : completedToken.entrySet()) {
+        assertThat(c.getValue()).as("completion of %s came from the newest lease", c.getKey())
+            .isEqualTo(maxToken.get(c.getKey()));
+      }
+    }
+  }
+}
