@@ -1,0 +1,57 @@
+package dev.kvmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.KvStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Bad input is refused with a message naming the problem, and writes nothing. */
+class OptionsValidationTest {
+
+  @Test
+  void jobOptions() {
+    JobOptions d = JobOptions.defaults();
+    assertThatThrownBy(() -> d.priority(Double.NaN)).hasMessageContaining("priority must be a finite number");
+    assertThatThrownBy(() -> d.priority(Double.POSITIVE_INFINITY)).hasMessageContaining("finite");
+    assertThatThrownBy(() -> d.delay(Duration.ofSeconds(-1))).hasMessageContaining("delay must not be negative");
+    assertThatThrownBy(() -> d.repeat(-2, Duration.ZERO)).hasMessageContaining("repeatCount");
+    assertThatThrownBy(() -> d.retry(-1, Backoff.NONE)).hasMessageContaining("retryCount");
+    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(2), 2, Duration.ofSeconds(1), 0))
+        .hasMessageContaining("max");
+    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), 0.5, Duration.ofSeconds(1), 0))
+        .hasMessageContaining("multiplier");
+    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(1), 2))
+        .hasMessageContaining("jitter");
+    assertThat(d.priority(-0.0).priority()).isEqualTo(0.0);
+    assertThat(d.delayUntil(Instant.EPOCH).delay()).isNull();
+  }
+
+  @Test
+  void workerOptions() {
+    WorkerOptions d = WorkerOptions.defaults();
+    assertThatThrownBy(() -> d.concurrency(-1)).hasMessageContaining("concurrency");
+    assertThatThrownBy(() -> d.lease(Duration.ofSeconds(1), Duration.ofSeconds(1))).hasMessageContaining("shorter");
+    assertThatThrownBy(() -> d.pollInterval(Duration.ZERO)).hasMessageContaining("pollInterval");
+  }
+
+  @Test
+  void queueInput() {
+    KvStore store = new InMemoryKvStore();
+    assertThatThrownBy(() -> Queue.builder(store, "", Codecs.utf8())).hasMessageContaining("1 to 200 characters");
+    Queue<String> q = Queue.builder(store, "v", Codecs.utf8()).build();
+    assertThatThrownBy(() -> q.push(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> q.pushAll(java.util.Arrays.asList("a", null), JobOptions.defaults()))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> q.push("x".repeat(KvStore.MAX_VALUE_BYTES + 1))).hasMessageContaining("over the limit");
+    assertThat(q.jobs()).as("nothing was written").isEmpty();
+    assertThat(q.job("not-a-ulid")).isEmpty();
+    assertThat(q.delete("not-a-ulid")).isFalse();
+    assertThat(q.pushAll(List.of(), JobOptions.defaults())).isEmpty();
+    store.close();
+  }
+}
