@@ -20,7 +20,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -338,73 +337,69 @@ public final class PostgresKvStore implements KvStore {
 
   private record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
 
-  /** A key's final state in a batch: its value (null for a delete) and versionstamp. */
-  private record Pending(byte[] key, byte[] value, long versionstamp) {}
-
+  /**
+   * One transaction, two round trips: {@code BEGIN} and the commit function (which locks the
+   * versionstamp row, checks and writes, see schema-v1.sql), then {@code COMMIT}. The row is
+   * held from the function's first statement to the end of the {@code COMMIT}.
+   */
   private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
+    List<Integer> checkOp = new ArrayList<>();
+    List<byte[]> checkKey = new ArrayList<>();
+    List<Long> checkVs = new ArrayList<>();
+    List<Integer> mutOp = new ArrayList<>();
+    List<byte[]> mutKey = new ArrayList<>();
+    List<byte[]> mutValue = new ArrayList<>();
+    for (int i = 0; i < operations.size(); i++) {
+      AtomicOperation op = operations.get(i);
+      for (AtomicOperation.Check check : op.checks()) {
+        checkOp.add(i + 1);
+        checkKey.add(check.key().encoded());
+        checkVs.add(check.versionstamp());
+      }
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        mutOp.add(i + 1);
+        mutKey.add(m.key().encoded());
+        mutValue.add(m.isDelete() ? null : m.value());
+      }
+    }
     c.setAutoCommit(false);
     try {
-      long vs;
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.lockCounter)) {
-        if (!rs.next()) {
-          throw missingCounterRow();
-        }
-        vs = rs.getLong(1);
-      }
-      // Read after the lock: every earlier commit is visible, no later one can start.
-      Map<ByteBuffer, Long> current = new HashMap<>();
-      List<Key> checked = checkedKeys(operations);
-      if (!checked.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(tables.readChecked)) {
-          ps.setArray(1, byteaArray(c, checked));
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              current.put(ByteBuffer.wrap(rs.getBytes(1)), rs.getLong(2));
-            }
-          }
+      Long[] outcomes;
+      try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
+        ps.setInt(1, operations.size());
+        ps.setArray(2, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+        ps.setArray(3, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+        ps.setArray(4, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+        ps.setArray(5, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+        ps.setArray(6, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+        ps.setArray(7, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+        ps.setString(8, tables.channel);
+        ps.setArray(9, c.createArrayOf("text", payloads(operations)));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          outcomes = (Long[]) rs.getArray(1).getArray();
         }
       }
-      long start = vs;
+      if (outcomes.length != operations.size()) {
+        throw new IllegalStateException("the commit function returned " + outcomes.length
+            + " outcomes for " + operations.size() + " operations. Indicates a bug.");
+      }
       List<CommitResult> results = new ArrayList<>(operations.size());
       List<AtomicOperation> applied = new ArrayList<>();
-      Map<ByteBuffer, Pending> pending = new LinkedHashMap<>();
-      for (AtomicOperation op : operations) {
-        if (!checksHold(op, current)) {
-          results.add(CommitResult.checkFailed());
-          continue;
+      for (int i = 0; i < outcomes.length; i++) {
+        long vs = outcomes[i];
+        results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
+        if (vs > 0 && !operations.get(i).isReadOnly()) {
+          applied.add(operations.get(i));
         }
-        if (op.isReadOnly()) {
-          results.add(CommitResult.committed(Math.max(1, vs)));
-          continue;
-        }
-        vs++;
-        for (AtomicOperation.Mutation m : op.mutations()) {
-          byte[] k = m.key().encoded();
-          ByteBuffer kb = ByteBuffer.wrap(k);
-          if (m.isDelete()) {
-            current.put(kb, AtomicOperation.ABSENT);
-            pending.put(kb, new Pending(k, null, vs));
-          } else {
-            current.put(kb, vs);
-            pending.put(kb, new Pending(k, m.value(), vs));
-          }
-        }
-        results.add(CommitResult.committed(vs));
-        applied.add(op);
       }
-      if (vs == start) {
+      if (applied.isEmpty()) {
         c.rollback();
-        return new Batch(Collections.unmodifiableList(results), List.of());
+      } else {
+        attempt.commitSent = true;
+        c.commit();
       }
-      applyWrites(c, pending.values());
-      try (PreparedStatement ps = c.prepareStatement(tables.setCounter)) {
-        ps.setLong(1, vs);
-        ps.executeUpdate();
-      }
-      sendNotifications(c, applied);
-      attempt.commitSent = true;
-      c.commit();
       return new Batch(Collections.unmodifiableList(results), applied);
     } catch (SQLException | RuntimeException e) {
       rollbackQuietly(c);
@@ -418,37 +413,14 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
-  private void applyWrites(Connection c, Iterable<Pending> pending) throws SQLException {
-    List<byte[]> deletes = new ArrayList<>();
-    int sets = 0;
-    try (PreparedStatement ps = c.prepareStatement(tables.upsert)) {
-      for (Pending p : pending) {
-        if (p.value() == null) {
-          deletes.add(p.key());
-          continue;
-        }
-        ps.setBytes(1, p.key());
-        ps.setBytes(2, p.value());
-        ps.setLong(3, p.versionstamp());
-        ps.addBatch();
-        sets++;
-      }
-      if (sets > 0) {
-        ps.executeBatch();
-      }
-    }
-    if (!deletes.isEmpty()) {
-      try (PreparedStatement ps = c.prepareStatement(tables.delete)) {
-        ps.setArray(1, c.createArrayOf("bytea", deletes.toArray(new byte[0][])));
-        ps.executeUpdate();
-      }
-    }
-  }
-
-  /** NOTIFY in the transaction: PostgreSQL delivers it only if the transaction commits. */
-  private void sendNotifications(Connection c, List<AtomicOperation> applied) throws SQLException {
+  /**
+   * The NOTIFY payloads of a batch: this node's id and the first parts of every key written
+   * (by operations whose checks fail too: a spurious wake-up is allowed). The function sends
+   * them in the transaction, so PostgreSQL delivers them only if it commits.
+   */
+  private String[] payloads(List<AtomicOperation> operations) {
     Set<String> prefixes = new LinkedHashSet<>();
-    for (AtomicOperation op : applied) {
+    for (AtomicOperation op : operations) {
       for (AtomicOperation.Mutation m : op.mutations()) {
         prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
       }
@@ -456,12 +428,7 @@ public final class PostgresKvStore implements KvStore {
     if (prefixes.size() > MAX_NOTIFY_PAYLOADS) {
       prefixes = Set.of(EVERYONE);
     }
-    String[] payloads = prefixes.stream().map(p -> nodeId + ":" + p).toArray(String[]::new);
-    try (PreparedStatement ps = c.prepareStatement(tables.notify)) {
-      ps.setString(1, tables.channel);
-      ps.setArray(2, c.createArrayOf("text", payloads));
-      ps.executeQuery().close();
-    }
+    return prefixes.stream().map(p -> nodeId + ":" + p).toArray(String[]::new);
   }
 
   private static byte[] announcedPrefix(Key key) {
@@ -669,6 +636,11 @@ public final class PostgresKvStore implements KvStore {
     return "PostgresKvStore[" + tables.describe() + ", node " + nodeId + "]";
   }
 
+  /** Tells whether the listener thread is connected and has woken every subscriber once since. */
+  synchronized boolean isListening() {
+    return listener != null && listener.isListening();
+  }
+
   /** The id that marks this instance's own notifications and names it in logs. */
   String nodeId() {
     return nodeId;
@@ -774,7 +746,7 @@ public final class PostgresKvStore implements KvStore {
         version = (Integer) rs.getObject(1);
       } catch (SQLException e) {
         if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
-          throw new SQLException("the kvmq tables do not exist (" + e.getMessage().strip()
+          throw new SQLException("the kvmq tables do not exist (" + e.getMessage().replaceAll("\\s+", " ").strip()
               + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
               + " the store with createSchema(true)", e.getSQLState(), e);
         }

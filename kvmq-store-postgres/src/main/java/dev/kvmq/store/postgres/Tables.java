@@ -23,7 +23,7 @@ final class Tables {
   static final int SCHEMA_VERSION = 1;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
-  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|schema_version)\\b");
+  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|schema_version|commit)\\b");
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 
@@ -40,12 +40,7 @@ final class Tables {
   final String listDesc;
   final String count;
   final String checkRead;
-  final String lockCounter;
-  final String readChecked;
-  final String upsert;
-  final String delete;
-  final String setCounter;
-  final String notify;
+  final String commit;
   final String readVersion;
 
   Tables(String schema, String prefix) {
@@ -65,14 +60,8 @@ final class Tables {
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
     checkRead = "SELECT m.versionstamp, k.key, k.versionstamp FROM " + meta + " m LEFT JOIN " + kv
         + " k ON k.key = ANY (?) WHERE m.id = 1";
-    // Taken first by every writing transaction: serializes writers across all nodes.
-    lockCounter = "SELECT versionstamp FROM " + meta + " WHERE id = 1 FOR UPDATE";
-    readChecked = "SELECT key, versionstamp FROM " + kv + " WHERE key = ANY (?)";
-    upsert = "INSERT INTO " + kv + " (key, value, versionstamp) VALUES (?, ?, ?)"
-        + " ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp";
-    delete = "DELETE FROM " + kv + " WHERE key = ANY (?)";
-    setCounter = "UPDATE " + meta + " SET versionstamp = ? WHERE id = 1";
-    notify = "SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p";
+    // Locks the versionstamp row first, then checks and writes: see schema-v1.sql.
+    commit = "SELECT " + qualified("commit") + "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
   }
 
@@ -110,11 +99,31 @@ final class Tables {
     }
     Matcher m = DEFAULT_TABLE.matcher(code);
     String renamed = m.replaceAll(r -> Matcher.quoteReplacement(qualified(r.group(1))));
+    return split(renamed);
+  }
+
+  /** Splits SQL at semicolons outside dollar-quoted ({@code $$}) bodies. */
+  static List<String> split(String sql) {
     List<String> statements = new ArrayList<>();
-    for (String s : renamed.split(";")) {
-      if (!s.isBlank()) {
-        statements.add(s.strip());
+    StringBuilder current = new StringBuilder();
+    boolean inBody = false;
+    for (int i = 0; i < sql.length(); i++) {
+      char ch = sql.charAt(i);
+      if (ch == '$' && i + 1 < sql.length() && sql.charAt(i + 1) == '$') {
+        inBody = !inBody;
+        current.append("$$");
+        i++;
+      } else if (ch == ';' && !inBody) {
+        if (!current.toString().isBlank()) {
+          statements.add(current.toString().strip());
+        }
+        current.setLength(0);
+      } else {
+        current.append(ch);
       }
+    }
+    if (!current.toString().isBlank()) {
+      statements.add(current.toString().strip());
     }
     return statements;
   }

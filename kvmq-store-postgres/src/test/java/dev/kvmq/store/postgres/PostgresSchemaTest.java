@@ -108,6 +108,25 @@ class PostgresSchemaTest {
   }
 
   @Test
+  void commitsRefuseToRunUnderRepeatableRead() {
+    // Under REPEATABLE READ the commit's snapshot would predate its lock: checks could pass
+    // on stale data. The commit function refuses, with a message naming the setting.
+    db.execute("DROP ROLE IF EXISTS kvmq_rr");
+    db.execute("CREATE ROLE kvmq_rr LOGIN SUPERUSER");
+    db.execute("ALTER ROLE kvmq_rr SET default_transaction_isolation = 'repeatable read'");
+    try (PostgresKvStore store = PostgresKvStore.builder(db.dataSourceAs("kvmq_rr")).schema(schema).build()) {
+      assertThatThrownBy(() -> store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()))
+          .isInstanceOf(KvStoreException.class)
+          .hasMessageContaining("READ COMMITTED")
+          .hasMessageContaining("repeatable read");
+      assertThat(store.get(Key.of("k"))).isEmpty();
+    } finally {
+      db.execute("DROP OWNED BY kvmq_rr");
+      db.execute("DROP ROLE kvmq_rr");
+    }
+  }
+
+  @Test
   void namesThatAreNotPlainIdentifiersAreRefused() {
     PostgresKvStore.Builder builder = PostgresKvStore.builder(db.pool());
     assertThatThrownBy(() -> builder.tablePrefix("Kvmq")).isInstanceOf(IllegalArgumentException.class)

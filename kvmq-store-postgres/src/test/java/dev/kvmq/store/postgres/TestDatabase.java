@@ -56,6 +56,11 @@ final class TestDatabase implements AutoCloseable {
     return postgres.getPostgresDatabase();
   }
 
+  /** A DataSource that connects as another role (no pool). */
+  DataSource dataSourceAs(String role) {
+    return postgres.getDatabase(role, "postgres");
+  }
+
   /** A new, unused schema name. */
   static String freshSchemaName() {
     return "t" + SCHEMAS.incrementAndGet();

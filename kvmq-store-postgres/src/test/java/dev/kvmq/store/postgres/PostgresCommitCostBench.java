@@ -1,0 +1,200 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+
+/**
+ * Measures what the versionstamp row costs: commits per second through the store (writers
+ * serialized by the row) against plain upserts of the same shape (not serialized), with and
+ * without a flush per commit, and the cross-node notification latency. Prints figures and
+ * asserts nothing: speed is never asserted in a test. Not run by {@code mvn verify} (the
+ * class name does not end in Test); run it with
+ *
+ * <pre>
+ * mvn -B -q -pl kvmq-store-postgres -am verify -Dkvmq.bench=true \
+ *     -Dtest=PostgresCommitCostBench -Dsurefire.failIfNoSpecifiedTests=false
+ * </pre>
+ */
+@EnabledIfSystemProperty(named = "kvmq.bench", matches = "true")
+class PostgresCommitCostBench {
+
+  private static final int THREADS = 8;
+  private static final int COMMITS_PER_THREAD = 400;
+  private static final int SINGLE_THREAD_COMMITS = 2_000;
+
+  @Test
+  void measure() throws Exception {
+    for (String synchronousCommit : List.of("on", "off")) {
+      EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("synchronous_commit", synchronousCommit).start();
+      try (TestPool pool = new TestPool(pg.getPostgresDatabase())) {
+        print("synchronous_commit=" + synchronousCommit + " (PostgreSQL "
+            + version(pool) + ", " + Runtime.getRuntime().availableProcessors() + " cores)");
+        storeCommits(pool, synchronousCommit, 1, SINGLE_THREAD_COMMITS);
+        storeCommits(pool, synchronousCommit, THREADS, COMMITS_PER_THREAD);
+        plainUpserts(pool, 1, SINGLE_THREAD_COMMITS);
+        plainUpserts(pool, THREADS, COMMITS_PER_THREAD);
+        batches(pool, 100, 40);
+        notificationLatency(pool, 300);
+      } finally {
+        pg.close();
+      }
+    }
+  }
+
+  private static void storeCommits(DataSource pool, String sc, int threads, int each) throws Exception {
+    try (PostgresKvStore store = PostgresKvStore.builder(pool).tablePrefix("bench_" + threads).build()) {
+      store.commit(AtomicOperation.builder().set(Key.of("warm"), new byte[16]).build());
+      long[] latencies = new long[threads * each];
+      AtomicLong index = new AtomicLong();
+      long elapsed = run(threads, t -> {
+        for (int i = 0; i < each; i++) {
+          long t0 = System.nanoTime();
+          store.commit(AtomicOperation.builder().set(Key.of("job", (long) t, (long) i), new byte[100]).build());
+          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+        }
+      });
+      report("store commit (1 set, 100 B), " + threads + " thread(s)", threads * each, elapsed, latencies);
+    }
+  }
+
+  private static void plainUpserts(DataSource pool, int threads, int each) throws Exception {
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS plain_kv");
+      s.execute("CREATE TABLE plain_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
+    }
+    long[] latencies = new long[threads * each];
+    AtomicLong index = new AtomicLong();
+    long elapsed = run(threads, t -> {
+      try (Connection c = pool.getConnection();
+          PreparedStatement ps = c.prepareStatement("INSERT INTO plain_kv VALUES (?, ?, 1)"
+              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value")) {
+        for (int i = 0; i < each; i++) {
+          long t0 = System.nanoTime();
+          ps.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
+          ps.setBytes(2, new byte[100]);
+          ps.executeUpdate();
+          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+        }
+      }
+    });
+    report("baseline: plain autocommit upsert, no versionstamp row, " + threads + " thread(s)",
+        threads * each, elapsed, latencies);
+  }
+
+  private static void batches(DataSource pool, int batchSize, int batchCount) throws Exception {
+    try (PostgresKvStore store = PostgresKvStore.builder(pool).tablePrefix("bench_batch").build()) {
+      store.commit(AtomicOperation.builder().set(Key.of("warm"), new byte[16]).build());
+      long[] latencies = new long[batchCount];
+      long elapsed = run(1, t -> {
+        for (int b = 0; b < batchCount; b++) {
+          List<AtomicOperation> ops = new ArrayList<>(batchSize);
+          for (int i = 0; i < batchSize; i++) {
+            ops.add(AtomicOperation.builder().set(Key.of("job", (long) b, (long) i), new byte[100]).build());
+          }
+          long t0 = System.nanoTime();
+          store.commitAll(ops);
+          latencies[b] = System.nanoTime() - t0;
+        }
+      });
+      report("commitAll of " + batchSize + " operations, 1 thread (operations/s; latency per batch)",
+          batchSize * batchCount, elapsed, latencies);
+    }
+  }
+
+  private static void notificationLatency(DataSource pool, int samples) throws Exception {
+    try (PostgresKvStore sender = PostgresKvStore.builder(pool).tablePrefix("bench_notify").build();
+        PostgresKvStore receiver = PostgresKvStore.builder(pool).tablePrefix("bench_notify").build()) {
+      AtomicLong heard = new AtomicLong();
+      Object monitor = new Object();
+      receiver.subscribe(Key.of("q"), () -> {
+        synchronized (monitor) {
+          heard.incrementAndGet();
+          monitor.notifyAll();
+        }
+      });
+      TestDatabase.await("listener connected", java.time.Duration.ofSeconds(10), () -> heard.get() > 0);
+      long[] latencies = new long[samples];
+      for (int i = 0; i < samples; i++) {
+        long before = heard.get();
+        long t0 = System.nanoTime();
+        sender.commit(AtomicOperation.builder().set(Key.of("q", "ready", (long) i), new byte[8]).build());
+        synchronized (monitor) {
+          while (heard.get() == before) {
+            monitor.wait(1_000);
+          }
+        }
+        latencies[i] = System.nanoTime() - t0;
+      }
+      Arrays.sort(latencies);
+      print(String.format(Locale.ROOT,
+          "  commit on node A -> listener called on node B: p50 %.2f ms, p99 %.2f ms (%d samples)",
+          latencies[samples / 2] / 1e6, latencies[samples * 99 / 100] / 1e6, samples));
+    }
+  }
+
+  @FunctionalInterface
+  private interface Body {
+    void run(int thread) throws Exception;
+  }
+
+  private static long run(int threads, Body body) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        futures.add(pool.submit(() -> {
+          start.await();
+          body.run(thread);
+          return null;
+        }));
+      }
+      long t0 = System.nanoTime();
+      start.countDown();
+      for (Future<?> f : futures) {
+        f.get(5, TimeUnit.MINUTES);
+      }
+      return System.nanoTime() - t0;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static void report(String what, int count, long elapsedNanos, long[] latencies) {
+    long[] sorted = latencies.clone();
+    Arrays.sort(sorted);
+    print(String.format(Locale.ROOT, "  %-90s %8.0f /s   p50 %.2f ms   p99 %.2f ms", what,
+        count / (elapsedNanos / 1e9), sorted[sorted.length / 2] / 1e6,
+        sorted[Math.min(sorted.length - 1, sorted.length * 99 / 100)] / 1e6));
+  }
+
+  private static String version(DataSource pool) throws Exception {
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SHOW server_version")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  private static void print(String line) {
+    System.out.println(line);
+  }
+}
