@@ -58,9 +58,9 @@ import javax.sql.DataSource;
  *
  * <p><b>Notifications.</b> A commit sends {@code NOTIFY} in its own transaction, so other
  * nodes hear of it only once it is committed; subscribers on the committing node are called
- * directly after the commit. Payloads name the first two parts of each written key, so a
- * subscription to a prefix of up to two parts is woken only by its own keys (longer prefixes
- * may be woken spuriously).
+ * directly after the commit. Payloads name the first three parts of each written key, so a
+ * subscription to a prefix of up to three parts (a queue's root {@code [kvmq, queue]}, or one
+ * of its indexes) is woken only by its own keys; longer prefixes may be woken spuriously.
  *
  * <p><b>Failures.</b> A lost connection or a stopped database makes the call fail with
  * {@link KvStoreException}; the store works again as soon as the database does. A call that
@@ -75,7 +75,7 @@ public final class PostgresKvStore implements KvStore {
   private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
 
   /** Written keys are announced by their first this-many parts. */
-  private static final int NOTIFY_PARTS = 2;
+  private static final int NOTIFY_PARTS = 3;
   /** Above this many distinct announced prefixes, one commit notifies everyone instead. */
   private static final int MAX_NOTIFY_PAYLOADS = 16;
   private static final String EVERYONE = "*";
