@@ -278,8 +278,8 @@ public final class PostgresKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Here the whole batch is one transaction: one lock of the versionstamp row, one round
-   * trip per kind of statement whatever the batch size, and one flush at commit. Each
+   * <p>Here the whole batch is one transaction: one lock of the versionstamp row, one call
+   * of the commit function whatever the batch size, and one flush at commit. Each
    * operation's checks are evaluated against the database as left by the operations before
    * it; one that fails is refused alone.
    *
@@ -773,7 +773,13 @@ public final class PostgresKvStore implements KvStore {
   }
 
   private static KvEntry entry(ResultSet rs) throws SQLException {
-    return new KvEntry(Key.decode(rs.getBytes(1)), rs.getBytes(2), rs.getLong(3));
+    byte[] key = rs.getBytes(1);
+    try {
+      return new KvEntry(Key.decode(key), rs.getBytes(2), rs.getLong(3));
+    } catch (IllegalArgumentException e) {
+      throw new SQLException("a row of the kv table is not a valid kvmq entry (written by hand?): "
+          + e.getMessage(), "XX001", e);
+    }
   }
 
   private static Array byteaArray(Connection c, List<Key> keys) throws SQLException {

@@ -61,6 +61,11 @@ final class TestDatabase implements AutoCloseable {
     return postgres.getDatabase(role, "postgres");
   }
 
+  /** The JDBC URL of the database, for another process. */
+  String jdbcUrl() {
+    return postgres.getJdbcUrl("postgres", "postgres");
+  }
+
   /** A new, unused schema name. */
   static String freshSchemaName() {
     return "t" + SCHEMAS.incrementAndGet();
