@@ -72,7 +72,7 @@ CREATE OR REPLACE FUNCTION kvmq_commit(
 AS $$
 DECLARE
   vs       bigint;
-  results  bigint[] := '{}';
+  results  bigint[] := array_fill(0::bigint, ARRAY[op_count]);
   c        integer := 1;
   m        integer := 1;
   n_checks integer := coalesce(cardinality(check_op), 0);
@@ -101,12 +101,12 @@ BEGIN
       c := c + 1;
     END LOOP;
     IF NOT holds THEN
-      results := results || 0::bigint;
+      results[op] := 0;
       WHILE m <= n_muts AND mut_op[m] = op LOOP
         m := m + 1;
       END LOOP;
     ELSIF m > n_muts OR mut_op[m] <> op THEN
-      results := results || greatest(vs, 1);
+      results[op] := greatest(vs, 1);
     ELSE
       vs := vs + 1;
       WHILE m <= n_muts AND mut_op[m] = op LOOP
@@ -118,7 +118,7 @@ BEGIN
         END IF;
         m := m + 1;
       END LOOP;
-      results := results || vs;
+      results[op] := vs;
       wrote := true;
     END IF;
   END LOOP;

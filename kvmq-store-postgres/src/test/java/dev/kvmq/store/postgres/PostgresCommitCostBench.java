@@ -1,11 +1,17 @@
 package dev.kvmq.store.postgres;
 
+import dev.kvmq.Codec;
+import dev.kvmq.Queue;
+import dev.kvmq.Worker;
+import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -14,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -52,6 +59,7 @@ class PostgresCommitCostBench {
         plainUpserts(pool, THREADS, COMMITS_PER_THREAD);
         batches(pool, 100, 40);
         notificationLatency(pool, 300);
+        pickupLatency(pool, 200);
       } finally {
         pg.close();
       }
@@ -129,7 +137,7 @@ class PostgresCommitCostBench {
           monitor.notifyAll();
         }
       });
-      TestDatabase.await("listener connected", java.time.Duration.ofSeconds(10), () -> heard.get() > 0);
+      TestDatabase.await("listener connected", Duration.ofSeconds(10), () -> heard.get() > 0);
       long[] latencies = new long[samples];
       for (int i = 0; i < samples; i++) {
         long before = heard.get();
@@ -148,6 +156,58 @@ class PostgresCommitCostBench {
           latencies[samples / 2] / 1e6, latencies[samples * 99 / 100] / 1e6, samples));
     }
   }
+
+  /** Push on node A, the handler of an idle worker on node B starts: one job at a time. */
+  private static void pickupLatency(DataSource pool, int samples) throws Exception {
+    ScheduledExecutorService executor = Executors.newScheduledThreadPool(3);
+    try (PostgresKvStore a = PostgresKvStore.builder(pool).tablePrefix("bench_pickup").build();
+        PostgresKvStore b = PostgresKvStore.builder(pool).tablePrefix("bench_pickup").build()) {
+      Queue<Long> onA = Queue.builder(a, "jobs", LONGS).build();
+      Queue<Long> onB = Queue.builder(b, "jobs", LONGS).build();
+      long[] startedAt = new long[samples];
+      Object monitor = new Object();
+      AtomicLong done = new AtomicLong();
+      Worker<Long> worker = onB.worker((job, ctx) -> {
+        synchronized (monitor) {
+          startedAt[(int) (long) job.state()] = System.nanoTime();
+          done.incrementAndGet();
+          monitor.notifyAll();
+        }
+      }, WorkerOptions.defaults().pollInterval(Duration.ofMinutes(10)), executor);
+      worker.start();
+      TestDatabase.await("b listens", Duration.ofSeconds(10), b::isListening);
+      long[] latencies = new long[samples];
+      for (int i = 0; i < samples; i++) {
+        long t0 = System.nanoTime();
+        onA.push((long) i);
+        synchronized (monitor) {
+          while (done.get() <= i) {
+            monitor.wait(1_000);
+          }
+        }
+        latencies[i] = startedAt[i] - t0;
+      }
+      worker.stop(Duration.ofSeconds(10));
+      Arrays.sort(latencies);
+      print(String.format(Locale.ROOT,
+          "  push on node A -> handler started on idle node B: p50 %.2f ms, p99 %.2f ms (%d jobs, one at a time)",
+          latencies[samples / 2] / 1e6, latencies[samples * 99 / 100] / 1e6, samples));
+    } finally {
+      executor.shutdownNow();
+    }
+  }
+
+  private static final Codec<Long> LONGS = new Codec<>() {
+    @Override
+    public byte[] encode(Long state) {
+      return ByteBuffer.allocate(8).putLong(state).array();
+    }
+
+    @Override
+    public Long decode(byte[] bytes) {
+      return ByteBuffer.wrap(bytes).getLong();
+    }
+  };
 
   @FunctionalInterface
   private interface Body {
