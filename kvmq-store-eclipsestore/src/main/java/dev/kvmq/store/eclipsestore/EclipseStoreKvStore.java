@@ -86,6 +86,8 @@ public final class EclipseStoreKvStore implements KvStore {
   /** Key order; guarded by {@link #lock}. Changed by the committer thread only. */
   private final NavigableSet<Node> index = new TreeSet<>(Node::compareKeys);
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  /** The ring the next new key goes to; used by the committer thread only. */
+  private int nextRing;
   private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
 
   /** Commits waiting for the committer; guarded by itself, as are {@link #closed}. */
@@ -110,8 +112,11 @@ public final class EclipseStoreKvStore implements KvStore {
     EmbeddedStorageManager started = null;
     SyncingFileWriter w = new SyncingFileWriter(durability == Durability.FSYNC);
     try {
+      long t0 = System.nanoTime();
       started = startStorage(b, w);
+      long t1 = System.nanoTime();
       Object existing = started.root();
+      long t2 = System.nanoTime();
       StoreRoot r;
       if (existing == null) {
         r = StoreRoot.empty();
@@ -130,6 +135,11 @@ public final class EclipseStoreKvStore implements KvStore {
       }
       this.root = r;
       rebuildIndex();
+      long t3 = System.nanoTime();
+      LOG.log(System.Logger.Level.INFO, () -> String.format(java.util.Locale.ROOT,
+          "opened %s: %d keys in %d ms (storage start %d ms, root %d ms, index %d ms)", directory,
+          index.size(), (t3 - t0) / 1_000_000, (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000,
+          (t3 - t2) / 1_000_000));
       this.storer = started.createLazyStorer();
     } catch (RuntimeException | Error e) {
       if (started != null) {
@@ -206,13 +216,17 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   private void rebuildIndex() {
-    Node s = root.sentinel;
-    for (Node n = s.next; n != s; n = n.next) {
-      if (n == null || n.next == null || n.next.prev != n) {
-        throw new KvStoreException("storage directory " + directory + " is damaged: broken link in the key ring");
-      }
-      if (!index.add(n)) {
-        throw new KvStoreException("storage directory " + directory + " is damaged: a key is stored twice");
+    if (root.rings == null || root.rings.length != StoreRoot.RINGS) {
+      throw new KvStoreException("storage directory " + directory + " is damaged: the rings of keys are missing");
+    }
+    for (Node s : root.rings) {
+      for (Node n = s.next; n != s; n = n.next) {
+        if (n == null || n.next == null || n.next.prev != n) {
+          throw new KvStoreException("storage directory " + directory + " is damaged: broken link in a key ring");
+        }
+        if (!index.add(n)) {
+          throw new KvStoreException("storage directory " + directory + " is damaged: a key is stored twice");
+        }
       }
     }
   }
@@ -474,9 +488,9 @@ public final class EclipseStoreKvStore implements KvStore {
     }
   }
 
-  /** Inserts {@code n} right after the sentinel. */
+  /** Inserts {@code n} right after the sentinel of the next ring in turn. */
   private void link(Node n, Set<Object> dirty) {
-    Node s = root.sentinel;
+    Node s = root.rings[nextRing++ & (StoreRoot.RINGS - 1)];
     Node first = s.next;
     n.prev = s;
     n.next = first;
@@ -729,6 +743,7 @@ public final class EclipseStoreKvStore implements KvStore {
    * Options of an {@link EclipseStoreKvStore}. Not thread-safe.
    */
   public static final class Builder {
+    private static final Duration MAX_HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
     private final Path directory;
     private Durability durability = Durability.FSYNC;
     private Duration housekeepingInterval = Duration.ofSeconds(1);
@@ -759,18 +774,21 @@ public final class EclipseStoreKvStore implements KvStore {
      * Housekeeping removes unreachable objects and rewrites data files that are mostly
      * garbage, so that the directory does not grow under a steady flow of writes.
      *
-     * @param interval the time between runs, at least 1 ms (default 1 s)
+     * @param interval the time between runs, from 1 ms to 10 s (default 1 s); EclipseStore's
+     *     storage thread ends up to one interval after {@link EclipseStoreKvStore#close()}
      * @param budget the time one run may take, 0 or more (default 50 ms)
      * @return this builder
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code interval} is under 1 ms or {@code budget}
-     *     is negative
+     * @throws IllegalArgumentException if {@code interval} is under 1 ms or over 10 s, or
+     *     {@code budget} is negative
      */
     public Builder housekeeping(Duration interval, Duration budget) {
       Objects.requireNonNull(interval, "interval");
       Objects.requireNonNull(budget, "budget");
-      if (interval.toMillis() < 1) {
-        throw new IllegalArgumentException("housekeeping interval must be at least 1 ms: " + interval);
+      if (interval.toMillis() < 1 || interval.compareTo(MAX_HOUSEKEEPING_INTERVAL) > 0) {
+        throw new IllegalArgumentException("housekeeping interval must be from 1 ms to "
+            + MAX_HOUSEKEEPING_INTERVAL + " (EclipseStore's thread ends up to one interval after close): "
+            + interval);
       }
       if (budget.isNegative()) {
         throw new IllegalArgumentException("housekeeping budget must not be negative: " + budget);

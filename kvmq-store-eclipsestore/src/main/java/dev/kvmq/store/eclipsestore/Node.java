@@ -3,8 +3,8 @@ package dev.kvmq.store.eclipsestore;
 import java.util.Arrays;
 
 /**
- * One key-value pair as persisted: a small object in a doubly linked ring that starts and
- * ends at the {@link StoreRoot#sentinel}. Adding a key stores the new node and re-stores its
+ * One key-value pair as persisted: a small object in one of the doubly linked rings that
+ * start and end at a sentinel of {@link StoreRoot#rings}. Adding a key stores the new node and re-stores its
  * two neighbours (their links changed); changing a value stores the node and its new byte
  * array; deleting re-stores the two neighbours. Each is a few hundred bytes whatever the
  * number of keys. The ring's order means nothing: the key order lives in the heap index that

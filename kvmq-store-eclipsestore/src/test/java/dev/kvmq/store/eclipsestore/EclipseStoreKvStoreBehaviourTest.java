@@ -254,6 +254,8 @@ class EclipseStoreKvStoreBehaviourTest {
         .hasMessageContaining("durability");
     assertThatThrownBy(() -> b.housekeeping(Duration.ZERO, Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("interval");
+    assertThatThrownBy(() -> b.housekeeping(Duration.ofMinutes(1), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("interval");
     assertThatThrownBy(() -> b.housekeeping(Duration.ofSeconds(1), Duration.ofMillis(-1)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budget");
     assertThatThrownBy(() -> b.transactionsLogMaxBytes(10))

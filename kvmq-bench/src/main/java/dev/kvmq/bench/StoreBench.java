@@ -1,0 +1,330 @@
+package dev.kvmq.bench;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.eclipsestore.Durability;
+import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Benchmarks of the EclipseStore store, run by hand (never by {@code mvn verify}).
+ *
+ * <pre>
+ * mvn -pl kvmq-bench -am package -DskipTests
+ * java -Xmx4g -cp 'kvmq-bench/target/kvmq-bench-0.1.0-SNAPSHOT.jar:kvmq-bench/target/lib/*' \
+ *     dev.kvmq.bench.StoreBench COMMAND ARGS
+ *
+ *   commits DIR FSYNC|PROCESS_CRASH_SAFE THREADS SECONDS   commits/s and latency
+ *   bytes DIR N1 N2 ...                                   bytes written per commit at N keys
+ *   reopen DIR                                            open time and heap per key of DIR
+ *   churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE]     directory size under push+complete
+ * </pre>
+ *
+ * DIR must not exist (or be empty) except for {@code reopen}, which reads what {@code bytes}
+ * left. Every command prints one line per figure, prefixed with its name.
+ */
+public final class StoreBench {
+
+  private static final int VALUE_BYTES = 100;
+
+  private StoreBench() {}
+
+  /**
+   * Runs one benchmark command.
+   *
+   * @param args the command and its arguments (see the class documentation)
+   * @throws Exception if the benchmark fails
+   */
+  public static void main(String[] args) throws Exception {
+    if (args.length < 2) {
+      usage();
+      return;
+    }
+    Path dir = Path.of(args[1]);
+    switch (args[0]) {
+      case "commits" -> commits(fresh(dir), Durability.valueOf(args[2]), Integer.parseInt(args[3]),
+          Integer.parseInt(args[4]));
+      case "bytes" -> bytes(fresh(dir), Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray());
+      case "reopen" -> reopen(dir);
+      case "churn" -> churn(fresh(dir), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
+          args.length > 4 ? Durability.valueOf(args[4]) : Durability.PROCESS_CRASH_SAFE);
+      default -> usage();
+    }
+  }
+
+  private static void usage() {
+    System.out.println("usage: StoreBench commits DIR FSYNC|PROCESS_CRASH_SAFE THREADS SECONDS");
+    System.out.println("       StoreBench bytes DIR N1 N2 ...");
+    System.out.println("       StoreBench reopen DIR");
+    System.out.println("       StoreBench churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE]");
+  }
+
+  private static Path fresh(Path dir) throws IOException {
+    if (Files.isDirectory(dir)) {
+      try (Stream<Path> s = Files.list(dir)) {
+        if (s.findAny().isPresent()) {
+          throw new IllegalArgumentException("benchmark directory " + dir + " is not empty: remove it first");
+        }
+      }
+    }
+    return dir;
+  }
+
+  // ---- commits/s
+
+  /** Each thread commits push-like operations (job key with 100 bytes + index key) one by one. */
+  private static void commits(Path dir, Durability mode, int threads, int seconds) throws Exception {
+    try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(mode).open()) {
+      runCommitters(store, threads, 3, null); // warm-up
+      long flushes = store.deviceFlushes();
+      long[][] latencies = new long[threads][];
+      long count = runCommitters(store, threads, seconds, latencies);
+      flushes = store.deviceFlushes() - flushes;
+      long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+      print("commits mode=%s threads=%d seconds=%d: %,.0f commits/s, p50 %.2f ms, p99 %.2f ms, %.2f device flushes per commit",
+          mode, threads, seconds, count / (double) seconds, all[all.length / 2] / 1e6,
+          all[(int) (all.length * 0.99)] / 1e6, flushes / (double) count);
+    }
+    deleteTree(dir);
+  }
+
+  private static final AtomicLong IDS = new AtomicLong();
+
+  private static long runCommitters(EclipseStoreKvStore store, int threads, int seconds, long[][] latencies)
+      throws InterruptedException {
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong total = new AtomicLong();
+    CountDownLatch done = new CountDownLatch(threads);
+    byte[] value = new byte[VALUE_BYTES];
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      Thread th = new Thread(() -> {
+        long[] lat = new long[1 << 20];
+        int n = 0;
+        while (!stop.get()) {
+          long id = IDS.incrementAndGet();
+          long t0 = System.nanoTime();
+          CommitResult r = store.commit(AtomicOperation.builder()
+              .checkAbsent(Key.of("job", id))
+              .set(Key.of("job", id), value)
+              .set(Key.of("ready", 0L, id), new byte[0])
+              .build());
+          long t1 = System.nanoTime();
+          if (!r.ok()) {
+            throw new IllegalStateException("push failed its check");
+          }
+          if (n < lat.length) {
+            lat[n] = t1 - t0;
+          }
+          n++;
+        }
+        total.addAndGet(n);
+        if (latencies != null) {
+          latencies[thread] = Arrays.copyOf(lat, Math.min(n, lat.length));
+        }
+        done.countDown();
+      }, "committer-" + t);
+      th.start();
+    }
+    waitFor(Duration.ofSeconds(seconds));
+    stop.set(true);
+    done.await();
+    return total.get();
+  }
+
+  // ---- bytes per commit
+
+  /** Fills the store to each N, then measures 1,000 adds, changes and deletes of single keys. */
+  private static void bytes(Path dir, int[] sizes) {
+    // no housekeeping while measuring: its copies would be counted as commit bytes
+    try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir)
+        .durability(Durability.PROCESS_CRASH_SAFE)
+        .housekeeping(Duration.ofSeconds(1), Duration.ZERO)
+        .open()) {
+      long have = 0;
+      byte[] value = new byte[VALUE_BYTES];
+      for (int n : sizes) {
+        List<AtomicOperation> batch = new ArrayList<>();
+        for (long i = have; i < n; i++) {
+          batch.add(AtomicOperation.builder().set(Key.of("job", i), value).build());
+          if (batch.size() == 10_000) {
+            store.commitAll(batch);
+            batch.clear();
+          }
+        }
+        store.commitAll(batch);
+        have = n;
+        int reps = 1_000;
+        long before = store.bytesWritten();
+        for (int j = 0; j < reps; j++) {
+          store.commit(AtomicOperation.builder().set(Key.of("probe", j), value).build());
+        }
+        long add = store.bytesWritten() - before;
+        before = store.bytesWritten();
+        for (int j = 0; j < reps; j++) {
+          store.commit(AtomicOperation.builder().set(Key.of("probe", j), new byte[VALUE_BYTES]).build());
+        }
+        long change = store.bytesWritten() - before;
+        before = store.bytesWritten();
+        for (int j = 0; j < reps; j++) {
+          store.commit(AtomicOperation.builder().delete(Key.of("probe", j)).build());
+        }
+        long delete = store.bytesWritten() - before;
+        print("bytes keys=%,d value=%d B: add %d B/commit, change %d B/commit, delete %d B/commit (data + transactions log)",
+            n, VALUE_BYTES, add / reps, change / reps, delete / reps);
+      }
+    }
+    print("bytes directory %s: %,d bytes after the fill (no housekeeping ran)", dir, sizeOf(dir));
+  }
+
+  // ---- reopen time and heap per key
+
+  private static void reopen(Path dir) {
+    MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+    long heapBefore = usedHeapAfterGc(memory);
+    long t0 = System.nanoTime();
+    EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open();
+    try {
+      long t1 = System.nanoTime();
+      long keys = store.count(KeyRange.all());
+      long heapAfter = usedHeapAfterGc(memory);
+      // a read, so that the open is not just lazily deferred work
+      List<KvEntry> first = store.list(KeyRange.all(), 1, false);
+      print("reopen keys=%,d: open %.2f s; heap %,d bytes for the open store = %.0f bytes per key (first key %s)",
+          keys, (t1 - t0) / 1e9, heapAfter - heapBefore, (heapAfter - heapBefore) / (double) keys,
+          first.isEmpty() ? "-" : first.get(0).key());
+    } finally {
+      store.close();
+    }
+  }
+
+  private static long usedHeapAfterGc(MemoryMXBean memory) {
+    for (int i = 0; i < 4; i++) {
+      System.gc();
+    }
+    return memory.getHeapMemoryUsage().getUsed();
+  }
+
+  // ---- directory size under a steady flow
+
+  /**
+   * THREADS threads each keep a window of 100 waiting jobs: push a job (a 200-byte record and
+   * an index key, one commit), and once 100 wait, complete the oldest (check its versionstamp
+   * and delete both keys, one commit).
+   */
+  private static void churn(Path dir, int jobs, int threads, Durability mode) throws Exception {
+    try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(mode).open()) {
+      AtomicLong pushed = new AtomicLong();
+      AtomicLong completed = new AtomicLong();
+      long t0 = System.nanoTime();
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        Thread th = new Thread(() -> {
+          ArrayDeque<Long> window = new ArrayDeque<>();
+          byte[] record = new byte[200];
+          while (true) {
+            if (window.size() >= 100 || (pushed.get() >= jobs && !window.isEmpty())) {
+              long id = window.poll();
+              KvEntry job = store.get(Key.of("job", id)).orElseThrow();
+              if (!store.commit(AtomicOperation.builder().check(job)
+                  .delete(Key.of("job", id)).delete(Key.of("ready", 0L, id)).build()).ok()) {
+                throw new IllegalStateException("complete failed its check");
+              }
+              completed.incrementAndGet();
+            } else if (pushed.getAndIncrement() < jobs) {
+              long id = IDS.incrementAndGet();
+              store.commit(AtomicOperation.builder().checkAbsent(Key.of("job", id))
+                  .set(Key.of("job", id), record).set(Key.of("ready", 0L, id), new byte[0]).build());
+              window.add(id);
+            } else {
+              return;
+            }
+          }
+        }, "churn-" + t);
+        workers.add(th);
+        th.start();
+      }
+      long nextReport = jobs / 10;
+      while (workers.stream().anyMatch(Thread::isAlive)) {
+        if (completed.get() >= nextReport) {
+          print("churn completed=%,d: directory %,d bytes, %.0f s", completed.get(), sizeOf(dir),
+              (System.nanoTime() - t0) / 1e9);
+          nextReport += jobs / 10;
+        }
+        waitFor(Duration.ofMillis(100));
+      }
+      double secs = (System.nanoTime() - t0) / 1e9;
+      print("churn mode=%s jobs=%,d threads=%d: %.0f s, %,.0f jobs/s (2 commits each); keys left %d; directory %,d bytes",
+          mode, jobs, threads, secs, jobs / secs, store.count(KeyRange.all()), sizeOf(dir));
+      waitFor(Duration.ofSeconds(30));
+      print("churn after 30 s idle (background housekeeping): directory %,d bytes", sizeOf(dir));
+      long c0 = System.nanoTime();
+      store.compact();
+      print("churn after compact() (%.1f s): directory %,d bytes", (System.nanoTime() - c0) / 1e9, sizeOf(dir));
+      printFiles(dir);
+    }
+  }
+
+  // ---- helpers
+
+  private static long sizeOf(Path dir) {
+    try (Stream<Path> s = Files.walk(dir)) {
+      return s.filter(Files::isRegularFile).mapToLong(p -> {
+        try {
+          return Files.size(p);
+        } catch (IOException e) {
+          return 0; // deleted by housekeeping while walking
+        }
+      }).sum();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void printFiles(Path dir) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      s.filter(Files::isRegularFile).sorted().forEach(p -> {
+        try {
+          print("  file %s %,d bytes", dir.relativize(p), Files.size(p));
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      });
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  private static void waitFor(Duration d) throws InterruptedException {
+    Thread.sleep(d.toMillis());
+  }
+
+  private static void print(String format, Object... args) {
+    System.out.println(String.format(Locale.ROOT, format, args));
+  }
+}
