@@ -91,6 +91,15 @@ public final class Queue<S> {
   }
 
   /**
+   * Returns the codec of the jobs' states.
+   *
+   * @return the codec
+   */
+  public Codec<S> codec() {
+    return codec;
+  }
+
+  /**
    * Returns the clock the queue and its workers read.
    *
    * @return the clock
@@ -443,6 +452,21 @@ public final class Queue<S> {
   public KvStore.Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
       Consumer<? super List<JobEntry<S>>> listener) {
     return new QueueListener<>(this, executor, pollInterval, listener).start();
+  }
+
+  /**
+   * Calls {@code listener} after every commit that changes this queue: a cheap hint, for
+   * feeds that then read what they need (such as {@link #counts()}). It may be called when
+   * nothing changed, and once for several commits. It runs on a store thread: it must be
+   * quick and must not call the store.
+   *
+   * @param listener what to call
+   * @return a handle that stops the calls when closed
+   * @throws NullPointerException if {@code listener} is null
+   * @throws UnsupportedOperationException if the store can't notify ({@link KvStore#notifiesChanges()})
+   */
+  public KvStore.Subscription onChange(Runnable listener) {
+    return store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
   }
 
   /**

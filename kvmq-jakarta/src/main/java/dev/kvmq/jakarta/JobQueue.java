@@ -1,0 +1,232 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.Job;
+import dev.kvmq.JobEntry;
+import dev.kvmq.JobOptions;
+import dev.kvmq.JobProcessingException;
+import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A queue as a Jakarta EE application uses it: inject it by name,
+ * {@code @Inject @QueueName("emails") JobQueue<Email> emails;}, and push, list, pause,
+ * resume and delete.
+ *
+ * <h2>Transactions</h2>
+ * A push made while a JTA transaction is active is deferred until the transaction commits:
+ * the jobs are pushed right after the commit, and not at all if it rolls back. The
+ * EclipseStore and in-memory stores can't join the transaction (they are not XA
+ * resources), so this is not atomic with the transaction's own writes: if the process dies
+ * between the commit and the push, the push is lost. Outside a transaction a push is stored
+ * before the call returns.
+ *
+ * <p>Everything else delegates to the kernel's {@link Queue} (see its documentation for
+ * each method's exceptions).
+ *
+ * @param <S> the state type
+ */
+public final class JobQueue<S> {
+
+  private static final System.Logger LOG = System.getLogger(JobQueue.class.getName());
+
+  private final Queue<S> queue;
+  private final TransactionSynchronizationRegistry transactions;
+
+  JobQueue(Queue<S> queue, TransactionSynchronizationRegistry transactions) {
+    this.queue = Objects.requireNonNull(queue, "queue");
+    this.transactions = transactions;
+  }
+
+  /**
+   * Returns the queue's name.
+   *
+   * @return the name
+   */
+  public String name() {
+    return queue.name();
+  }
+
+  /**
+   * Returns the kernel queue behind this one (pushes on it ignore transactions).
+   *
+   * @return the queue
+   */
+  public Queue<S> queue() {
+    return queue;
+  }
+
+  /**
+   * Pushes a job with default options.
+   *
+   * @param state the state
+   * @return the stored job, or empty when the push waits for the current transaction to commit
+   * @throws NullPointerException if {@code state} is null
+   * @throws IllegalArgumentException if the encoded state is too large
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public Optional<Job<S>> push(S state) {
+    return push(state, JobOptions.defaults());
+  }
+
+  /**
+   * Pushes a job.
+   *
+   * @param state the state
+   * @param options priority, delay, repeats, retries
+   * @return the stored job, or empty when the push waits for the current transaction to commit
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the encoded state is too large
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public Optional<Job<S>> push(S state, JobOptions options) {
+    Objects.requireNonNull(state, "state");
+    List<Job<S>> jobs = pushAll(List.of(state), options);
+    return jobs.isEmpty() ? Optional.empty() : Optional.of(jobs.get(0));
+  }
+
+  /**
+   * Pushes many jobs in one atomic commit (all or none).
+   *
+   * @param states the states
+   * @param options the options of every job
+   * @return the stored jobs, or an empty list when the push waits for the current
+   *     transaction to commit
+   * @throws NullPointerException if an argument or a state is null
+   * @throws IllegalArgumentException if an encoded state is too large
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (transactions != null && transactions.getTransactionStatus() == Status.STATUS_ACTIVE) {
+      List<S> copy = List.copyOf(states);
+      copy.forEach(s -> queue.codec().encode(s)); // fail now, in the caller, if a state can't be encoded
+      transactions.registerInterposedSynchronization(new Synchronization() {
+        @Override
+        public void beforeCompletion() {}
+
+        @Override
+        public void afterCompletion(int status) {
+          if (status == Status.STATUS_COMMITTED) {
+            try {
+              queue.pushAll(copy, options);
+            } catch (RuntimeException e) {
+              LOG.log(System.Logger.Level.ERROR, "could not push " + copy.size() + " job(s) to queue " + name()
+                  + " after their transaction committed; they are lost", e);
+            }
+          }
+        }
+      });
+      return List.of();
+    }
+    return queue.pushAll(states, options);
+  }
+
+  /**
+   * Reads one job.
+   *
+   * @param id the job's id
+   * @return the job, or empty
+   */
+  public Optional<Job<S>> job(String id) {
+    return queue.job(id);
+  }
+
+  /**
+   * Lists the jobs in queue order with place and status.
+   *
+   * @return the listing
+   */
+  public List<JobEntry<S>> jobs() {
+    return queue.jobs();
+  }
+
+  /**
+   * Counts the jobs per status.
+   *
+   * @return the counts
+   */
+  public QueueCounts counts() {
+    return queue.counts();
+  }
+
+  /** Pauses the queue for every worker. */
+  public void pause() {
+    queue.pause();
+  }
+
+  /** Resumes the queue. */
+  public void resume() {
+    queue.resume();
+  }
+
+  /**
+   * Tells whether the queue is paused.
+   *
+   * @return true if paused
+   */
+  public boolean isPaused() {
+    return queue.isPaused();
+  }
+
+  /**
+   * Deletes a job that is not being processed.
+   *
+   * @param id the job's id
+   * @return true if deleted, false if there was none
+   * @throws JobProcessingException if it is being processed
+   */
+  public boolean delete(String id) {
+    return queue.delete(id);
+  }
+
+  /**
+   * Deletes every waiting and delayed job in one atomic operation.
+   *
+   * @return how many were deleted
+   */
+  public int deleteWaiting() {
+    return queue.deleteWaiting();
+  }
+
+  /**
+   * Lists the dead letters.
+   *
+   * @return the dead jobs, oldest failure first
+   */
+  public List<Job<S>> deadLetters() {
+    return queue.deadLetters();
+  }
+
+  /**
+   * Puts a dead letter back in the queue with its retries restored.
+   *
+   * @param id the dead job's id
+   * @return true if replayed
+   */
+  public boolean replayDead(String id) {
+    return queue.replayDead(id);
+  }
+
+  /**
+   * Deletes a dead letter.
+   *
+   * @param id the dead job's id
+   * @return true if deleted
+   */
+  public boolean deleteDead(String id) {
+    return queue.deleteDead(id);
+  }
+
+  @Override
+  public String toString() {
+    return "JobQueue[" + name() + "]";
+  }
+}

@@ -1,0 +1,122 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.store.eclipsestore.Durability;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * kvmq's configuration. Keys are read from MicroProfile Config where the server has it
+ * (which covers system properties, environment variables and
+ * {@code META-INF/microprofile-config.properties}); otherwise from system properties, then
+ * environment variables ({@code kvmq.data-dir} as {@code KVMQ_DATA_DIR}).
+ *
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>kvmq.store</td><td>eclipsestore</td><td>{@code eclipsestore} or {@code memory}</td></tr>
+ *   <tr><td>kvmq.data-dir</td><td>see {@link #dataDir()}</td><td>the EclipseStore directory</td></tr>
+ *   <tr><td>kvmq.durability</td><td>fsync</td><td>{@code fsync} or {@code process-crash-safe}</td></tr>
+ *   <tr><td>kvmq.rest.enabled</td><td>false</td><td>serve the admin REST API at /kvmq</td></tr>
+ *   <tr><td>kvmq.shutdown-timeout</td><td>PT30S</td><td>how long undeploy waits for running handlers</td></tr>
+ *   <tr><td>kvmq.queue.NAME.concurrency, .lease, .renew-every, .poll-every</td><td>the handler's annotation</td>
+ *       <td>per-queue overrides</td></tr>
+ * </table>
+ */
+final class KvmqConfig {
+
+  private final Function<String, Optional<String>> source;
+
+  KvmqConfig(Function<String, Optional<String>> source) {
+    this.source = source;
+  }
+
+  /** The server's MicroProfile Config if present, else system properties and the environment. */
+  static KvmqConfig load() {
+    Function<String, Optional<String>> fallback = KvmqConfig::systemOrEnv;
+    try {
+      Class.forName("org.eclipse.microprofile.config.ConfigProvider", false, KvmqConfig.class.getClassLoader());
+      Function<String, Optional<String>> mp = MicroProfile.source();
+      return new KvmqConfig(key -> mp.apply(key).or(() -> fallback.apply(key)));
+    } catch (ClassNotFoundException | LinkageError | IllegalStateException e) {
+      return new KvmqConfig(fallback);
+    }
+  }
+
+  static Optional<String> systemOrEnv(String key) {
+    String v = System.getProperty(key);
+    if (v == null) {
+      v = System.getenv(key.toUpperCase(Locale.ROOT).replaceAll("[^A-Z0-9]", "_"));
+    }
+    return Optional.ofNullable(v).map(String::trim).filter(s -> !s.isEmpty());
+  }
+
+  Optional<String> get(String key) {
+    return source.apply(key);
+  }
+
+  String store() {
+    return get("kvmq.store").orElse("eclipsestore").toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * {@code kvmq.data-dir}, else {@code kvmq} under the server's instance directory: Payara and
+   * GlassFish {@code ${com.sun.aas.instanceRoot}/kvmq}, WildFly
+   * {@code ${jboss.server.data.dir}/kvmq}; else {@code kvmq-data} in the working directory.
+   */
+  Path dataDir() {
+    Optional<String> configured = get("kvmq.data-dir");
+    if (configured.isPresent()) {
+      return Path.of(configured.get());
+    }
+    for (String root : new String[] {"com.sun.aas.instanceRoot", "jboss.server.data.dir"}) {
+      String dir = System.getProperty(root);
+      if (dir != null) {
+        return Path.of(dir, "kvmq");
+      }
+    }
+    return Path.of("kvmq-data").toAbsolutePath();
+  }
+
+  Durability durability() {
+    String v = get("kvmq.durability").orElse("fsync").toLowerCase(Locale.ROOT);
+    return switch (v) {
+      case "fsync" -> Durability.FSYNC;
+      case "process-crash-safe" -> Durability.PROCESS_CRASH_SAFE;
+      default -> throw new IllegalArgumentException("kvmq.durability is \"" + v
+          + "\"; use fsync or process-crash-safe");
+    };
+  }
+
+  boolean restEnabled() {
+    return Boolean.parseBoolean(get("kvmq.rest.enabled").orElse("false"));
+  }
+
+  Duration shutdownTimeout() {
+    return duration("kvmq.shutdown-timeout", "PT30S");
+  }
+
+  Duration duration(String key, String otherwise) {
+    String v = get(key).orElse(otherwise);
+    try {
+      Duration d = Duration.parse(v);
+      if (d.isNegative()) {
+        throw new IllegalArgumentException(key + " must not be negative: " + v);
+      }
+      return d;
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException(key + " is \"" + v + "\", not an ISO-8601 duration such as PT30S", e);
+    }
+  }
+
+  /** Keeps MicroProfile Config classes out of reach unless the server has them. */
+  private static final class MicroProfile {
+    static Function<String, Optional<String>> source() {
+      org.eclipse.microprofile.config.Config config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+      return key -> config.getOptionalValue(key, String.class);
+    }
+  }
+}

@@ -1,0 +1,236 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.JobHandler;
+import dev.kvmq.WorkerOptions;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
+import jakarta.enterprise.inject.spi.AnnotatedType;
+import jakarta.enterprise.inject.spi.BeanManager;
+import jakarta.enterprise.inject.spi.DeploymentException;
+import jakarta.enterprise.inject.spi.Extension;
+import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
+import jakarta.enterprise.inject.spi.WithAnnotations;
+import jakarta.json.bind.annotation.JsonbCreator;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.GenericArrayType;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
+import java.lang.reflect.WildcardType;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The CDI portable extension that finds {@link QueueHandler} beans (only types with that
+ * annotation, via {@link WithAnnotations}), checks them, and hands them to the runtime.
+ *
+ * <p>Every problem is reported at deployment, all at once, each with a code:
+ * <ul>
+ *   <li>KVMQ-001: two handlers for one queue;</li>
+ *   <li>KVMQ-002: a handler that does not implement {@code JobHandler<S>} with a concrete S;</li>
+ *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class,
+ *       or no usable constructor);</li>
+ *   <li>KVMQ-004: bad settings (name, concurrency, durations, renew not shorter than lease);</li>
+ *   <li>KVMQ-005: a handler class that is not a CDI bean (add a scope such as
+ *       {@code @ApplicationScoped}).</li>
+ * </ul>
+ */
+public class KvmqExtension implements Extension {
+
+  private final List<Class<?>> found = new ArrayList<>();
+  private final List<HandlerSpec> handlers = new ArrayList<>();
+
+  /** Made by the container through {@code META-INF/services}. */
+  public KvmqExtension() {}
+
+  <T> void find(@Observes @WithAnnotations(QueueHandler.class) ProcessAnnotatedType<T> pat) {
+    AnnotatedType<T> type = pat.getAnnotatedType();
+    if (type.isAnnotationPresent(QueueHandler.class)) {
+      found.add(type.getJavaClass());
+    }
+  }
+
+  void validate(@Observes AfterDeploymentValidation adv, BeanManager beans) {
+    List<String> problems = check(found, beans, KvmqConfig.load());
+    for (String p : problems) {
+      adv.addDeploymentProblem(new DeploymentException(p));
+    }
+  }
+
+  /**
+   * The handlers found and checked at deployment.
+   *
+   * @return an unmodifiable list
+   */
+  List<HandlerSpec> handlers() {
+    return Collections.unmodifiableList(handlers);
+  }
+
+  /** Checks the handler classes; fills {@link #handlers} with the good ones; returns every problem. */
+  List<String> check(List<Class<?>> classes, BeanManager beans, KvmqConfig config) {
+    List<String> problems = new ArrayList<>();
+    Map<String, Class<?>> byQueue = new HashMap<>();
+    for (Class<?> c : classes) {
+      QueueHandler a = c.getAnnotation(QueueHandler.class);
+      String queue = a.value();
+      int before = problems.size();
+      Class<?> other = byQueue.putIfAbsent(queue, c);
+      if (other != null) {
+        problems.add("KVMQ-001: queue \"" + queue + "\" has two handlers, " + other.getName() + " and "
+            + c.getName() + "; a queue has one handler per application");
+      }
+      if (queue.isEmpty() || queue.length() > 200) {
+        problems.add("KVMQ-004: handler " + c.getName() + " names a queue of " + queue.length()
+            + " characters; a queue name has 1 to 200");
+      }
+      Type payload = payloadType(c);
+      if (payload == null) {
+        problems.add("KVMQ-002: " + c.getName() + " is annotated @QueueHandler but does not implement "
+            + "JobHandler<S> with a concrete state type S");
+      } else {
+        String why = jsonbProblem(payload);
+        if (why != null) {
+          problems.add("KVMQ-003: the state type " + payload.getTypeName() + " of handler " + c.getName()
+              + " can't be read by JSON-B: " + why);
+        }
+      }
+      WorkerOptions options = null;
+      try {
+        options = options(a, config);
+      } catch (RuntimeException e) {
+        problems.add("KVMQ-004: handler " + c.getName() + " of queue \"" + queue + "\" has bad settings: "
+            + e.getMessage());
+      }
+      if (beans != null && beans.getBeans(c, Any.Literal.INSTANCE).isEmpty()) {
+        problems.add("KVMQ-005: handler " + c.getName() + " is not a CDI bean; give it a scope such as "
+            + "@ApplicationScoped");
+      }
+      if (problems.size() == before) {
+        @SuppressWarnings("unchecked")
+        Class<? extends JobHandler<?>> handlerClass = (Class<? extends JobHandler<?>>) c;
+        handlers.add(new HandlerSpec(queue, handlerClass, payload, options));
+      }
+    }
+    return problems;
+  }
+
+  static WorkerOptions options(QueueHandler a, KvmqConfig config) {
+    String prefix = "kvmq.queue." + a.value() + ".";
+    int concurrency = config.get(prefix + "concurrency").map(v -> {
+      try {
+        return Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(prefix + "concurrency is \"" + v + "\", not a whole number", e);
+      }
+    }).orElse(a.concurrency());
+    Duration lease = config.duration(prefix + "lease", a.lease());
+    Duration renew = config.duration(prefix + "renew-every", a.renewEvery());
+    Duration poll = config.duration(prefix + "poll-every", a.pollEvery());
+    return new WorkerOptions(concurrency, lease, renew, poll);
+  }
+
+  /** The S of {@code JobHandler<S>} as {@code c} implements it, or null if not concrete. */
+  static Type payloadType(Class<?> c) {
+    Type t = resolve(c, new HashMap<>());
+    return t != null && isConcrete(t) ? t : null;
+  }
+
+  /** Finds JobHandler's argument in {@code type}'s hierarchy, substituting type variables as it goes. */
+  private static Type resolve(Type type, Map<TypeVariable<?>, Type> bindings) {
+    Class<?> raw;
+    if (type instanceof ParameterizedType p) {
+      raw = (Class<?>) p.getRawType();
+      TypeVariable<?>[] vars = raw.getTypeParameters();
+      Type[] args = p.getActualTypeArguments();
+      Map<TypeVariable<?>, Type> inner = new HashMap<>();
+      for (int i = 0; i < vars.length; i++) {
+        inner.put(vars[i], substitute(args[i], bindings));
+      }
+      bindings = inner;
+    } else if (type instanceof Class<?> k) {
+      raw = k;
+    } else {
+      return null;
+    }
+    if (raw == JobHandler.class) {
+      return bindings.get(JobHandler.class.getTypeParameters()[0]);
+    }
+    List<Type> supers = new ArrayList<>(List.of(raw.getGenericInterfaces()));
+    if (raw.getGenericSuperclass() != null) {
+      supers.add(raw.getGenericSuperclass());
+    }
+    for (Type s : supers) {
+      Type found = resolve(s, bindings);
+      if (found != null) {
+        return found;
+      }
+    }
+    return null;
+  }
+
+  private static Type substitute(Type t, Map<TypeVariable<?>, Type> bindings) {
+    return t instanceof TypeVariable<?> v && bindings.containsKey(v) ? bindings.get(v) : t;
+  }
+
+  private static boolean isConcrete(Type t) {
+    if (t instanceof Class<?>) {
+      return true;
+    }
+    if (t instanceof ParameterizedType p) {
+      for (Type a : p.getActualTypeArguments()) {
+        if (!isConcrete(a)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (t instanceof GenericArrayType g) {
+      return isConcrete(g.getGenericComponentType());
+    }
+    return !(t instanceof TypeVariable<?> || t instanceof WildcardType);
+  }
+
+  /** Why JSON-B can't make instances of {@code t}, or null if it can. */
+  static String jsonbProblem(Type t) {
+    Class<?> raw = t instanceof ParameterizedType p ? (Class<?>) p.getRawType()
+        : t instanceof Class<?> c ? c : Object[].class;
+    if (raw.isPrimitive() || raw.isArray() || raw.getName().startsWith("java.")) {
+      return null;
+    }
+    if (!Modifier.isPublic(raw.getModifiers())) {
+      return "it is not public; JSON-B reads and writes public types only";
+    }
+    if (raw.isEnum() || raw.isRecord()) {
+      return null;
+    }
+    if (Collection.class.isAssignableFrom(raw) || Map.class.isAssignableFrom(raw)) {
+      return null;
+    }
+    if (raw.isInterface() || Modifier.isAbstract(raw.getModifiers())) {
+      return "it is " + (raw.isInterface() ? "an interface" : "abstract") + "; use a concrete class or a record";
+    }
+    if (raw.getEnclosingClass() != null && !Modifier.isStatic(raw.getModifiers())) {
+      return "it is an inner class; make it static or a top-level class";
+    }
+    for (Constructor<?> k : raw.getDeclaredConstructors()) {
+      if (k.isAnnotationPresent(JsonbCreator.class)
+          || (k.getParameterCount() == 0 && (Modifier.isPublic(k.getModifiers()) || Modifier.isProtected(k.getModifiers())))) {
+        return null;
+      }
+    }
+    for (Method m : raw.getDeclaredMethods()) {
+      if (m.isAnnotationPresent(JsonbCreator.class) && Modifier.isStatic(m.getModifiers())) {
+        return null;
+      }
+    }
+    return "it has no public or protected no-argument constructor and no @JsonbCreator";
+  }
+}

@@ -1,0 +1,219 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.Codec;
+import dev.kvmq.JobEvent;
+import dev.kvmq.JobHandler;
+import dev.kvmq.Queue;
+import dev.kvmq.Worker;
+import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
+import jakarta.annotation.PreDestroy;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Event;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.BeanManager;
+import jakarta.inject.Inject;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import java.lang.reflect.Type;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+
+/**
+ * kvmq inside one application: opens the configured store, runs one worker per
+ * {@link QueueHandler} on the container's {@link ManagedScheduledExecutorService} once the
+ * application has started, fires the CDI events, and on undeploy or shutdown stops the
+ * workers (telling running handlers, waiting up to {@code kvmq.shutdown-timeout}) and
+ * closes the store.
+ *
+ * <p>Applications do not call it; they inject {@link JobQueue}s and observe events.
+ */
+@ApplicationScoped
+public class KvmqRuntime {
+
+  private static final System.Logger LOG = System.getLogger(KvmqRuntime.class.getName());
+
+  @Inject
+  KvmqExtension extension;
+
+  @Inject
+  BeanManager beans;
+
+  @Inject
+  Event<Object> events;
+
+  @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
+  ManagedScheduledExecutorService executor;
+
+  private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
+  private final List<Worker<?>> workers = new ArrayList<>();
+  private KvmqConfig config;
+  private KvStore store;
+  private Jsonb jsonb;
+  private TransactionSynchronizationRegistry transactions;
+  private boolean started;
+
+  private record QueueEntry(Queue<?> queue, Type type) {}
+
+  /** Made by CDI. */
+  public KvmqRuntime() {}
+
+  void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
+    startWorkers();
+  }
+
+  /** Opens the store on first use. */
+  synchronized KvStore store() {
+    if (store == null) {
+      config = KvmqConfig.load();
+      jsonb = JsonbBuilder.create();
+      transactions = lookupTransactions();
+      store = switch (config.store()) {
+        case "memory" -> new InMemoryKvStore();
+        case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
+            + "\"; use eclipsestore or memory");
+      };
+      LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
+    }
+    return store;
+  }
+
+  synchronized KvmqConfig config() {
+    store();
+    return config;
+  }
+
+  synchronized void startWorkers() {
+    if (started) {
+      return;
+    }
+    started = true;
+    store();
+    for (HandlerSpec spec : extension.handlers()) {
+      startWorker(spec);
+    }
+  }
+
+  private <S> void startWorker(HandlerSpec spec) {
+    @SuppressWarnings("unchecked")
+    Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
+    @SuppressWarnings("unchecked")
+    JobHandler<S> handler = (JobHandler<S>) beans.createInstance().select(spec.beanClass()).get();
+    Worker<S> worker = queue.worker(handler, spec.options(), executor);
+    worker.addListener(this::fire);
+    worker.start();
+    workers.add(worker);
+    LOG.log(System.Logger.Level.INFO, "kvmq worker started: queue " + spec.queue() + ", handler "
+        + spec.beanClass().getName() + ", " + spec.options());
+  }
+
+  /** The queue of this name with a JSON-B codec for {@code type}; one per name. */
+  synchronized Queue<?> queue(String name, Type type) {
+    KvStore s = store();
+    QueueEntry e = queues.computeIfAbsent(name, n -> new QueueEntry(
+        Queue.builder(s, n, (Codec<Object>) new JsonbCodec<>(jsonb, type)).build(), type));
+    if (!e.type().equals(type)) {
+      throw new IllegalStateException("queue \"" + name + "\" holds " + e.type().getTypeName()
+          + ", not " + type.getTypeName());
+    }
+    return e.queue();
+  }
+
+  <S> JobQueue<S> jobQueue(String name, Type type) {
+    @SuppressWarnings("unchecked")
+    Queue<S> q = (Queue<S>) queue(name, type);
+    return new JobQueue<>(q, transactions);
+  }
+
+  /** The queues opened so far (by handlers and injections). */
+  Collection<Queue<?>> queues() {
+    return queues.values().stream().<Queue<?>>map(QueueEntry::queue).toList();
+  }
+
+  Optional<Queue<?>> queue(String name) {
+    return Optional.ofNullable(queues.get(name)).map(QueueEntry::queue);
+  }
+
+  ManagedScheduledExecutorService executor() {
+    return executor;
+  }
+
+  Jsonb jsonb() {
+    store();
+    return jsonb;
+  }
+
+  private void fire(JobEvent<?> e) {
+    String queue = e.job().queue();
+    Object event;
+    if (e instanceof JobEvent.Completed<?> c) {
+      event = new JobCompleted(queue, c.job(), c.next().map(j -> j));
+    } else if (e instanceof JobEvent.Failed<?> f) {
+      event = new JobFailed(queue, f.job(), f.error(), f.dead());
+    } else {
+      JobEvent.LeaseLost<?> l = (JobEvent.LeaseLost<?>) e;
+      event = new JobLeaseLost(queue, l.job(), l.refusedOutcome());
+    }
+    Event<Object> selected = events.select(new OnQueue.Literal(queue));
+    selected.fire(event);
+    selected.fireAsync(event);
+  }
+
+  @PreDestroy
+  synchronized void shutdown() {
+    Duration timeout = config != null ? config.shutdownTimeout() : Duration.ofSeconds(30);
+    List<CompletableFuture<Void>> stopping = new ArrayList<>();
+    for (Worker<?> w : workers) {
+      stopping.add(w.stop());
+    }
+    try {
+      CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      LOG.log(System.Logger.Level.WARNING, "kvmq: handlers still running after " + timeout
+          + "; their jobs run again when their leases expire");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      LOG.log(System.Logger.Level.ERROR, "kvmq: stopping a worker failed", e);
+    }
+    workers.clear();
+    if (store != null) {
+      store.close();
+      store = null;
+    }
+    if (jsonb != null) {
+      try {
+        jsonb.close();
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.DEBUG, "closing JSON-B failed", e);
+      }
+    }
+    queues.clear();
+  }
+
+  private static TransactionSynchronizationRegistry lookupTransactions() {
+    try {
+      return (TransactionSynchronizationRegistry) new InitialContext().lookup("java:comp/TransactionSynchronizationRegistry");
+    } catch (NamingException | RuntimeException e) {
+      LOG.log(System.Logger.Level.INFO, "kvmq: no JTA transaction registry; pushes are never deferred");
+      return null;
+    }
+  }
+}

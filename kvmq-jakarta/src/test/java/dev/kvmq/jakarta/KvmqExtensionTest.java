@@ -1,0 +1,148 @@
+package dev.kvmq.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.Job;
+import dev.kvmq.JobContext;
+import dev.kvmq.JobHandler;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The extension's checks, without a container: every problem is found, in one pass. */
+class KvmqExtensionTest {
+
+  public record Email(String to) {}
+
+  record Hidden(String to) {}
+
+  @QueueHandler("hidden")
+  static class HiddenHandler implements JobHandler<Hidden> {
+    @Override
+    public void handle(Job<Hidden> job, JobContext<Hidden> context) {}
+  }
+
+  public static class Plain {
+    public String value;
+  }
+
+  public interface Shape {}
+
+  public static class NoDefaultConstructor {
+    public NoDefaultConstructor(String required) {}
+  }
+
+  @QueueHandler(value = "mail", concurrency = 3, lease = "PT30S", renewEvery = "PT10S")
+  static class MailHandler implements JobHandler<Email> {
+    @Override
+    public void handle(Job<Email> job, JobContext<Email> context) {}
+  }
+
+  @QueueHandler("generic")
+  static class ListHandler implements JobHandler<List<Map<String, Plain>>> {
+    @Override
+    public void handle(Job<List<Map<String, Plain>>> job, JobContext<List<Map<String, Plain>>> context) {}
+  }
+
+  abstract static class Base<T> implements JobHandler<T> {}
+
+  @QueueHandler("inherited")
+  static class Inherited extends Base<Plain> {
+    @Override
+    public void handle(Job<Plain> job, JobContext<Plain> context) {}
+  }
+
+  @QueueHandler("mail")
+  static class SecondMailHandler implements JobHandler<Email> {
+    @Override
+    public void handle(Job<Email> job, JobContext<Email> context) {}
+  }
+
+  @SuppressWarnings("rawtypes")
+  @QueueHandler("raw")
+  static class RawHandler implements JobHandler {
+    @Override
+    public void handle(Job job, JobContext context) {}
+  }
+
+  @QueueHandler("shapes")
+  static class ShapeHandler implements JobHandler<Shape> {
+    @Override
+    public void handle(Job<Shape> job, JobContext<Shape> context) {}
+  }
+
+  @QueueHandler("ctor")
+  static class CtorHandler implements JobHandler<NoDefaultConstructor> {
+    @Override
+    public void handle(Job<NoDefaultConstructor> job, JobContext<NoDefaultConstructor> context) {}
+  }
+
+  @QueueHandler(value = "bad", concurrency = -1)
+  static class BadConcurrency implements JobHandler<String> {
+    @Override
+    public void handle(Job<String> job, JobContext<String> context) {}
+  }
+
+  @QueueHandler(value = "bad-lease", lease = "5 seconds")
+  static class BadLease implements JobHandler<String> {
+    @Override
+    public void handle(Job<String> job, JobContext<String> context) {}
+  }
+
+  @QueueHandler(value = "bad-renew", lease = "PT2S", renewEvery = "PT2S")
+  static class BadRenew implements JobHandler<String> {
+    @Override
+    public void handle(Job<String> job, JobContext<String> context) {}
+  }
+
+  static final KvmqConfig NO_CONFIG = new KvmqConfig(key -> Optional.empty());
+
+  @Test
+  void goodHandlersPass() {
+    KvmqExtension ext = new KvmqExtension();
+    List<String> problems = ext.check(List.of(MailHandler.class, ListHandler.class, Inherited.class), null, NO_CONFIG);
+    assertThat(problems).isEmpty();
+    assertThat(ext.handlers()).extracting(HandlerSpec::queue).containsExactly("mail", "generic", "inherited");
+    HandlerSpec mail = ext.handlers().get(0);
+    assertThat(mail.payloadType()).isEqualTo(Email.class);
+    assertThat(mail.options().concurrency()).isEqualTo(3);
+    assertThat(mail.options().leaseDuration()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(ext.handlers().get(1).payloadType().getTypeName())
+        .isEqualTo("java.util.List<java.util.Map<java.lang.String, " + Plain.class.getName() + ">>");
+    assertThat(ext.handlers().get(2).payloadType()).isEqualTo(Plain.class);
+  }
+
+  @Test
+  void everyProblemIsReportedAtOnceWithItsCode() {
+    KvmqExtension ext = new KvmqExtension();
+    List<String> problems = ext.check(List.of(MailHandler.class, SecondMailHandler.class, RawHandler.class,
+        ShapeHandler.class, CtorHandler.class, BadConcurrency.class, BadLease.class, BadRenew.class, HiddenHandler.class),
+        null, NO_CONFIG);
+    assertThat(problems).hasSize(8);
+    assertThat(problems.get(0)).startsWith("KVMQ-001").contains("\"mail\"", "MailHandler", "SecondMailHandler");
+    assertThat(problems.get(1)).startsWith("KVMQ-002").contains("RawHandler");
+    assertThat(problems.get(2)).startsWith("KVMQ-003").contains("Shape", "an interface");
+    assertThat(problems.get(3)).startsWith("KVMQ-003").contains("NoDefaultConstructor", "no public or protected");
+    assertThat(problems.get(4)).startsWith("KVMQ-004").contains("concurrency");
+    assertThat(problems.get(5)).startsWith("KVMQ-004").contains("\"5 seconds\"", "ISO-8601");
+    assertThat(problems.get(6)).startsWith("KVMQ-004").contains("shorter than");
+    assertThat(problems.get(7)).startsWith("KVMQ-003").contains("Hidden", "not public");
+    assertThat(ext.handlers()).extracting(HandlerSpec::queue).containsExactly("mail");
+  }
+
+  @Test
+  void configurationOverridesTheAnnotation() {
+    KvmqExtension ext = new KvmqExtension();
+    KvmqConfig config = new KvmqConfig(key -> Optional.ofNullable(Map.of(
+        "kvmq.queue.mail.concurrency", "8",
+        "kvmq.queue.mail.lease", "PT1M").get(key)));
+    assertThat(ext.check(List.of(MailHandler.class), null, config)).isEmpty();
+    assertThat(ext.handlers().get(0).options().concurrency()).isEqualTo(8);
+    assertThat(ext.handlers().get(0).options().leaseDuration()).isEqualTo(Duration.ofMinutes(1));
+    KvmqConfig bad = new KvmqConfig(key -> key.endsWith("concurrency") ? Optional.of("many") : Optional.empty());
+    assertThat(new KvmqExtension().check(List.of(MailHandler.class), null, bad))
+        .singleElement().asString().contains("KVMQ-004", "not a whole number");
+  }
+}
