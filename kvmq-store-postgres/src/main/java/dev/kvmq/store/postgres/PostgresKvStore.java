@@ -721,44 +721,71 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
+  /**
+   * Checks the installed schema version; creates the schema first if it is missing and the
+   * builder allows. An installed schema is left alone: no DDL, no lock, so that nodes that
+   * may not own the tables start too, and a running cluster sees no DDL at every start.
+   */
   private void prepareSchema(Connection c) throws SQLException {
-    c.setAutoCommit(false);
+    SQLException missing = null;
+    Integer version;
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
     try {
-      if (createSchema) {
-        try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-          // Two nodes starting together: CREATE ... IF NOT EXISTS alone can still collide.
-          ps.setInt(1, 0x6b766d71); // "kvmq"
-          ps.setString(2, tables.describe());
-          ps.executeQuery().close();
-        }
-        try (Statement s = c.createStatement()) {
-          if (tables.schema != null) {
-            s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
-          }
-          for (String sql : tables.schemaStatements()) {
-            s.execute(sql);
-          }
-        }
-      }
-      Integer version;
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.readVersion)) {
-        rs.next();
-        version = (Integer) rs.getObject(1);
-      } catch (SQLException e) {
-        if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
-          throw new SQLException("the kvmq tables do not exist (" + e.getMessage().replaceAll("\\s+", " ").strip()
-              + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
-              + " the store with createSchema(true)", e.getSQLState(), e);
-        }
+      version = installedVersion(c);
+    } catch (SQLException e) {
+      if (!"42P01".equals(e.getSQLState()) && !"3F000".equals(e.getSQLState())) {
         throw e;
       }
-      if (version == null || version > Tables.SCHEMA_VERSION) {
-        throw new SQLException("the kvmq tables have schema version " + version + ", but this"
-            + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION
-            + (version == null ? " (" + tables.schemaVersion + " is empty)" : ": upgrade kvmq"),
-            "55000");
+      missing = e;
+      version = null;
+    }
+    if (version == null && createSchema) {
+      version = createSchema(c);
+    }
+    if (version == null) {
+      String why = missing != null ? missing.getMessage().replaceAll("\\s+", " ").strip()
+          : tables.schemaVersion + " is empty";
+      throw new SQLException("the kvmq tables do not exist or have no schema version (" + why
+          + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
+          + " the store with createSchema(true)", missing != null ? missing.getSQLState() : "55000", missing);
+    }
+    if (version > Tables.SCHEMA_VERSION) {
+      throw new SQLException("the kvmq tables have schema version " + version + ", but this"
+          + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION + ": upgrade kvmq", "55000");
+    }
+  }
+
+  /** The installed schema version, or null if the version table is empty. */
+  private Integer installedVersion(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.readVersion)) {
+      rs.next();
+      return (Integer) rs.getObject(1);
+    }
+  }
+
+  /** Runs the schema file in one transaction, under an advisory lock; returns the version. */
+  private Integer createSchema(Connection c) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
+        // Two nodes starting together: CREATE ... IF NOT EXISTS alone can still collide.
+        ps.setInt(1, 0x6b766d71); // "kvmq"
+        ps.setString(2, tables.describe());
+        ps.executeQuery().close();
       }
+      try (Statement s = c.createStatement()) {
+        if (tables.schema != null) {
+          s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
+        }
+        for (String sql : tables.schemaStatements()) {
+          s.execute(sql);
+        }
+      }
+      Integer version = installedVersion(c);
       c.commit();
+      return version;
     } catch (SQLException | RuntimeException e) {
       rollbackQuietly(c);
       throw e;

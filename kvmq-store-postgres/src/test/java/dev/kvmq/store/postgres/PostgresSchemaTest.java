@@ -108,6 +108,26 @@ class PostgresSchemaTest {
   }
 
   @Test
+  void anInstalledSchemaNeedsOnlyDataPrivilegesEvenWithCreateSchema() {
+    try (PostgresKvStore owner = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      owner.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
+    }
+    db.execute("DROP ROLE IF EXISTS kvmq_app");
+    db.execute("CREATE ROLE kvmq_app LOGIN");
+    db.execute("GRANT USAGE ON SCHEMA " + schema + " TO kvmq_app");
+    db.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO kvmq_app");
+    try (PostgresKvStore app = PostgresKvStore.builder(db.dataSourceAs("kvmq_app")).schema(schema).build()) {
+      // The role may not create anything in the schema: the store must not try.
+      assertThat(app.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build()).ok()).isTrue();
+      assertThat(app.get(Key.of("k")).orElseThrow().value()).containsExactly(2);
+      assertThat(app.count(KeyRange.all())).isEqualTo(1);
+    } finally {
+      db.execute("DROP OWNED BY kvmq_app");
+      db.execute("DROP ROLE kvmq_app");
+    }
+  }
+
+  @Test
   void commitsRefuseToRunUnderRepeatableRead() {
     // Under REPEATABLE READ the commit's snapshot would predate its lock: checks could pass
     // on stale data. The commit function refuses, with a message naming the setting.
