@@ -80,6 +80,8 @@ public final class PostgresKvStore implements KvStore {
   private static final int MAX_NOTIFY_PAYLOADS = 16;
   private static final String EVERYONE = "*";
   private static final HexFormat HEX = HexFormat.of();
+  /** The first key of the advisory lock that guards schema creation: "kvmq". */
+  private static final int SCHEMA_LOCK = 0x6b766d71;
 
   private final DataSource dataSource;
   private final DataSource listenerDataSource;
@@ -765,32 +767,60 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
-  /** Runs the schema file in one transaction, under an advisory lock; returns the version. */
+  /**
+   * Runs the schema file under a session-level advisory lock, so that nodes starting together
+   * create it once; returns the installed version. The lock is taken before the DDL's
+   * transaction begins, because a transaction that starts before another node's DDL commits
+   * can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and the
+   * version is read again under the lock, so that the nodes that waited run no DDL.
+   */
   private Integer createSchema(Connection c) throws SQLException {
-    c.setAutoCommit(false);
+    try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {
+      lock.setInt(1, SCHEMA_LOCK);
+      lock.setString(2, tables.describe());
+      lock.executeQuery().close();
+    }
     try {
-      try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(?, hashtext(?))")) {
-        // Two nodes starting together: CREATE ... IF NOT EXISTS alone can still collide.
-        ps.setInt(1, 0x6b766d71); // "kvmq"
-        ps.setString(2, tables.describe());
-        ps.executeQuery().close();
-      }
-      try (Statement s = c.createStatement()) {
-        if (tables.schema != null) {
-          s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
+      Integer version;
+      try {
+        version = installedVersion(c);
+      } catch (SQLException e) {
+        if (!"42P01".equals(e.getSQLState()) && !"3F000".equals(e.getSQLState())) {
+          throw e;
         }
-        for (String sql : tables.schemaStatements()) {
-          s.execute(sql);
-        }
+        version = null;
       }
-      Integer version = installedVersion(c);
-      c.commit();
-      return version;
-    } catch (SQLException | RuntimeException e) {
-      rollbackQuietly(c);
-      throw e;
+      if (version != null) {
+        return version;
+      }
+      c.setAutoCommit(false);
+      try {
+        try (Statement s = c.createStatement()) {
+          if (tables.schema != null) {
+            s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
+          }
+          for (String sql : tables.schemaStatements()) {
+            s.execute(sql);
+          }
+        }
+        version = installedVersion(c);
+        c.commit();
+        return version;
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c);
+        throw e;
+      } finally {
+        resetAutoCommit(c);
+      }
     } finally {
-      resetAutoCommit(c);
+      try (PreparedStatement unlock = c.prepareStatement("SELECT pg_advisory_unlock(?, hashtext(?))")) {
+        unlock.setInt(1, SCHEMA_LOCK);
+        unlock.setString(2, tables.describe());
+        unlock.executeQuery().close();
+      } catch (SQLException e) {
+        // The connection is broken, and its session lock went with it.
+        LOG.log(Level.DEBUG, "releasing the schema lock failed", e);
+      }
     }
   }
 

@@ -233,33 +233,38 @@ class PostgresTwoNodesTest {
 
   @Test
   void nodesStartingTogetherCreateTheSchemaOnce() throws Exception {
-    String fresh = TestDatabase.freshSchemaName();
-    int nodes = 4;
-    List<PostgresKvStore> stores = new ArrayList<>();
-    for (int i = 0; i < nodes; i++) {
-      stores.add(PostgresKvStore.builder(db.unpooled()).schema(fresh).build());
-    }
-    ExecutorService pool = Executors.newFixedThreadPool(nodes);
-    try {
-      CountDownLatch start = new CountDownLatch(1);
-      List<Future<CommitResult>> futures = new ArrayList<>();
+    // A race: several rounds, each with a fresh schema and four nodes whose first call
+    // comes at once. (Once failed with a duplicate key in pg_namespace, when the DDL's
+    // transaction began before the advisory lock was granted.)
+    for (int round = 0; round < 5; round++) {
+      String fresh = TestDatabase.freshSchemaName();
+      int nodes = 4;
+      List<PostgresKvStore> stores = new ArrayList<>();
       for (int i = 0; i < nodes; i++) {
-        PostgresKvStore s = stores.get(i);
-        Key k = Key.of("node", (long) i);
-        futures.add(pool.submit(() -> {
-          start.await();
-          return s.commit(AtomicOperation.builder().set(k, longBytes(1)).build());
-        }));
+        stores.add(PostgresKvStore.builder(i % 2 == 0 ? db.unpooled() : db.pool()).schema(fresh).build());
       }
-      start.countDown();
-      for (Future<CommitResult> f : futures) {
-        assertThat(f.get(1, TimeUnit.MINUTES).ok()).isTrue();
+      ExecutorService pool = Executors.newFixedThreadPool(nodes);
+      try {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<CommitResult>> futures = new ArrayList<>();
+        for (int i = 0; i < nodes; i++) {
+          PostgresKvStore s = stores.get(i);
+          Key k = Key.of("node", (long) i);
+          futures.add(pool.submit(() -> {
+            start.await();
+            return s.commit(AtomicOperation.builder().set(k, longBytes(1)).build());
+          }));
+        }
+        start.countDown();
+        for (Future<CommitResult> f : futures) {
+          assertThat(f.get(1, TimeUnit.MINUTES).ok()).isTrue();
+        }
+        assertThat(stores.get(0).list(KeyRange.prefix(Key.of("node")))).hasSize(nodes);
+      } finally {
+        pool.shutdownNow();
+        stores.forEach(PostgresKvStore::close);
+        db.dropSchema(fresh);
       }
-      assertThat(stores.get(0).list(KeyRange.prefix(Key.of("node")))).hasSize(nodes);
-    } finally {
-      pool.shutdownNow();
-      stores.forEach(PostgresKvStore::close);
-      db.dropSchema(fresh);
     }
   }
 

@@ -1,0 +1,108 @@
+package dev.kvmq.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The LISTEN side: its own DataSource and thread factory, its failures, its shutdown. */
+class PostgresListenerTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private static TestDatabase db;
+  private String schema;
+
+  @BeforeAll
+  static void startDatabase() {
+    db = TestDatabase.start();
+  }
+
+  @AfterAll
+  static void stopDatabase() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @BeforeEach
+  void freshSchema() {
+    schema = TestDatabase.freshSchemaName();
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.dropSchema(schema);
+  }
+
+  @Test
+  void theListenerUsesItsOwnDataSourceAndThreadFactoryAndStopsOnClose() {
+    List<Thread> made = new CopyOnWriteArrayList<>();
+    PostgresKvStore listening = PostgresKvStore.builder(db.pool()).schema(schema)
+        .listenerDataSource(db.unpooled())
+        .threadFactory(r -> {
+          Thread t = new Thread(r, "test-listener");
+          t.setDaemon(true);
+          made.add(t);
+          return t;
+        })
+        .build();
+    try (PostgresKvStore other = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      AtomicInteger woken = new AtomicInteger();
+      listening.subscribe(Key.of("q"), woken::incrementAndGet);
+      TestDatabase.await("listening", WAIT, listening::isListening);
+      int before = woken.get();
+      other.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build());
+      TestDatabase.await("woken by the other node", WAIT, () -> woken.get() > before);
+      assertThat(made).hasSize(1);
+      assertThat(made.get(0).isAlive()).isTrue();
+    } finally {
+      listening.close();
+    }
+    assertThat(made.get(0).isAlive()).as("close() stops the listener thread").isFalse();
+  }
+
+  @Test
+  void aDataSourceThatHidesTheDriverMakesTheStoreUnhealthyWithTheReason() {
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema)
+        .listenerDataSource(hidingTheDriver(db.unpooled())).build()) {
+      AtomicInteger woken = new AtomicInteger();
+      store.subscribe(Key.of("q"), woken::incrementAndGet);
+      TestDatabase.await("unhealthy", WAIT, () -> !store.isHealthy());
+      assertThat(store.failure().orElseThrow()).contains("org.postgresql.PGConnection")
+          .contains("listenerDataSource");
+      // Commits still work, and this node's own subscribers still hear of them.
+      assertThat(store.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build()).ok()).isTrue();
+      assertThat(woken.get()).isPositive();
+    }
+  }
+
+  /** Connections that are not wrappers of anything, as some pools give out. */
+  private static DataSource hidingTheDriver(DataSource target) {
+    return (DataSource) Proxy.newProxyInstance(PostgresListenerTest.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          Object result = method.invoke(target, args);
+          if (!(result instanceof Connection c)) {
+            return result;
+          }
+          return Proxy.newProxyInstance(PostgresListenerTest.class.getClassLoader(),
+              new Class<?>[] {Connection.class}, (p, m, a) -> switch (m.getName()) {
+                case "isWrapperFor" -> false;
+                case "unwrap" -> throw new java.sql.SQLException("not a wrapper");
+                default -> m.invoke(c, a);
+              });
+        });
+  }
+}
