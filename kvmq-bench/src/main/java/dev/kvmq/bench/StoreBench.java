@@ -36,7 +36,8 @@ import java.util.stream.Stream;
  *   commits DIR FSYNC|PROCESS_CRASH_SAFE THREADS SECONDS   commits/s and latency
  *   bytes DIR N1 N2 ...                                   bytes written per commit at N keys
  *   reopen DIR                                            open time and heap per key of DIR
- *   churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE]     directory size under push+complete
+ *   churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE [HK_INTERVAL_MS HK_BUDGET_MS]]
+ *                                                         directory size under push+complete
  * </pre>
  *
  * DIR must not exist (or be empty) except for {@code reopen}, which reads what {@code bytes}
@@ -66,7 +67,9 @@ public final class StoreBench {
       case "bytes" -> bytes(fresh(dir), Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray());
       case "reopen" -> reopen(dir);
       case "churn" -> churn(fresh(dir), Integer.parseInt(args[2]), Integer.parseInt(args[3]),
-          args.length > 4 ? Durability.valueOf(args[4]) : Durability.PROCESS_CRASH_SAFE);
+          args.length > 4 ? Durability.valueOf(args[4]) : Durability.PROCESS_CRASH_SAFE,
+          args.length > 6 ? Duration.ofMillis(Long.parseLong(args[5])) : null,
+          args.length > 6 ? Duration.ofMillis(Long.parseLong(args[6])) : null);
       default -> usage();
     }
   }
@@ -75,7 +78,7 @@ public final class StoreBench {
     System.out.println("usage: StoreBench commits DIR FSYNC|PROCESS_CRASH_SAFE THREADS SECONDS");
     System.out.println("       StoreBench bytes DIR N1 N2 ...");
     System.out.println("       StoreBench reopen DIR");
-    System.out.println("       StoreBench churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE]");
+    System.out.println("       StoreBench churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE [HK_INTERVAL_MS HK_BUDGET_MS]]");
   }
 
   private static Path fresh(Path dir) throws IOException {
@@ -159,6 +162,7 @@ public final class StoreBench {
     try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir)
         .durability(Durability.PROCESS_CRASH_SAFE)
         .housekeeping(Duration.ofSeconds(1), Duration.ZERO)
+        .compactEvery(0)
         .open()) {
       long have = 0;
       byte[] value = new byte[VALUE_BYTES];
@@ -212,6 +216,9 @@ public final class StoreBench {
       print("reopen keys=%,d: open %.2f s; heap %,d bytes for the open store = %.0f bytes per key (first key %s)",
           keys, (t1 - t0) / 1e9, heapAfter - heapBefore, (heapAfter - heapBefore) / (double) keys,
           first.isEmpty() ? "-" : first.get(0).key());
+      long c0 = System.nanoTime();
+      store.compact();
+      print("reopen keys=%,d: a full compact() (GC + file check) takes %.2f s", keys, (System.nanoTime() - c0) / 1e9);
     } finally {
       store.close();
     }
@@ -231,8 +238,14 @@ public final class StoreBench {
    * an index key, one commit), and once 100 wait, complete the oldest (check its versionstamp
    * and delete both keys, one commit).
    */
-  private static void churn(Path dir, int jobs, int threads, Durability mode) throws Exception {
-    try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(mode).open()) {
+  private static void churn(Path dir, int jobs, int threads, Durability mode, Duration hkInterval,
+      Duration hkBudget) throws Exception {
+    EclipseStoreKvStore.Builder builder = EclipseStoreKvStore.builder(dir).durability(mode);
+    if (hkInterval != null) {
+      builder.housekeeping(hkInterval, hkBudget);
+    }
+    print("churn housekeeping: %s", hkInterval == null ? "store defaults" : "every " + hkInterval + " for " + hkBudget);
+    try (EclipseStoreKvStore store = builder.open()) {
       AtomicLong pushed = new AtomicLong();
       AtomicLong completed = new AtomicLong();
       long t0 = System.nanoTime();

@@ -246,6 +246,31 @@ class EclipseStoreKvStoreBehaviourTest {
   }
 
   @Test
+  void theDirectoryStaysBoundedUnderASteadyFlowOfJobs() throws Exception {
+    try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir)
+        .durability(Durability.PROCESS_CRASH_SAFE).compactEvery(1L << 20).open()) {
+      byte[] record = new byte[200];
+      long maxSize = 0;
+      for (long id = 0; id < 20_000; id++) {
+        store.commit(AtomicOperation.builder().set(Key.of("job", id), record).set(Key.of("ready", id), new byte[0]).build());
+        store.commit(AtomicOperation.builder().delete(Key.of("job", id)).delete(Key.of("ready", id)).build());
+        if (id % 1_000 == 0) {
+          maxSize = Math.max(maxSize, sizeOf(dir));
+        }
+      }
+      // about 13 MB written in all; garbage is collected every 1 MiB written
+      assertThat(store.bytesWritten()).isGreaterThan(10_000_000);
+      assertThat(maxSize).isLessThan(6_000_000);
+    }
+  }
+
+  private static long sizeOf(Path dir) throws java.io.IOException {
+    try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+      return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+    }
+  }
+
+  @Test
   void badOptionsAreRefusedWithTheirName() {
     assertThatThrownBy(() -> EclipseStoreKvStore.builder(null)).isInstanceOf(NullPointerException.class)
         .hasMessageContaining("directory");
@@ -260,6 +285,8 @@ class EclipseStoreKvStoreBehaviourTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budget");
     assertThatThrownBy(() -> b.transactionsLogMaxBytes(10))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("transactions log");
+    assertThatThrownBy(() -> b.compactEvery(1000))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("compactEvery");
     assertThatThrownBy(() -> b.maxBatch(0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBatch");
   }
