@@ -45,13 +45,15 @@ import javax.sql.DataSource;
  * for {@code LISTEN}, on one thread of its own.
  *
  * <p><b>Schema.</b> Three tables ({@code kvmq_kv}, {@code kvmq_meta},
- * {@code kvmq_schema_version} with the default prefix), created on first use unless the
- * builder says otherwise; the same SQL ships as {@value Tables#SCHEMA_RESOURCE} for teams
+ * {@code kvmq_schema_version} with the default prefix) and a function
+ * ({@code kvmq_commit}), created on first use if missing unless the builder says otherwise;
+ * the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v1.sql} in this jar for teams
  * that manage migrations.
  *
  * <p><b>Versionstamps and isolation.</b> Every writing transaction first locks the one row
  * of {@code kvmq_meta}, then evaluates its checks, writes, and advances the versionstamp
- * held there. Writers are thus serialized across all nodes, commits are serializable, and
+ * held there, all in one call of the commit function; commits need {@code READ COMMITTED},
+ * PostgreSQL's default. Writers are thus serialized across all nodes, commits are serializable, and
  * versionstamps are strictly increasing in commit order. Reads are single statements (one
  * snapshot each) and take no lock. {@link #commitAll} runs its whole batch in one
  * transaction under one lock and one flush.
