@@ -18,6 +18,7 @@ import java.util.Optional;
 final class Claimer {
 
   static final int MAINTENANCE_BATCH = 256;
+  private static final System.Logger LOG = System.getLogger(Claimer.class.getName());
 
   /** A claimed job and the versionstamp of the claim's commit. */
   record Claimed(JobRecord record, long versionstamp) {}
@@ -75,10 +76,18 @@ final class Claimer {
     }
     List<AtomicOperation> ops = new ArrayList<>(ready.size());
     List<JobRecord> planned = new ArrayList<>(ready.size());
-    for (Optional<KvEntry> e : store.getMany(jobKeys(ready))) {
+    List<Optional<KvEntry>> records = store.getMany(jobKeys(ready));
+    for (int i = 0; i < records.size(); i++) {
+      Optional<KvEntry> e = records.get(i);
       if (e.isPresent()) {
-        Transitions.Plan plan = Transitions.claim(keys, JobRecord.decode(e.get().value()), e.get().versionstamp(),
-            now, leaseMillis);
+        JobRecord r;
+        try {
+          r = JobRecord.decode(e.get().value());
+        } catch (IllegalStateException corrupt) {
+          quarantine(ready.get(i).key(), e.get(), corrupt);
+          continue;
+        }
+        Transitions.Plan plan = Transitions.claim(keys, r, e.get().versionstamp(), now, leaseMillis);
         if (!plan.refused()) {
           ops.add(plan.operation());
           planned.add(plan.after());
@@ -96,6 +105,21 @@ final class Claimer {
     }
     more[0] = ready.size() == max || claimed.size() < ready.size();
     return claimed;
+  }
+
+  /**
+   * Moves an unreadable record's index entry aside, to {@code [..., "corrupt", id]}, so that
+   * one bad record does not stop the queue; the record itself is kept for inspection.
+   */
+  private void quarantine(Key indexKey, KvEntry record, RuntimeException why) {
+    String id = QueueKeys.idOf(indexKey);
+    LOG.log(System.Logger.Level.ERROR, "job " + id + " of queue " + keys.queue
+        + " can't be read; moving it aside to " + keys.corrupt(id), why);
+    store.commit(AtomicOperation.builder()
+        .check(record.key(), record.versionstamp())
+        .delete(indexKey)
+        .set(keys.corrupt(id), QueueKeys.EMPTY)
+        .build());
   }
 
   /** The earliest of {@code at}, the first delayed job's due time and the first lease's end. */

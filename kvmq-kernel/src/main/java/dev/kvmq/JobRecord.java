@@ -138,14 +138,14 @@ final class JobRecord {
       d.payload = new byte[in.readInt()];
       in.readFully(d.payload);
       return d.build();
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("corrupt job record (" + bytes.length + " bytes)", e);
     }
   }
 
-  /** writeUTF takes at most 65535 bytes; error texts are cut well below that. */
-  private static String truncate(String s) {
-    return s.length() <= 8000 ? s : s.substring(0, 8000) + "...";
+  /** Error texts are cut to 2,000 characters (at most 6,000 bytes): see {@link Queue#MAX_STATE_BYTES}. */
+  static String truncate(String s) {
+    return s.length() <= 2000 ? s : s.substring(0, 2000) + "...";
   }
 
   @Override

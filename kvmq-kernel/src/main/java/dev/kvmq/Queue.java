@@ -38,7 +38,14 @@ import java.util.random.RandomGenerator;
  */
 public final class Queue<S> {
 
+  /**
+   * The largest encoded state a job may have: the store's value limit less room for the
+   * job's own fields and its last error.
+   */
+  public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
+
   private static final int MAX_NAME_LENGTH = 200;
+  private static final System.Logger LOG = System.getLogger(Queue.class.getName());
   private static final int ATOMIC_RETRIES = 20;
 
   final KvStore store;
@@ -116,7 +123,7 @@ public final class Queue<S> {
    * @param state the job's state
    * @return the job as stored
    * @throws NullPointerException if {@code state} is null
-   * @throws IllegalArgumentException if the encoded state is over the store's value limit
+   * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails; the job may or may not be stored
    */
@@ -131,7 +138,7 @@ public final class Queue<S> {
    * @param options priority, delay, repeats, retries
    * @return the job as stored
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if the encoded state is over the store's value limit
+   * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails; the job may or may not be stored
    */
@@ -147,7 +154,7 @@ public final class Queue<S> {
    * @param options priority, delay, repeats, retries for each
    * @return the jobs as stored, in the same order
    * @throws NullPointerException if an argument or a state is null
-   * @throws IllegalArgumentException if an encoded state is over the store's value limit
+   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails; the jobs may or may not be stored
    */
@@ -159,7 +166,7 @@ public final class Queue<S> {
     }
     List<byte[]> payloads = new ArrayList<>(states.size());
     for (S state : states) {
-      payloads.add(codec.encode(Objects.requireNonNull(state, "state")));
+      payloads.add(encode(state));
     }
     long now = clock.millis();
     AtomicOperation.Builder op = AtomicOperation.builder();
@@ -248,8 +255,8 @@ public final class Queue<S> {
     long now = clock.millis();
     List<JobRecord> records = new ArrayList<>();
     for (KvEntry e : store.list(keys.jobs())) {
-      JobRecord r = JobRecord.decode(e.value());
-      if (r.state != JobRecord.State.DEAD) {
+      JobRecord r = readable(e);
+      if (r != null && r.state != JobRecord.State.DEAD) {
         records.add(r);
       }
     }
@@ -300,7 +307,7 @@ public final class Queue<S> {
     }
     List<Job<S>> jobs = new ArrayList<>(ids.size());
     for (Optional<KvEntry> e : store.getMany(ids)) {
-      e.ifPresent(entry -> jobs.add(toJob(JobRecord.decode(entry.value()), now)));
+      e.map(this::readable).ifPresent(r -> jobs.add(toJob(r, now)));
     }
     return jobs;
   }
@@ -357,7 +364,10 @@ public final class Queue<S> {
       AtomicOperation.Builder op = AtomicOperation.builder();
       int n = 0;
       for (KvEntry e : store.list(keys.jobs())) {
-        JobRecord r = JobRecord.decode(e.value());
+        JobRecord r = readable(e);
+        if (r == null) {
+          continue;
+        }
         JobStatus status = r.statusAt(now);
         if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
           Transitions.deleteInto(op, keys, r, e.versionstamp());
@@ -493,6 +503,26 @@ public final class Queue<S> {
       state = null;
     }
     return Job.of(name(), r, state, now);
+  }
+
+  /** Decodes a record, or logs and returns null for one that can't be read (listings skip it). */
+  private JobRecord readable(KvEntry e) {
+    try {
+      return JobRecord.decode(e.value());
+    } catch (IllegalStateException corrupt) {
+      LOG.log(System.Logger.Level.ERROR, "job " + e.key() + " of queue " + name() + " can't be read; skipped", corrupt);
+      return null;
+    }
+  }
+
+  /** Encodes a state, refusing one larger than {@link #MAX_STATE_BYTES}. */
+  byte[] encode(S state) {
+    byte[] bytes = codec.encode(Objects.requireNonNull(state, "state"));
+    if (bytes.length > MAX_STATE_BYTES) {
+      throw new IllegalArgumentException("the state of a job in queue " + name() + " is " + bytes.length
+          + " bytes encoded, over the limit of " + MAX_STATE_BYTES);
+    }
+    return bytes;
   }
 
   String nextId(long now) {

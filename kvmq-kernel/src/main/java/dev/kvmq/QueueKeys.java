@@ -12,6 +12,7 @@ import dev.kvmq.store.KeyRange;
  * ["kvmq", queue, "delayed", delayUntil, id]       promote moves due ones to ready
  * ["kvmq", queue, "leased", leaseUntil, id]        reclaim returns expired ones to ready
  * ["kvmq", queue, "dead", failedAt, id]            failed for good, kept for inspection
+ * ["kvmq", queue, "corrupt", id]                  a record that can't be read, moved aside
  * ["kvmq", queue, "paused"]                        present while the queue is paused
  * </pre>
  *
@@ -40,6 +41,10 @@ final class QueueKeys {
     this.leased = root.append("leased");
     this.dead = root.append("dead");
     this.paused = root.append("paused");
+  }
+
+  Key corrupt(String id) {
+    return root.append("corrupt", id);
   }
 
   Key job(String id) {

@@ -3,7 +3,6 @@ package dev.kvmq;
 import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
-import dev.kvmq.store.KvStoreException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,6 +77,9 @@ public final class Worker<S> {
   private volatile Phase phase = Phase.NEW;
   private ScheduledFuture<?> wake;
   private long wakeAt;
+  /** True from scheduling a wake until its task starts: only then may a later wake be skipped. */
+  private boolean wakePending;
+  private long wakeGeneration;
   private ScheduledFuture<?> renewer;
   private KvStore.Subscription subscription;
   private volatile boolean storeFailing;
@@ -280,7 +282,7 @@ public final class Worker<S> {
       } else {
         scheduleWake(Math.max(now, claimer.nextChange(now + poll)));
       }
-    } catch (KvStoreException | IllegalStateException e) {
+    } catch (RuntimeException e) {
       failing(e);
       scheduleWake(now + poll);
     }
@@ -314,16 +316,27 @@ public final class Worker<S> {
       if (phase != Phase.RUNNING) {
         return;
       }
-      if (wake != null && !wake.isDone() && wakeAt <= at) {
+      if (wakePending && wakeAt <= at) {
         return;
       }
       if (wake != null) {
         wake.cancel(false);
       }
       wakeAt = at;
+      wakePending = true;
+      long generation = ++wakeGeneration;
+      Runnable task = () -> {
+        synchronized (lifecycle) {
+          if (wakeGeneration == generation) {
+            wakePending = false;
+          }
+        }
+        requestPump();
+      };
       try {
-        wake = executor.schedule(this::requestPump, Math.max(0, at - queue.clock.millis()), TimeUnit.MILLISECONDS);
+        wake = executor.schedule(task, Math.max(0, at - queue.clock.millis()), TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
+        wakePending = false;
         LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
       }
     }
@@ -361,7 +374,14 @@ public final class Worker<S> {
         settled(lease); // already reported; another worker owns the job now
         return;
       }
-      plan = plan(lease, failure);
+      try {
+        plan = plan(lease, failure);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "could not record the outcome of job " + lease.id + " of queue "
+            + queue.name() + "; it runs again when its lease expires", e);
+        settled(lease);
+        return;
+      }
     }
     if (plan.refused()) {
       leaseLost(lease, failure == null ? "complete" : "fail");
@@ -380,7 +400,14 @@ public final class Worker<S> {
     }
     JobError error = new JobError(failure.getClass().getName(), Objects.toString(failure.getMessage(), ""),
         Instant.ofEpochMilli(now));
-    return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, error, queue.random.nextDouble());
+    double random = queue.random.nextDouble();
+    try {
+      return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, error, random);
+    } catch (IllegalArgumentException tooLarge) {
+      // the state plus the error text is over the store's value limit: keep the error's type only
+      JobError shorter = new JobError(error.type(), "(message dropped: the job is too large to keep it)", error.failedAt());
+      return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, shorter, random);
+    }
   }
 
   private void settledCommit(Lease lease, Throwable failure, Transitions.Plan plan, CommitResult result,
@@ -450,6 +477,15 @@ public final class Worker<S> {
   // ---- leases
 
   private void renewAll() {
+    try {
+      renewActive();
+    } catch (RuntimeException e) {
+      // a repeating task that throws is never run again: renewals must go on
+      failing(e);
+    }
+  }
+
+  private void renewActive() {
     if (phase == Phase.STOPPED || active.isEmpty()) {
       return;
     }
@@ -481,23 +517,43 @@ public final class Worker<S> {
     try {
       results = store.commitAll(plans.stream().map(Transitions.Plan::operation).toList());
       recovered();
-    } catch (KvStoreException | IllegalStateException e) {
+    } catch (RuntimeException e) {
       failing(e);
       return;
     }
     for (int i = 0; i < results.size(); i++) {
       Lease l = leases.get(i);
       if (results.get(i).ok()) {
-        synchronized (l) {
-          if (l.versionstamp == plannedAt.get(i)) {
-            l.record = plans.get(i).after();
-            l.versionstamp = results.get(i).versionstamp();
-          }
-        }
-      } else if (!l.refresh()) {
+        l.adopt(plans.get(i).after(), plannedAt.get(i), results.get(i).versionstamp());
+      } else if (l.refresh()) {
+        renewNow(l, now); // the record changed but is still ours: renew it from what we read
+      } else {
         leaseLost(l, "renew");
       }
     }
+  }
+
+  /** Renews one lease at once (after its record was read again). */
+  private void renewNow(Lease l, long now) {
+    Transitions.Plan plan;
+    long plannedAt;
+    synchronized (l) {
+      if (l.finishing || l.lost) {
+        return;
+      }
+      plan = Transitions.renew(keys, l.record, l.versionstamp, l.token, now, leaseMillis);
+      plannedAt = l.versionstamp;
+    }
+    if (plan.refused()) {
+      leaseLost(l, "renew");
+      return;
+    }
+    CommitResult result = store.commit(plan.operation());
+    if (result.ok()) {
+      l.adopt(plan.after(), plannedAt, result.versionstamp());
+    } else if (!l.refresh()) {
+      leaseLost(l, "renew");
+    } // else: changed again under us; the next round renews it
   }
 
   private void leaseLost(Lease lease, String outcome) {
@@ -566,6 +622,14 @@ public final class Worker<S> {
       return record;
     }
 
+    /** Takes a renewal's result, unless the record was written again since it was planned. */
+    synchronized void adopt(JobRecord renewed, long plannedAt, long committedAt) {
+      if (versionstamp == plannedAt) {
+        record = renewed;
+        versionstamp = committedAt;
+      }
+    }
+
     /** Reads the job again; true if this lease still holds it (and adopts what was read). */
     boolean refresh() {
       Optional<KvEntry> e = store.get(keys.job(id));
@@ -617,7 +681,7 @@ public final class Worker<S> {
     public void update(S state, JobChange change) {
       Objects.requireNonNull(state, "state");
       Objects.requireNonNull(change, "change");
-      byte[] payload = queue.codec.encode(state);
+      byte[] payload = queue.encode(state);
       for (int i = 0; i < SETTLE_RETRIES; i++) {
         synchronized (this) {
           if (lost) {

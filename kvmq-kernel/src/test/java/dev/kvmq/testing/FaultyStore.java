@@ -34,6 +34,12 @@ public final class FaultyStore implements KvStore {
   public final AtomicLong commitCalls = new AtomicLong();
   private volatile Predicate<AtomicOperation> failWhen = op -> false;
   private volatile Mode mode = Mode.BEFORE_APPLY;
+  private volatile boolean failReads;
+
+  /** Makes get and getMany throw (true) or work (false). */
+  public void failReads(boolean fail) {
+    this.failReads = fail;
+  }
 
   public FaultyStore(KvStore delegate) {
     this.delegate = delegate;
@@ -52,11 +58,17 @@ public final class FaultyStore implements KvStore {
 
   @Override
   public Optional<KvEntry> get(Key key) {
+    if (failReads) {
+      throw new KvStoreException("injected read failure");
+    }
     return delegate.get(key);
   }
 
   @Override
   public List<Optional<KvEntry>> getMany(List<Key> keys) {
+    if (failReads) {
+      throw new KvStoreException("injected read failure");
+    }
     return delegate.getMany(keys);
   }
 

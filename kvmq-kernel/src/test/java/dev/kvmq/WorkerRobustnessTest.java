@@ -1,0 +1,122 @@
+package dev.kvmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testkit.FakeClock;
+import dev.kvmq.testkit.ManualScheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Regression tests for worker bugs found in review, each named for what it reproduced.
+ * Without its fix, each of these fails.
+ */
+class WorkerRobustnessTest {
+
+  final FakeClock clock = new FakeClock();
+  final ManualScheduler scheduler = new ManualScheduler(clock);
+  final FaultyStore store = new FaultyStore(new InMemoryKvStore());
+  final Queue<String> queue = Queue.builder(store, "r", Codecs.utf8()).clock(clock).random(new Random(5)).build();
+  final List<JobEvent<String>> events = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  /**
+   * On a multi-threaded executor the pass started by a timed wake could run before the wake
+   * task returned; it then saw a wake "still pending" and scheduled none, and a delayed job
+   * waited for a commit that never came.
+   */
+  @Test
+  void aDelayedJobRunsOnAMultiThreadedExecutorWithNothingElseHappening() throws Exception {
+    ScheduledExecutorService pool = Executors.newScheduledThreadPool(4);
+    try {
+      Queue<String> q = Queue.builder(new InMemoryKvStore(), "wake", Codecs.utf8()).build();
+      CountDownLatch ran = new CountDownLatch(1);
+      q.worker((job, ctx) -> ran.countDown(), WorkerOptions.defaults().pollInterval(Duration.ofMillis(50)), pool).start();
+      q.push("later", JobOptions.defaults().delay(Duration.ofMillis(600)));
+      assertThat(ran.await(30, TimeUnit.SECONDS)).as("the delayed job ran").isTrue();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** A failure whose error text pushed the record over the store's limit was never recorded. */
+  @Test
+  void aFailureOfAJobNearTheSizeLimitIsStillRecorded() {
+    queue.worker((job, ctx) -> {
+      throw new IllegalStateException("x".repeat(100_000));
+    }, WorkerOptions.defaults(), scheduler).addListener(events::add).start();
+    Job<String> job = queue.push("s".repeat(Queue.MAX_STATE_BYTES));
+    scheduler.runUntilIdle();
+    assertThat(events).singleElement().isInstanceOf(JobEvent.Failed.class);
+    Job<String> dead = queue.deadLetters().get(0);
+    assertThat(dead.id()).isEqualTo(job.id());
+    assertThat(dead.lastError().orElseThrow().type()).isEqualTo(IllegalStateException.class.getName());
+    assertThat(queue.push("small")).isNotNull();
+  }
+
+  /** A store error while renewing ended the repeating renewal task for good. */
+  @Test
+  void renewalsGoOnAfterAStoreErrorDuringARenewal() {
+    AtomicBoolean cancelled = new AtomicBoolean();
+    queue.worker((job, ctx) -> {
+      if (ctx.attempt() > 1) {
+        return; // a second run means the lease was lost: the assertions below catch it
+      }
+      // someone rewrites the record behind the worker's back: its next renewal's check fails...
+      Key key = queue.keys.job(job.id());
+      KvEntry e = store.get(key).orElseThrow();
+      store.commit(AtomicOperation.builder().set(key, e.value()).build());
+      // ...and the re-read that follows fails too
+      store.failReads(true);
+      scheduler.advance(Duration.ofSeconds(2));
+      store.failReads(false);
+      scheduler.advance(Duration.ofSeconds(20)); // four lease lengths: renewals must keep it
+      cancelled.set(ctx.isCancelled());
+    }, WorkerOptions.defaults(), scheduler).addListener(events::add).start();
+    queue.push("long");
+    scheduler.runUntilIdle();
+    assertThat(cancelled).isFalse();
+    assertThat(events).singleElement().isInstanceOf(JobEvent.Completed.class);
+  }
+
+  /** An unexpected exception in a pass left the pump counter set and the worker silent for good. */
+  @Test
+  void aCorruptRecordDoesNotStallTheWorker() {
+    List<String> ran = new ArrayList<>();
+    queue.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(2), scheduler).start();
+    Job<String> bad = queue.push("bad", JobOptions.defaults().priority(10));
+    Key key = queue.keys.job(bad.id());
+    byte[] corrupt = store.get(key).orElseThrow().value();
+    corrupt[corrupt.length - bad.state().length() - 5] = 0x7f; // breaks the record's framing
+    corrupt[1 + 2 + 26 + 8] = 99;                               // an unknown state ordinal
+    store.commit(AtomicOperation.builder().set(key, corrupt).build());
+    queue.push("good");
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("good");
+    queue.push("later");
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("good", "later");
+    assertThat(store.get(queue.keys.corrupt(bad.id()))).as("moved aside").isPresent();
+    assertThat(store.get(key)).as("kept for inspection").isPresent();
+    assertThat(queue.jobs()).isEmpty();
+    assertThat(queue.counts().queued()).isZero();
+  }
+}
