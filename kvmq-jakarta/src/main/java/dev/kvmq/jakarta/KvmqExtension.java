@@ -6,6 +6,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
 import jakarta.enterprise.inject.spi.AnnotatedType;
+import jakarta.enterprise.inject.spi.BeforeBeanDiscovery;
 import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.enterprise.inject.spi.DeploymentException;
 import jakarta.enterprise.inject.spi.Extension;
@@ -50,6 +51,24 @@ public class KvmqExtension implements Extension {
 
   /** Made by the container through {@code META-INF/services}. */
   public KvmqExtension() {}
+
+  void addOptionalBeans(@Observes BeforeBeanDiscovery bbd, BeanManager beans) {
+    try {
+      Class.forName("org.eclipse.microprofile.health.HealthCheck", false, KvmqExtension.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      return; // no MicroProfile Health on this server: no readiness check
+    }
+    Health.register(bbd);
+  }
+
+  /** Touches MicroProfile Health classes only when they are there. */
+  private static final class Health {
+    static void register(BeforeBeanDiscovery bbd) {
+      bbd.addAnnotatedType(KvmqReadinessCheck.class, KvmqReadinessCheck.class.getName())
+          .add(jakarta.enterprise.context.ApplicationScoped.Literal.INSTANCE)
+          .add(org.eclipse.microprofile.health.Readiness.Literal.INSTANCE);
+    }
+  }
 
   <T> void find(@Observes @WithAnnotations(QueueHandler.class) ProcessAnnotatedType<T> pat) {
     AnnotatedType<T> type = pat.getAnnotatedType();

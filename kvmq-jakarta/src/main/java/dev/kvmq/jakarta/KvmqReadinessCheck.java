@@ -1,0 +1,42 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.store.Key;
+import jakarta.inject.Inject;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+
+/**
+ * MicroProfile Health readiness: UP while kvmq's store answers a read, DOWN otherwise (the
+ * store is closed, its directory is locked by another process, the database is away).
+ *
+ * <p>Registered by {@link KvmqExtension} only where the server has MicroProfile Health (it
+ * carries no bean-defining annotation of its own), so kvmq deploys on servers without it.
+ */
+public class KvmqReadinessCheck implements HealthCheck {
+
+  private static final Key PROBE = Key.of("kvmq", "health");
+
+  @Inject
+  KvmqRuntime runtime;
+
+  /** Made by CDI. */
+  public KvmqReadinessCheck() {}
+
+  /**
+   * Reads one key from the store.
+   *
+   * @return UP with the store's description, or DOWN with the error
+   */
+  @Override
+  public HealthCheckResponse call() {
+    HealthCheckResponseBuilder b = HealthCheckResponse.named("kvmq");
+    try {
+      var store = runtime.store();
+      store.get(PROBE);
+      return b.up().withData("store", store.toString()).build();
+    } catch (RuntimeException e) {
+      return b.down().withData("error", e.getClass().getSimpleName() + ": " + e.getMessage()).build();
+    }
+  }
+}
