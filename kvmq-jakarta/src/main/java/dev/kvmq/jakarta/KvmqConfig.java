@@ -17,7 +17,9 @@ import java.util.function.Function;
  * <table>
  *   <caption>Keys</caption>
  *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
- *   <tr><td>kvmq.store</td><td>eclipsestore</td><td>{@code eclipsestore} or {@code memory}</td></tr>
+ *   <tr><td>kvmq.store</td><td>eclipsestore</td><td>{@code eclipsestore}, {@code memory} or {@code postgres}</td></tr>
+ *   <tr><td>kvmq.postgres.datasource</td><td>none</td><td>JNDI name of the DataSource, for {@code postgres}</td></tr>
+ *   <tr><td>kvmq.postgres.schema</td><td>the connection's</td><td>schema of kvmq's tables</td></tr>
  *   <tr><td>kvmq.data-dir</td><td>see {@link #dataDir()}</td><td>the EclipseStore directory</td></tr>
  *   <tr><td>kvmq.durability</td><td>fsync</td><td>{@code fsync} or {@code process-crash-safe}</td></tr>
  *   <tr><td>kvmq.rest.enabled</td><td>false</td><td>serve the admin REST API at /kvmq</td></tr>

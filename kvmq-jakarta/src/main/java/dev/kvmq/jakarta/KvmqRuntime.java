@@ -11,6 +11,7 @@ import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
 import jakarta.annotation.PreDestroy;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Event;
@@ -61,6 +62,9 @@ public class KvmqRuntime {
   @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
   ManagedScheduledExecutorService executor;
 
+  @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
+  ManagedThreadFactory threads;
+
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final List<Worker<?>> workers = new ArrayList<>();
   private KvmqConfig config;
@@ -87,8 +91,9 @@ public class KvmqRuntime {
       store = switch (config.store()) {
         case "memory" -> new InMemoryKvStore();
         case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        case "postgres" -> Postgres.open(config, threads);
         default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
-            + "\"; use eclipsestore or memory");
+            + "\"; use eclipsestore, memory or postgres");
       };
       LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
     }
@@ -206,6 +211,31 @@ public class KvmqRuntime {
       }
     }
     queues.clear();
+  }
+
+  /** Touches the PostgreSQL store's classes only when it is configured. */
+  private static final class Postgres {
+    static KvStore open(KvmqConfig config, java.util.concurrent.ThreadFactory threads) {
+      String name = config.get("kvmq.postgres.datasource").orElseThrow(() -> new IllegalStateException(
+          "kvmq.store=postgres needs kvmq.postgres.datasource: the JNDI name of the application's DataSource"));
+      javax.sql.DataSource ds;
+      try {
+        ds = (javax.sql.DataSource) new InitialContext().lookup(name);
+      } catch (NamingException | ClassCastException e) {
+        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI", e);
+      }
+      try {
+        Class.forName("dev.kvmq.store.postgres.PostgresKvStore", false, KvmqRuntime.class.getClassLoader());
+      } catch (ClassNotFoundException e) {
+        throw new IllegalStateException("kvmq.store=postgres needs dev.kvmq:kvmq-store-postgres in the application", e);
+      }
+      var b = dev.kvmq.store.postgres.PostgresKvStore.builder(ds);
+      config.get("kvmq.postgres.schema").ifPresent(b::schema);
+      if (threads != null) {
+        b.threadFactory(threads);
+      }
+      return b.build();
+    }
   }
 
   private static TransactionSynchronizationRegistry lookupTransactions() {
