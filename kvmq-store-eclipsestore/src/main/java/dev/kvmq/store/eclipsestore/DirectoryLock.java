@@ -10,20 +10,32 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The exclusive claim of one JVM on a storage directory: an OS file lock on
  * {@code kvmq.lock}. The operating system releases it when the process ends, however it
  * ends, so a killed JVM leaves nothing that blocks the next start.
+ *
+ * <p>Within one JVM the directories held are also kept in a set, checked before the lock
+ * file is even opened: on Linux, OS file locks belong to the process, and closing any
+ * channel on the file releases them all. A second opener in the same JVM must therefore
+ * never open (and close) a channel on a lock file that this JVM holds.
  */
 final class DirectoryLock implements AutoCloseable {
 
   static final String FILE_NAME = "kvmq.lock";
 
+  private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
+
+  private final Path held;
+
   private final FileChannel channel;
   private final FileLock lock;
 
-  private DirectoryLock(FileChannel channel, FileLock lock) {
+  private DirectoryLock(Path held, FileChannel channel, FileLock lock) {
+    this.held = held;
     this.channel = channel;
     this.lock = lock;
   }
@@ -34,7 +46,26 @@ final class DirectoryLock implements AutoCloseable {
    * @throws KvStoreException if another JVM, or this one, holds it, or the file can't be made
    */
   static DirectoryLock acquire(Path directory) {
-    Path file = directory.resolve(FILE_NAME);
+    Path real;
+    try {
+      real = directory.toRealPath();
+    } catch (IOException e) {
+      throw new KvStoreException("cannot resolve the storage directory " + directory, e);
+    }
+    if (!HELD.add(real)) {
+      throw new KvStoreException("storage directory " + directory
+          + " is already open in this JVM; close the other EclipseStoreKvStore first");
+    }
+    try {
+      return lock(real, directory);
+    } catch (RuntimeException e) {
+      HELD.remove(real);
+      throw e;
+    }
+  }
+
+  private static DirectoryLock lock(Path real, Path directory) {
+    Path file = real.resolve(FILE_NAME);
     FileChannel channel;
     try {
       channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
@@ -58,7 +89,7 @@ final class DirectoryLock implements AutoCloseable {
       String me = "pid " + ProcessHandle.current().pid() + "\n";
       channel.truncate(0);
       channel.write(ByteBuffer.wrap(me.getBytes(StandardCharsets.UTF_8)), 0);
-      return new DirectoryLock(channel, lock);
+      return new DirectoryLock(real, channel, lock);
     } catch (IOException | RuntimeException e) {
       closeQuietly(channel);
       if (e instanceof KvStoreException k) {
@@ -91,7 +122,9 @@ final class DirectoryLock implements AutoCloseable {
       lock.release();
       channel.close();
     } catch (IOException e) {
-      throw new KvStoreException("cannot release the lock file of the storage directory", e);
+      throw new KvStoreException("cannot release the lock file of the storage directory " + held, e);
+    } finally {
+      HELD.remove(held);
     }
   }
 }

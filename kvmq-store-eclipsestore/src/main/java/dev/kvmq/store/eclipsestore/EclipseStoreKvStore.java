@@ -345,6 +345,7 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   private List<CommitResult> submit(List<AtomicOperation> ops) {
+    refuseOnCommitterThread("commit");
     Request request = new Request(ops);
     synchronized (queue) {
       ensureUsable();
@@ -650,10 +651,12 @@ public final class EclipseStoreKvStore implements KvStore {
    * Waits for the commits already submitted, stops the committer thread, shuts EclipseStore
    * down and releases the directory lock. A second call does nothing.
    *
+   * @throws IllegalStateException if called from a change listener
    * @throws KvStoreException if shutting down or releasing the lock fails
    */
   @Override
   public void close() {
+    refuseOnCommitterThread("close");
     synchronized (queue) {
       if (closeDone) {
         return;
@@ -701,6 +704,14 @@ public final class EclipseStoreKvStore implements KvStore {
   @Override
   public String toString() {
     return "EclipseStoreKvStore[" + directory + ", " + durability + "]";
+  }
+
+  /** A change listener that commits or closes would wait for itself: refuse instead. */
+  private void refuseOnCommitterThread(String what) {
+    if (Thread.currentThread() == committer) {
+      throw new IllegalStateException("a change listener must not " + what
+          + " the store: it runs on the store's committer thread; schedule the work elsewhere");
+    }
   }
 
   private void ensureUsable() {
