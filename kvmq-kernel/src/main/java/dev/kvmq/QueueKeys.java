@@ -2,6 +2,7 @@ package dev.kvmq;
 
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
+import java.util.List;
 
 /**
  * The key layout of one queue (design.md, "Key layout: claims must not scan").
@@ -41,6 +42,11 @@ final class QueueKeys {
     this.leased = root.append("leased");
     this.dead = root.append("dead");
     this.paused = root.append("paused");
+  }
+
+  /** The prefixes whose changes can give a worker work: ready, delayed, paused. */
+  List<Key> workerWakeUps() {
+    return List.of(root.append("ready"), root.append("delayed"), paused);
   }
 
   Key corrupt(String id) {

@@ -1,6 +1,7 @@
 package dev.kvmq;
 
 import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.time.Duration;
@@ -129,7 +130,14 @@ public final class Worker<S> {
       renewer = executor.scheduleAtFixedRate(this::renewAll, renewMillis, renewMillis, TimeUnit.MILLISECONDS);
     }
     if (store.notifiesChanges()) {
-      subscription = store.subscribe(keys.root, this::requestPump);
+      // Only what can give this worker work: a ready job, a delayed one (its wake may be
+      // earlier than the one scheduled), a pause or resume. Renewals and completions on
+      // other nodes wake nobody.
+      List<KvStore.Subscription> subs = new ArrayList<>();
+      for (Key prefix : keys.workerWakeUps()) {
+        subs.add(store.subscribe(prefix, this::requestPump));
+      }
+      subscription = () -> subs.forEach(KvStore.Subscription::close);
     }
     requestPump();
   }

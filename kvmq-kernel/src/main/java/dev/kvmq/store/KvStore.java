@@ -177,7 +177,10 @@ public interface KvStore extends AutoCloseable {
   /** A registration made by {@link KvStore#subscribe}. */
   @FunctionalInterface
   interface Subscription extends AutoCloseable {
-    /** Stops the notifications; calling it again does nothing. */
+    /**
+     * Stops the notifications: after it returns, no new call of the listener starts (a call
+     * already under way on another thread may still finish). Calling it again does nothing.
+     */
     @Override
     void close();
   }
