@@ -27,8 +27,8 @@ import dev.kvmq.it.Wars;
  * reports a failed deployment without the server's reasons.
  */
 @Tag("payara")
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005 "
-        + "and the @Resource executor not bound; see docs/servers.md, Known problems")
+@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
+        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class BrokenHandlersIT {
 
     @Test

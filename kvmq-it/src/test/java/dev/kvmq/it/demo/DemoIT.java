@@ -34,8 +34,8 @@ import dev.kvmq.it.Wait;
  * the journal (at least once). Then a graceful stop lets a running job finish.
  */
 @Tag("payara")
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005 "
-        + "and the @Resource executor not bound; see docs/servers.md, Known problems")
+@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
+        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class DemoIT {
 
     private static final String PASSWORD = "it-secret";

@@ -44,8 +44,8 @@ import dev.kvmq.it.Wars;
  * behind HTTP Basic. One deployment, one Payara start, for every test here.
  */
 @OnPayara
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005 "
-        + "and the @Resource executor not bound; see docs/servers.md, Known problems")
+@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
+        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class QueueOnPayaraIT {
 
     @Deployment
