@@ -36,8 +36,9 @@ import java.util.concurrent.TimeUnit;
  * assertEquals(List.of("later"), sent);
  * }</pre>
  *
- * <p>One test thread drives it (calls from other threads wait for the monitor). Tasks may
- * submit more tasks; those run in the same call if due.
+ * <p>One test thread drives it; other threads (a store's own threads, say) may submit tasks
+ * at any time, and tasks run without holding the scheduler's lock. Tasks may submit more
+ * tasks; those run in the same call if due.
  */
 public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
@@ -75,11 +76,11 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
    *
    * @return how many tasks ran
    */
-  public synchronized int runUntilIdle() {
+  public int runUntilIdle() {
     int ran = 0;
     Task<?> t;
     while ((t = nextDue(clock.instant())) != null) {
-      t.run();
+      t.run(); // outside the lock: a store thread may submit work meanwhile
       ran++;
     }
     return ran;
@@ -95,7 +96,7 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
    * @throws NullPointerException if {@code duration} is null
    * @throws IllegalArgumentException if {@code duration} is negative
    */
-  public synchronized int advance(Duration duration) {
+  public int advance(Duration duration) {
     Objects.requireNonNull(duration, "duration");
     if (duration.isNegative()) {
       throw new IllegalArgumentException("time moves forward only: " + duration);
@@ -103,7 +104,10 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
     Instant end = clock.instant().plus(duration);
     int ran = runUntilIdle();
     while (true) {
-      Task<?> next = tasks.peek();
+      Task<?> next;
+      synchronized (this) {
+        next = tasks.peek();
+      }
       if (next == null || next.due.isAfter(end)) {
         break;
       }
@@ -125,7 +129,7 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
     return tasks.size();
   }
 
-  private Task<?> nextDue(Instant now) {
+  private synchronized Task<?> nextDue(Instant now) {
     Task<?> t = tasks.peek();
     if (t == null || t.due.isAfter(now)) {
       return null;
@@ -231,9 +235,13 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
     public void run() {
       if (periodNanos == 0) {
         super.run();
-      } else if (runAndReset() && !shutdown) {
-        due = due.plusNanos(periodNanos);
-        tasks.add(this);
+      } else if (runAndReset()) {
+        synchronized (ManualScheduler.this) {
+          if (!shutdown) {
+            due = due.plusNanos(periodNanos);
+            tasks.add(this);
+          }
+        }
       }
     }
 

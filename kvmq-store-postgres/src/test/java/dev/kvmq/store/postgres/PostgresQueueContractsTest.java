@@ -1,0 +1,62 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.QueueModelContract;
+import dev.kvmq.SimulationContract;
+import dev.kvmq.store.KvStore;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The kernel's queue-level suites on {@link PostgresKvStore}: the model-based test and the
+ * deterministic simulation against a real PostgreSQL, each run in a fresh schema. Fewer
+ * seeds than on the in-memory store: every commit is a database round trip.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PostgresQueueContractsTest {
+
+  private static TestDatabase db;
+
+  @BeforeAll
+  static void startDatabase() {
+    db = TestDatabase.start();
+  }
+
+  @AfterAll
+  static void stopDatabase() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  static KvStore fresh() {
+    return PostgresKvStore.builder(db.pool()).schema(TestDatabase.freshSchemaName()).build();
+  }
+
+  @Nested
+  class Model extends QueueModelContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 40;
+    }
+  }
+
+  @Nested
+  class Simulation extends SimulationContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 20;
+    }
+  }
+}
