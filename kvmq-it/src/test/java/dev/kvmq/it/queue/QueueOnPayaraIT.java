@@ -313,6 +313,39 @@ class QueueOnPayaraIT {
         assertThat(admin("GET", "kvmq/queues/slow", null).body()).contains("\"paused\":false");
     }
 
+    @Test
+    @RunAsClient
+    void restStreamsQueueChangesAsServerSentEvents() throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(base + "kvmq/queues/flaky/events"))
+                .header("Accept", "text/event-stream").header("Authorization", basic("admin", TestUsers.PASSWORD))
+                .GET().build();
+        HttpResponse<java.util.stream.Stream<String>> response = HttpClient.newHttpClient().send(request,
+                HttpResponse.BodyHandlers.ofLines());
+        assertThat(response.statusCode()).isEqualTo(200);
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread reader = new Thread(() -> {
+            try (java.util.stream.Stream<String> body = response.body()) {
+                body.forEach(lines::add);
+            } catch (RuntimeException closed) {
+                // the stream ends when the test closes it
+            }
+        }, "sse-reader");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            Wait.until("the first event, at once", () -> lines.stream().anyMatch(
+                    l -> l.startsWith("data:") && l.contains("\"name\":\"flaky\"") && l.contains("\"paused\":false")));
+            assertThat(lines).contains("event: queue");
+
+            assertThat(admin("POST", "kvmq/queues/flaky/pause", null).statusCode()).isEqualTo(204);
+            Wait.until("an event after the pause", () -> lines.stream().anyMatch(
+                    l -> l.startsWith("data:") && l.contains("\"paused\":true")));
+        } finally {
+            admin("POST", "kvmq/queues/flaky/resume", null);
+            response.body().close();
+        }
+    }
+
     // ---- helpers
 
     private static void push(JobQueue<Task> queue, String label, double priority) {
@@ -347,10 +380,13 @@ class QueueOnPayaraIT {
             request.header("Content-Type", "application/json");
         }
         if (user != null) {
-            request.header("Authorization", "Basic " + Base64.getEncoder()
-                    .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
+            request.header("Authorization", basic(user, password));
         }
         return HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String basic(String user, String password) {
+        return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A top-level string field of a small JSON object (enough for an id). */
