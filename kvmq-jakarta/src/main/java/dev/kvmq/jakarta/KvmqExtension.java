@@ -7,7 +7,9 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
 import jakarta.enterprise.inject.spi.AnnotatedType;
 import jakarta.enterprise.inject.spi.BeforeBeanDiscovery;
+import jakarta.enterprise.inject.spi.Bean;
 import jakarta.enterprise.inject.spi.BeanManager;
+import jakarta.enterprise.inject.spi.ProcessManagedBean;
 import jakarta.enterprise.inject.spi.DeploymentException;
 import jakarta.enterprise.inject.spi.Extension;
 import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
@@ -28,6 +30,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The CDI portable extension that finds {@link QueueHandler} beans (only types with that
@@ -68,6 +71,35 @@ public class KvmqExtension implements Extension {
           .add(jakarta.enterprise.context.ApplicationScoped.Literal.INSTANCE)
           .add(org.eclipse.microprofile.health.Readiness.Literal.INSTANCE);
     }
+  }
+
+  /**
+   * The beans of the handler classes, recorded as the container makes them: the extension's
+   * own BeanManager (kvmq-jakarta's jar in WEB-INF/lib) can't look up the application's
+   * classes on every server (Payara can't), so lookups by class are not used.
+   */
+  private final Map<Class<?>, Bean<?>> handlerBeans = new ConcurrentHashMap<>();
+
+  <T> void bean(@Observes ProcessManagedBean<T> pb) {
+    Class<?> c = pb.getAnnotatedBeanClass().getJavaClass();
+    if (c.isAnnotationPresent(QueueHandler.class)) {
+      handlerBeans.put(c, pb.getBean());
+    }
+  }
+
+  /** The runtime, once started; the readiness check reads it (it can't inject it everywhere). */
+  private volatile KvmqRuntime runtime;
+
+  void runtime(KvmqRuntime r) {
+    runtime = r;
+  }
+
+  KvmqRuntime runtime() {
+    return runtime;
+  }
+
+  Bean<?> handlerBean(Class<?> c) {
+    return handlerBeans.get(c);
   }
 
   <T> void find(@Observes @WithAnnotations(QueueHandler.class) ProcessAnnotatedType<T> pat) {
@@ -128,7 +160,7 @@ public class KvmqExtension implements Extension {
         problems.add("KVMQ-004: handler " + c.getName() + " of queue \"" + queue + "\" has bad settings: "
             + e.getMessage());
       }
-      if (beans != null && beans.getBeans(c, Any.Literal.INSTANCE).isEmpty()) {
+      if (beans != null && !handlerBeans.containsKey(c) && beans.getBeans(c, Any.Literal.INSTANCE).isEmpty()) {
         problems.add("KVMQ-005: handler " + c.getName() + " is not a CDI bean; give it a scope such as "
             + "@ApplicationScoped");
       }

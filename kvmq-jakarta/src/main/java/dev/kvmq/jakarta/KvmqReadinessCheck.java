@@ -18,7 +18,7 @@ public class KvmqReadinessCheck implements HealthCheck {
   private static final Key PROBE = Key.of("kvmq", "health");
 
   @Inject
-  KvmqRuntime runtime;
+  KvmqExtension extension;
 
   /** Made by CDI. */
   public KvmqReadinessCheck() {}
@@ -32,6 +32,10 @@ public class KvmqReadinessCheck implements HealthCheck {
   public HealthCheckResponse call() {
     HealthCheckResponseBuilder b = HealthCheckResponse.named("kvmq");
     try {
+      KvmqRuntime runtime = extension.runtime();
+      if (runtime == null) {
+        return b.down().withData("error", "kvmq has not started").build();
+      }
       var store = runtime.store();
       store.get(PROBE);
       return b.up().withData("store", store.toString()).build();

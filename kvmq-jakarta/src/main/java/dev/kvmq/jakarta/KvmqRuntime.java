@@ -9,13 +9,13 @@ import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
 import jakarta.annotation.PreDestroy;
-import jakarta.annotation.Resource;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.Bean;
 import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.inject.Inject;
 import jakarta.json.bind.Jsonb;
@@ -38,7 +38,8 @@ import javax.naming.NamingException;
 
 /**
  * kvmq inside one application: opens the configured store, runs one worker per
- * {@link QueueHandler} on the container's {@link ManagedScheduledExecutorService} once the
+ * {@link QueueHandler} on the container's default {@link ManagedScheduledExecutorService}
+ * ({@code java:comp/DefaultManagedScheduledExecutorService}) once the
  * application has started, fires the CDI events, and on undeploy or shutdown stops the
  * workers (telling running handlers, waiting up to {@code kvmq.shutdown-timeout}) and
  * closes the store.
@@ -59,11 +60,9 @@ public class KvmqRuntime {
   @Inject
   Event<Object> events;
 
-  @Resource(lookup = "java:comp/DefaultManagedScheduledExecutorService")
-  ManagedScheduledExecutorService executor;
-
-  @Resource(lookup = "java:comp/DefaultManagedThreadFactory")
-  ManagedThreadFactory threads;
+  // Looked up when the store opens: @Resource on this bean in WEB-INF/lib fails on Payara.
+  private ManagedScheduledExecutorService executor;
+  private ManagedThreadFactory threads;
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final List<Worker<?>> workers = new ArrayList<>();
@@ -85,6 +84,12 @@ public class KvmqRuntime {
   /** Opens the store on first use. */
   synchronized KvStore store() {
     if (store == null) {
+      try {
+        executor = (ManagedScheduledExecutorService) new InitialContext().lookup("java:comp/DefaultManagedScheduledExecutorService");
+        threads = (ManagedThreadFactory) new InitialContext().lookup("java:comp/DefaultManagedThreadFactory");
+      } catch (NamingException e) {
+        throw new IllegalStateException("kvmq: a container resource is missing", e);
+      }
       config = KvmqConfig.load();
       jsonb = JsonbBuilder.create();
       transactions = lookupTransactions();
@@ -110,6 +115,7 @@ public class KvmqRuntime {
       return;
     }
     started = true;
+    extension.runtime(this);
     store();
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
@@ -120,7 +126,10 @@ public class KvmqRuntime {
     @SuppressWarnings("unchecked")
     Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
     @SuppressWarnings("unchecked")
-    JobHandler<S> handler = (JobHandler<S>) beans.createInstance().select(spec.beanClass()).get();
+    Bean<?> bean = extension.handlerBean(spec.beanClass());
+    JobHandler<S> handler = (JobHandler<S>) (bean != null
+        ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
+        : beans.createInstance().select(spec.beanClass()).get());
     Worker<S> worker = queue.worker(handler, spec.options(), executor);
     worker.addListener(this::fire);
     worker.start();

@@ -11,7 +11,6 @@ import java.util.Map;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import dev.kvmq.it.ServerProcess;
@@ -27,8 +26,6 @@ import dev.kvmq.it.Wars;
  * reports a failed deployment without the server's reasons.
  */
 @Tag("payara")
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
-        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class BrokenHandlersIT {
 
     @Test

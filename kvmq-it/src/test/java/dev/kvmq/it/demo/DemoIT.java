@@ -21,7 +21,6 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import dev.kvmq.it.ServerProcess;
@@ -34,8 +33,6 @@ import dev.kvmq.it.Wait;
  * the journal (at least once). Then a graceful stop lets a running job finish.
  */
 @Tag("payara")
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
-        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class DemoIT {
 
     private static final String PASSWORD = "it-secret";

@@ -23,7 +23,6 @@ import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import dev.kvmq.Backoff;
@@ -44,8 +43,6 @@ import dev.kvmq.it.Wars;
  * behind HTTP Basic. One deployment, one Payara start, for every test here.
  */
 @OnPayara
-@Disabled("kvmq-jakarta fails to deploy on Payara Micro 6: handlers in WEB-INF/classes rejected as KVMQ-005, "
-        + "@Resource fields of KvmqRuntime not bound, KvmqReadinessCheck unsatisfied; see docs/servers.md, Known problems")
 class QueueOnPayaraIT {
 
     @Deployment
