@@ -325,29 +325,17 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean delete(String id) {
-    Objects.requireNonNull(id, "id");
-    if (!Ulid.isValid(id)) {
-      return false;
-    }
-    for (int i = 0; i < ATOMIC_RETRIES; i++) {
-      Optional<KvEntry> e = store.get(keys.job(id));
-      if (e.isEmpty()) {
-        return false;
-      }
-      JobRecord r = JobRecord.decode(e.get().value());
-      long now = clock.millis();
-      Transitions.Plan plan = Transitions.delete(keys, r, e.get().versionstamp(), now);
+    return onJob(id, "delete job " + id, (r, vs, now) -> {
+      Transitions.Plan plan = Transitions.delete(keys, r, vs, now);
       if (plan.refused()) {
         throw new JobProcessingException("job " + id + " of queue " + name()
             + " is being processed (leased until " + java.time.Instant.ofEpochMilli(r.leaseUntil)
             + "); delete it after it completes or its lease expires");
       }
-      if (store.commit(plan.operation()).ok()) {
-        return true;
-      }
-    }
-    throw contention("delete job " + id);
+      return plan;
+    });
   }
+
 
   /**
    * Deletes every job that is not being processed (waiting and delayed; not dead letters)
@@ -392,25 +380,9 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean replayDead(String id) {
-    Objects.requireNonNull(id, "id");
-    if (!Ulid.isValid(id)) {
-      return false;
-    }
-    for (int i = 0; i < ATOMIC_RETRIES; i++) {
-      Optional<KvEntry> e = store.get(keys.job(id));
-      if (e.isEmpty()) {
-        return false;
-      }
-      Transitions.Plan plan = Transitions.replay(keys, JobRecord.decode(e.get().value()), e.get().versionstamp());
-      if (plan.refused()) {
-        return false;
-      }
-      if (store.commit(plan.operation()).ok()) {
-        return true;
-      }
-    }
-    throw contention("replay job " + id);
+    return onJob(id, "replay job " + id, (r, vs, now) -> Transitions.replay(keys, r, vs));
   }
+
 
   /**
    * Deletes a dead letter.
@@ -422,6 +394,22 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean deleteDead(String id) {
+    return onJob(id, "delete dead job " + id, (r, vs, now) -> r.state == JobRecord.State.DEAD
+        ? Transitions.delete(keys, r, vs, now)
+        : Transitions.Plan.refused(Transitions.Refusal.WRONG_STATE));
+  }
+
+  /** Plans a transition of one job from what the store holds. */
+  @FunctionalInterface
+  private interface Planner {
+    Transitions.Plan plan(JobRecord record, long versionstamp, long now);
+  }
+
+  /**
+   * Reads a job, plans, and commits, again while the job changes under us (up to
+   * {@link #ATOMIC_RETRIES} times). False if there is no such job or the plan is refused.
+   */
+  private boolean onJob(String id, String what, Planner planner) {
     Objects.requireNonNull(id, "id");
     if (!Ulid.isValid(id)) {
       return false;
@@ -431,16 +419,17 @@ public final class Queue<S> {
       if (e.isEmpty()) {
         return false;
       }
-      JobRecord r = JobRecord.decode(e.get().value());
-      if (r.state != JobRecord.State.DEAD) {
+      Transitions.Plan plan = planner.plan(JobRecord.decode(e.get().value()), e.get().versionstamp(), clock.millis());
+      if (plan.refused()) {
         return false;
       }
-      if (store.commit(Transitions.delete(keys, r, e.get().versionstamp(), clock.millis()).operation()).ok()) {
+      if (store.commit(plan.operation()).ok()) {
         return true;
       }
     }
-    throw contention("delete dead job " + id);
+    throw contention(what);
   }
+
 
   // ---- listen and work
 

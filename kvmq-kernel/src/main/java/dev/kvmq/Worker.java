@@ -84,6 +84,7 @@ public final class Worker<S> {
   private ScheduledFuture<?> renewer;
   private KvStore.Subscription subscription;
   private volatile boolean storeFailing;
+  private volatile boolean executorRefused;
 
   Worker(Queue<S> queue, JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
     this.queue = Objects.requireNonNull(queue, "queue");
@@ -249,7 +250,7 @@ public final class Worker<S> {
         executor.execute(this::pumpLoop);
       } catch (RejectedExecutionException e) {
         pumpRequests.set(0);
-        LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
+        refused(e);
       }
     }
   }
@@ -345,7 +346,7 @@ public final class Worker<S> {
         wake = executor.schedule(task, Math.max(0, at - queue.clock.millis()), TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException e) {
         wakePending = false;
-        LOG.log(System.Logger.Level.WARNING, "executor refused the worker of queue " + queue.name(), e);
+        refused(e);
       }
     }
   }
@@ -585,6 +586,15 @@ public final class Worker<S> {
       } catch (RuntimeException e) {
         LOG.log(System.Logger.Level.ERROR, "a job listener of queue " + queue.name() + " failed; ignored", e);
       }
+    }
+  }
+
+  /** The executor refuses work (it was shut down): said once, not on every wake-up. */
+  private void refused(RejectedExecutionException e) {
+    if (!executorRefused) {
+      executorRefused = true;
+      LOG.log(System.Logger.Level.WARNING, "the executor refuses the worker of queue " + queue.name()
+          + "; it processes nothing until the executor accepts work again (stop the worker before its executor)", e);
     }
   }
 
