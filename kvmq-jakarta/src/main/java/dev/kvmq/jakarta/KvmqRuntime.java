@@ -65,6 +65,8 @@ public class KvmqRuntime {
   private ManagedThreadFactory threads;
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
+  private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
+  private volatile KvmqMetrics metrics; // null where the server has no MicroProfile Metrics
   private final List<Worker<?>> workers = new ArrayList<>();
   private KvmqConfig config;
   private KvStore store;
@@ -101,6 +103,9 @@ public class KvmqRuntime {
             + "\"; use eclipsestore, memory or postgres");
       };
       LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
+      if (KvmqMetrics.available()) {
+        metrics = KvmqMetrics.open(beans);
+      }
     }
     return store;
   }
@@ -130,7 +135,7 @@ public class KvmqRuntime {
     JobHandler<S> handler = (JobHandler<S>) (bean != null
         ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
         : beans.createInstance().select(spec.beanClass()).get());
-    Worker<S> worker = queue.worker(handler, spec.options(), executor);
+    Worker<S> worker = queue.worker(timed(spec.queue(), handler), spec.options(), executor);
     worker.addListener(this::fire);
     worker.start();
     workers.add(worker);
@@ -138,11 +143,35 @@ public class KvmqRuntime {
         + spec.beanClass().getName() + ", " + spec.options());
   }
 
+  /** Measures each handler call, whatever its outcome, for the activity and the metrics. */
+  private <S> JobHandler<S> timed(String queue, JobHandler<S> handler) {
+    QueueActivity a = activity(queue);
+    return (job, context) -> {
+      long start = System.nanoTime();
+      try {
+        handler.handle(job, context);
+      } finally {
+        long took = System.nanoTime() - start;
+        a.handled(took);
+        KvmqMetrics m = metrics;
+        if (m != null) {
+          m.handled(queue, took);
+        }
+      }
+    };
+  }
+
   /** The queue of this name with a JSON-B codec for {@code type}; one per name. */
   synchronized Queue<?> queue(String name, Type type) {
     KvStore s = store();
-    QueueEntry e = queues.computeIfAbsent(name, n -> new QueueEntry(
-        Queue.builder(s, n, (Codec<Object>) new JsonbCodec<>(jsonb, type)).build(), type));
+    QueueEntry e = queues.computeIfAbsent(name, n -> {
+      Queue<Object> q = Queue.builder(s, n, (Codec<Object>) new JsonbCodec<>(jsonb, type)).build();
+      activity(n);
+      if (metrics != null) {
+        metrics.register(q);
+      }
+      return new QueueEntry(q, type);
+    });
     if (!e.type().equals(type)) {
       throw new IllegalStateException("queue \"" + name + "\" holds " + e.type().getTypeName()
           + ", not " + type.getTypeName());
@@ -165,6 +194,11 @@ public class KvmqRuntime {
     return Optional.ofNullable(queues.get(name)).map(QueueEntry::queue);
   }
 
+  /** What this application's workers did on the queue of this name since it started. */
+  QueueActivity activity(String name) {
+    return activity.computeIfAbsent(name, QueueActivity::new);
+  }
+
   ManagedScheduledExecutorService executor() {
     return executor;
   }
@@ -177,12 +211,26 @@ public class KvmqRuntime {
   private void fire(JobEvent<?> e) {
     String queue = e.job().queue();
     Object event;
+    QueueActivity a = activity(queue);
+    KvmqMetrics m = metrics;
     if (e instanceof JobEvent.Completed<?> c) {
+      a.completed(System.currentTimeMillis());
+      if (m != null) {
+        m.completed(queue);
+      }
       event = new JobCompleted(queue, c.job(), c.next().map(j -> j));
     } else if (e instanceof JobEvent.Failed<?> f) {
+      a.failed(f.dead(), System.currentTimeMillis());
+      if (m != null) {
+        m.failed(queue, f.dead());
+      }
       event = new JobFailed(queue, f.job(), f.error(), f.dead());
     } else {
       JobEvent.LeaseLost<?> l = (JobEvent.LeaseLost<?>) e;
+      a.leaseLost();
+      if (m != null) {
+        m.leaseLost(queue);
+      }
       event = new JobLeaseLost(queue, l.job(), l.refusedOutcome());
     }
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
@@ -208,6 +256,10 @@ public class KvmqRuntime {
       LOG.log(System.Logger.Level.ERROR, "kvmq: stopping a worker failed", e);
     }
     workers.clear();
+    if (metrics != null) {
+      metrics.close();
+      metrics = null;
+    }
     if (store != null) {
       store.close();
       store = null;

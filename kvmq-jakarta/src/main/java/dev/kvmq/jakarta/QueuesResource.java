@@ -295,6 +295,54 @@ public class QueuesResource {
   }
 
   /**
+   * What this application's workers did on the queue since it started, and per second over
+   * the last {@code seconds} seconds (for the dashboard's chart). Counted in memory by this
+   * application: a restart, or another node sharing the queue, is not in it.
+   *
+   * @param name the queue
+   * @param seconds how many seconds of per-second counts, 1 to 900 (default 300)
+   * @return {@code {queue, completed, failed, retried, dead, leaseLost, handler: {count,
+   *     meanMs, maxMs}, perSecond: {start, completed: [...], failed: [...]}}}, oldest second
+   *     first; {@code start} is the epoch second of the first count
+   */
+  @GET
+  @Path("{q}/activity")
+  public String activity(@PathParam("q") String name, @QueryParam("seconds") Integer seconds) {
+    admin();
+    find(name);
+    int n = seconds == null ? 300 : seconds;
+    if (n < 1 || n > QueueActivity.WINDOW_SECONDS) {
+      throw Problem.badRequest("seconds", "seconds must be 1 to " + QueueActivity.WINDOW_SECONDS);
+    }
+    return activityJson(runtime.activity(name).snapshot(n, System.currentTimeMillis())).toString();
+  }
+
+  static JsonObject activityJson(QueueActivity.Snapshot s) {
+    JsonArrayBuilder ok = Json.createArrayBuilder();
+    JsonArrayBuilder failed = Json.createArrayBuilder();
+    for (int i = 0; i < s.completedPerSecond().length; i++) {
+      ok.add(s.completedPerSecond()[i]);
+      failed.add(s.failedPerSecond()[i]);
+    }
+    return Json.createObjectBuilder()
+        .add("queue", s.queue())
+        .add("completed", s.completed())
+        .add("failed", s.failed())
+        .add("retried", s.retried())
+        .add("dead", s.dead())
+        .add("leaseLost", s.leaseLost())
+        .add("handler", Json.createObjectBuilder()
+            .add("count", s.handlerCalls())
+            .add("meanMs", s.handlerMeanMillis())
+            .add("maxMs", s.handlerMaxMillis()))
+        .add("perSecond", Json.createObjectBuilder()
+            .add("start", s.startSecond())
+            .add("completed", ok)
+            .add("failed", failed))
+        .build();
+  }
+
+  /**
    * Puts a dead letter back in the queue.
    *
    * @param name the queue

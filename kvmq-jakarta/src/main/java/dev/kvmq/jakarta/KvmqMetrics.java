@@ -1,0 +1,159 @@
+package dev.kvmq.jakarta;
+
+import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
+import jakarta.enterprise.inject.spi.BeanManager;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToLongFunction;
+import org.eclipse.microprofile.metrics.Counter;
+import org.eclipse.microprofile.metrics.Metadata;
+import org.eclipse.microprofile.metrics.MetricID;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.MetricUnits;
+import org.eclipse.microprofile.metrics.Tag;
+import org.eclipse.microprofile.metrics.Timer;
+
+/**
+ * kvmq's metrics in the application's MicroProfile Metrics registry (Payara 6 and 7 have it;
+ * their {@code /metrics} endpoint shows them in the Prometheus format). For each queue, tagged
+ * {@code queue=<name>}:
+ * <ul>
+ *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead): the
+ *       queue's depth, read from its indexes at each scrape;</li>
+ *   <li>{@code kvmq.jobs.completed}, {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead},
+ *       {@code kvmq.jobs.leaseLost} (counters): outcomes recorded by this application's
+ *       workers since it started ({@code retried} and {@code dead} are the two kinds of failed
+ *       attempt);</li>
+ *   <li>{@code kvmq.handler.duration} (timer): how long handler calls took, whatever their
+ *       outcome.</li>
+ * </ul>
+ *
+ * <p>Loaded only after {@link #available()} said the API is there, so that kvmq deploys on
+ * servers without MicroProfile Metrics (WildFly ships Micrometer and OpenTelemetry instead:
+ * there, the admin API's {@code /activity} has the same numbers).
+ */
+final class KvmqMetrics {
+
+  private static final System.Logger LOG = System.getLogger(KvmqMetrics.class.getName());
+
+  private final MetricRegistry registry;
+  private final List<MetricID> registered = new ArrayList<>();
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+  private KvmqMetrics(MetricRegistry registry) {
+    this.registry = registry;
+  }
+
+  /** True if the server has the MicroProfile Metrics API. Touches no class of it. */
+  static boolean available() {
+    try {
+      Class.forName("org.eclipse.microprofile.metrics.MetricRegistry", false, KvmqMetrics.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * The application's registry, or null if the server has the API but no registry bean.
+   * Call only when {@link #available()}.
+   */
+  static KvmqMetrics open(BeanManager beans) {
+    try {
+      var registries = beans.createInstance().select(MetricRegistry.class);
+      if (!registries.isResolvable()) {
+        LOG.log(System.Logger.Level.INFO, "kvmq: no MetricRegistry bean; metrics are only in the admin API");
+        return null;
+      }
+      return new KvmqMetrics(registries.get());
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.INFO, "kvmq: MicroProfile Metrics unusable; metrics are only in the admin API", e);
+      return null;
+    }
+  }
+
+  /** Registers the queue's gauges, counters and timer; a second call for a name does nothing. */
+  synchronized void register(Queue<?> queue) {
+    String name = queue.name();
+    if (timers.containsKey(name)) {
+      return;
+    }
+    Tag q = new Tag("queue", name);
+    gauge(queue, q, "waiting", QueueCounts::waiting);
+    gauge(queue, q, "delayed", QueueCounts::delayed);
+    gauge(queue, q, "processing", QueueCounts::processing);
+    gauge(queue, q, "dead", QueueCounts::dead);
+    for (String outcome : List.of("completed", "retried", "dead", "leaseLost")) {
+      String metric = "kvmq.jobs." + outcome;
+      registered.add(new MetricID(metric, q));
+      counters.put(name + '\0' + outcome, registry.counter(Metadata.builder().withName(metric)
+          .withDescription("kvmq jobs " + outcome + " by this application's workers since it started")
+          .withUnit(MetricUnits.NONE).build(), q));
+    }
+    registered.add(new MetricID("kvmq.handler.duration", q));
+    timers.put(name, registry.timer(Metadata.builder().withName("kvmq.handler.duration")
+        .withDescription("Duration of kvmq handler calls, whatever their outcome")
+        .withUnit(MetricUnits.NANOSECONDS).build(), q));
+  }
+
+  private void gauge(Queue<?> queue, Tag q, String status, ToLongFunction<QueueCounts> count) {
+    Tag s = new Tag("status", status);
+    registered.add(new MetricID("kvmq.jobs", q, s));
+    registry.gauge(Metadata.builder().withName("kvmq.jobs")
+        .withDescription("Jobs in a kvmq queue by status, read from the store at each scrape")
+        .withUnit(MetricUnits.NONE).build(), queue, qu -> depth(qu, count), q, s);
+  }
+
+  private static Double depth(Queue<?> queue, ToLongFunction<QueueCounts> count) {
+    try {
+      return (double) count.applyAsLong(queue.counts());
+    } catch (RuntimeException e) {
+      return Double.NaN; // the store is closed or away: the readiness check says why
+    }
+  }
+
+  private void inc(String queue, String outcome) {
+    Counter c = counters.get(queue + '\0' + outcome);
+    if (c != null) {
+      c.inc();
+    }
+  }
+
+  void completed(String queue) {
+    inc(queue, "completed");
+  }
+
+  void failed(String queue, boolean dead) {
+    inc(queue, dead ? "dead" : "retried");
+  }
+
+  void leaseLost(String queue) {
+    inc(queue, "leaseLost");
+  }
+
+  void handled(String queue, long nanos) {
+    Timer t = timers.get(queue);
+    if (t != null) {
+      t.update(Duration.ofNanos(nanos));
+    }
+  }
+
+  /** Removes what {@link #register} added: the registry may outlive this application. */
+  synchronized void close() {
+    for (MetricID id : registered) {
+      try {
+        registry.remove(id);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, "removing " + id + " failed", e);
+      }
+    }
+    registered.clear();
+    counters.clear();
+    timers.clear();
+  }
+}
