@@ -56,6 +56,9 @@ public class KvmqExtension implements Extension {
   public KvmqExtension() {}
 
   void addOptionalBeans(@Observes BeforeBeanDiscovery bbd, BeanManager beans) {
+    if (KvmqMetrics.available()) {
+      bbd.addAnnotatedType(KvmqMetrics.class, KvmqMetrics.class.getName()); // @Dependent
+    }
     try {
       Class.forName("org.eclipse.microprofile.health.HealthCheck", false, KvmqExtension.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {

@@ -3,6 +3,7 @@ package dev.kvmq.jakarta;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import jakarta.enterprise.inject.spi.BeanManager;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,14 +41,16 @@ final class KvmqMetrics {
 
   private static final System.Logger LOG = System.getLogger(KvmqMetrics.class.getName());
 
-  private final MetricRegistry registry;
+  // Injected: Payara's registry producer needs a real injection point, not a lookup.
+  @Inject
+  MetricRegistry registry;
+
   private final List<MetricID> registered = new ArrayList<>();
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
-  private KvmqMetrics(MetricRegistry registry) {
-    this.registry = registry;
-  }
+  /** Made by CDI: {@link KvmqExtension} adds this class as a bean where the API is there. */
+  KvmqMetrics() {}
 
   /** True if the server has the MicroProfile Metrics API. Touches no class of it. */
   static boolean available() {
@@ -60,17 +63,17 @@ final class KvmqMetrics {
   }
 
   /**
-   * The application's registry, or null if the server has the API but no registry bean.
-   * Call only when {@link #available()}.
+   * kvmq's metrics in the application's registry, or null if the server has the API but no
+   * registry. Call only when {@link #available()}.
    */
   static KvmqMetrics open(BeanManager beans) {
     try {
-      var registries = beans.createInstance().select(MetricRegistry.class);
-      if (!registries.isResolvable()) {
+      var metrics = beans.createInstance().select(KvmqMetrics.class);
+      if (!metrics.isResolvable()) {
         LOG.log(System.Logger.Level.INFO, "kvmq: no MetricRegistry bean; metrics are only in the admin API");
         return null;
       }
-      return new KvmqMetrics(registries.get());
+      return metrics.get();
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.INFO, "kvmq: MicroProfile Metrics unusable; metrics are only in the admin API", e);
       return null;

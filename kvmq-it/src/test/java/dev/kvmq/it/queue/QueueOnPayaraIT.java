@@ -343,7 +343,76 @@ class QueueOnPayaraIT {
         }
     }
 
+    @Test
+    @RunAsClient
+    void activityAndMicroProfileMetricsCountOutcomesAndHandlerTime() throws Exception {
+        long completedBefore = activityNumber("flaky", "completed");
+        long retriedBefore = activityNumber("flaky", "retried");
+        for (int i = 0; i < 3; i++) {
+            assertThat(admin("POST", "kvmq/queues/flaky/jobs", "{\"state\": {\"label\": \"metrics-" + i
+                    + "\", \"failAttempts\": 1, \"workMs\": 5}, \"retryCount\": 1, \"retryDelayMs\": 10}")
+                    .statusCode()).isEqualTo(201);
+        }
+
+        Wait.until("three completions in /activity", () -> activityNumber("flaky", "completed"),
+                n -> n >= completedBefore + 3);
+        assertThat(activityNumber("flaky", "retried")).isGreaterThanOrEqualTo(retriedBefore + 3);
+        String activity = admin("GET", "kvmq/queues/flaky/activity?seconds=60", null).body();
+        assertThat(activity).contains("\"perSecond\":{\"start\":");
+        assertProblem(admin("GET", "kvmq/queues/flaky/activity?seconds=0", null), 400);
+
+        // MicroProfile Metrics, in the Prometheus format at the server's /metrics
+        URI metrics = URI.create(base.getProtocol() + "://" + base.getHost() + ":" + base.getPort() + "/metrics");
+        String body = Wait.until("kvmq counters at " + metrics, () -> get(metrics),
+                b -> metric(b, "kvmq_jobs_completed_total", "flaky") >= completedBefore + 3);
+        assertThat(metric(body, "kvmq_jobs_retried_total", "flaky")).as(body).isGreaterThanOrEqualTo(retriedBefore + 3);
+        assertThat(metric(body, "kvmq_handler_duration_seconds_count", "flaky")).as("handler timer in %s", body)
+                .isGreaterThanOrEqualTo(6);
+        assertThat(body).as("queue depth gauges").containsPattern("kvmq_jobs\\{[^}]*queue=\"flaky\"[^}]*status=\"dead\"|"
+                + "kvmq_jobs\\{[^}]*status=\"dead\"[^}]*queue=\"flaky\"");
+    }
+
     // ---- helpers
+
+    private long activityNumber(String queue, String field) {
+        try {
+            String body = admin("GET", "kvmq/queues/" + queue + "/activity", null).body();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"" + field + "\":(\\d+)").matcher(body);
+            assertThat(m.find()).as(body).isTrue();
+            return Long.parseLong(m.group(1));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String get(URI uri) {
+        try {
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri)
+                    .header("Accept", "text/plain").timeout(Duration.ofSeconds(30)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            return r.body();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The value of the Prometheus sample of this name in the application scope whose labels name
+     * the queue (the names MicroProfile Metrics 5 gives); -1 if there is none.
+     */
+    private static double metric(String prometheus, String name, String queue) {
+        java.util.regex.Pattern p = java.util.regex.Pattern.compile("^" + name + "\\{([^}]*)\\} ([0-9.eE+-]+)",
+                java.util.regex.Pattern.MULTILINE);
+        java.util.regex.Matcher m = p.matcher(prometheus);
+        while (m.find()) {
+            if (m.group(1).contains("queue=\"" + queue + "\"") && m.group(1).contains("mp_scope=\"application\"")) {
+                return Double.parseDouble(m.group(2));
+            }
+        }
+        return -1;
+    }
+
 
     private static void push(JobQueue<Task> queue, String label, double priority) {
         queue.push(Task.of(label), JobOptions.defaults().priority(priority));
