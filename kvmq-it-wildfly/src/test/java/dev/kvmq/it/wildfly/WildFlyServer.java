@@ -1,0 +1,296 @@
+package dev.kvmq.it.wildfly;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+
+import org.jboss.shrinkwrap.api.exporter.ZipExporter;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+
+/**
+ * A WildFly that a test starts itself with {@code bin/standalone.sh} of the unpacked
+ * distribution (system property {@code jboss.home}), on its own server base directory (a copy
+ * of {@code standalone/configuration}, {@code deployments} and {@code data} under the test's
+ * work directory) and a random port offset, with the WAR in the deployment scanner's
+ * directory. Undeploy and redeploy go through the scanner's marker files, as an operator
+ * would. Use it in try-with-resources: {@link #close()} stops the server (SIGTERM, then
+ * SIGKILL for it and its children).
+ *
+ * <p>The journal file (system property {@code kvmq.it.journal} of the server) is in the work
+ * directory, outside the server base, so it outlives undeploys and restarts.
+ */
+public final class WildFlyServer implements AutoCloseable {
+
+    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+
+    private final Path work;
+    private final Path base;
+    private final List<String> command;
+    private final int offset;
+    private final HttpClient http = HttpClient.newHttpClient();
+    private Process process;
+    private int starts;
+
+    private WildFlyServer(Path work, Path base, List<String> command, int offset) {
+        this.work = work;
+        this.base = base;
+        this.command = command;
+        this.offset = offset;
+    }
+
+    /**
+     * Prepares a server base directory with the WAR deployed, and starts the server.
+     *
+     * @param name       names the work directory (under {@code kvmq.it.work})
+     * @param war        the application
+     * @param config     edits {@code standalone.xml} (the deployment scanner already scans
+     *                   every 200 ms)
+     * @param properties system properties of the server
+     * @return the server, with the WAR deployed
+     * @throws IOException if the files cannot be written
+     * @throws AssertionError if the server or the deployment does not come up in time
+     */
+    public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config,
+            Map<String, String> properties) throws IOException {
+        Path home = Path.of(System.getProperty("jboss.home", "target/wildfly")).toAbsolutePath();
+        if (!Files.isExecutable(home.resolve("bin/standalone.sh"))) {
+            throw new IllegalStateException("No WildFly at " + home + ": run `mvn verify` (dependency:unpack)");
+        }
+        Path work = Files.createDirectories(Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath().resolve(name + "-" + System.nanoTime()));
+        Path base = work.resolve("base");
+        copyTree(home.resolve("standalone/configuration"), base.resolve("configuration"));
+        Files.createDirectories(base.resolve("deployments"));
+        Path xml = base.resolve("configuration/standalone.xml");
+        String original = Files.readString(xml);
+        String edited = config.apply(original.replace("scan-interval=\"5000\"", "scan-interval=\"200\""));
+        if (edited.equals(original)) {
+            throw new IllegalStateException("standalone.xml has no scan-interval=\"5000\" to shorten");
+        }
+        Files.writeString(xml, edited);
+        war.as(ZipExporter.class).exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
+
+        int offset = freeOffset();
+        List<String> command = new ArrayList<>(List.of(home.resolve("bin/standalone.sh").toString(),
+                "-Djboss.server.base.dir=" + base, "-Djboss.socket.binding.port-offset=" + offset,
+                "-Dkvmq.it.journal=" + work.resolve("journal.txt")));
+        properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+        WildFlyServer server = new WildFlyServer(work, base, command, offset);
+        server.startAgain();
+        return server;
+    }
+
+    /**
+     * Starts the server (again, after {@link #stop()}), on the same base and data directory,
+     * and waits until the WAR is deployed.
+     *
+     * @throws IOException if it cannot start
+     * @throws AssertionError if the server or the deployment does not come up in time
+     */
+    public void startAgain() throws IOException {
+        if (process != null && process.isAlive()) {
+            throw new IllegalStateException("already running");
+        }
+        starts++;
+        Files.deleteIfExists(marker("deployed"));
+        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("server-" + starts + ".log").toFile()));
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        // standalone.sh passes SIGTERM on to the server's JVM and waits for it only in this mode.
+        builder.environment().put("LAUNCH_JBOSS_IN_BACKGROUND", "true");
+        process = builder.start();
+        awaitMarker("deployed", START_TIMEOUT);
+    }
+
+    /**
+     * Stops the server as an operator would (SIGTERM) and waits for it to end.
+     *
+     * @throws AssertionError if it is still running after 60 s
+     * @throws InterruptedException if interrupted
+     */
+    public void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+            throw new AssertionError("WildFly still running 60 s after SIGTERM; see " + log());
+        }
+    }
+
+    /**
+     * Undeploys the WAR (removes its {@code .deployed} marker) and waits until the scanner
+     * reports it undeployed.
+     *
+     * @param timeout the longest wait
+     * @throws IOException if the marker cannot be removed
+     * @throws AssertionError if it takes longer
+     */
+    public void undeploy(Duration timeout) throws IOException {
+        Files.deleteIfExists(marker("undeployed"));
+        Files.delete(marker("deployed"));
+        awaitMarker("undeployed", timeout);
+    }
+
+    /**
+     * Deploys the WAR again ({@code .dodeploy} marker) and waits until it is deployed.
+     *
+     * @throws IOException if the marker cannot be written
+     * @throws AssertionError if it takes longer than 2 min
+     */
+    public void redeploy() throws IOException {
+        Files.deleteIfExists(marker("undeployed"));
+        Files.writeString(marker("dodeploy"), "");
+        awaitMarker("deployed", START_TIMEOUT);
+    }
+
+    /**
+     * Calls the test WAR's {@code ControlServlet}.
+     *
+     * @param query the query string, e.g. {@code op=push&label=a&mode=quick}
+     * @return the answer's body
+     * @throws AssertionError if the answer is not 200
+     */
+    public String control(String query) {
+        try {
+            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + (8080 + offset)
+                    + "/kvmq-it/control?" + query)).timeout(Duration.ofSeconds(30)).GET().build();
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new AssertionError("control?" + query + " answered " + response.statusCode() + ": "
+                        + response.body());
+            }
+            return response.body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /**
+     * @return the journal's lines so far (see {@code Journal}), split at {@code |}
+     */
+    public List<Fact> journal() {
+        Path file = work.resolve("journal.txt");
+        try {
+            return Files.exists(file) ? Files.readAllLines(file).stream().map(Fact::parse).toList() : List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** @return the log of the latest start */
+    public Path log() {
+        return work.resolve("server-" + starts + ".log");
+    }
+
+    /** Stops the server: SIGTERM, 60 s, then SIGKILL for it and every process it started. */
+    @Override
+    public void close() {
+        if (process == null) {
+            return;
+        }
+        List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
+        all.add(process.toHandle());
+        try {
+            process.destroy();
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                all.forEach(ProcessHandle::destroyForcibly);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            all.forEach(ProcessHandle::destroyForcibly);
+        }
+        all.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        Wait.until("WildFly's processes to end", Duration.ofSeconds(30),
+                () -> all.stream().noneMatch(ProcessHandle::isAlive));
+    }
+
+    private Path marker(String suffix) {
+        return base.resolve("deployments").resolve(Wars.NAME + "." + suffix);
+    }
+
+    private void awaitMarker(String suffix, Duration timeout) {
+        Wait.until(Wars.NAME + "." + suffix + " (log: " + log() + ")", timeout, () -> {
+            if (Files.exists(marker("failed"))) {
+                throw new AssertionError("deployment failed: " + Files.readString(marker("failed")));
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("WildFly ended with exit code " + process.exitValue() + "; see " + log());
+            }
+            return Files.exists(marker(suffix));
+        }, Boolean.TRUE::equals);
+    }
+
+    /** A port offset that moves WildFly's usual ports onto ports that are free now. */
+    private static int freeOffset() {
+        for (int i = 0; i < 50; i++) {
+            int offset = freePort() - 8080;
+            if (offset > 0 && 9993 + offset < 65536 && Stream.of(8443, 8009, 9990, 9993, 4712, 4713)
+                    .allMatch(p -> isFree(p + offset))) {
+                return offset;
+            }
+        }
+        throw new IllegalStateException("no free port offset found");
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket socket = new ServerSocket(port)) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> all = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) all::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(p, target);
+                }
+            }
+        }
+    }
+
+    /**
+     * One line of the journal.
+     *
+     * @param kind    what happened ({@code start}, {@code cancel}, {@code end}, {@code completed}, ...)
+     * @param queue   the queue
+     * @param jobId   the job
+     * @param label   the job's label
+     * @param attempt the attempt
+     * @param token   the fencing token
+     * @param detail  the rest
+     */
+    public record Fact(String kind, String queue, String jobId, String label, int attempt, long token, String detail) {
+
+        static Fact parse(String line) {
+            String[] f = line.split("\\|", 7);
+            return new Fact(f[0], f[1], f[2], f[3], Integer.parseInt(f[4]), Long.parseLong(f[5]), f[6]);
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.kvmq.it.wildfly.app;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import dev.kvmq.Job;
+import dev.kvmq.JobContext;
+import dev.kvmq.JobHandler;
+import dev.kvmq.jakarta.QueueHandler;
+
+/** The handler of the queue {@code work}: two at a time, a short lease renewed twice a second. */
+@ApplicationScoped
+@QueueHandler(value = "work", concurrency = 2, lease = "PT2S", renewEvery = "PT0.5S", pollEvery = "PT1S")
+public class WorkHandler implements JobHandler<Task> {
+
+    @Inject
+    Greeter greeter;
+
+    @Override
+    public void handle(Job<Task> job, JobContext<Task> ctx) throws Exception {
+        Steps.run(job, ctx, greeter);
+    }
+}
