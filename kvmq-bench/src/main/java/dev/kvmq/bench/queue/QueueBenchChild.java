@@ -1,0 +1,391 @@
+package dev.kvmq.bench.queue;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.eclipsestore.Durability;
+import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
+import dev.kvmq.store.postgres.PostgresKvStore;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One system in one JVM: {@link QueueBench} starts it per system and repetition, and reads the
+ * {@code RESULT name value} lines it prints. Not meant to be run by hand (but it can be:
+ * {@code --system kvmq-memory --scenarios drain}).
+ */
+public final class QueueBenchChild {
+
+  private static final int BATCH = 500;
+  private static final int WARMUP_JOBS = 4_000;
+  private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
+
+  private final Map<String, String> opts;
+  private final int threads;
+  private int nextId = 1;
+
+  private QueueBenchChild(Map<String, String> opts) {
+    this.opts = opts;
+    this.threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
+  }
+
+  /**
+   * Runs the scenarios of one system and prints their results.
+   *
+   * @param args {@code --system NAME --scenarios drain,pickup,claim} and the sizes (see
+   *     {@link QueueBench})
+   * @throws Exception if the system fails; the parent reports the system as failed
+   */
+  public static void main(String[] args) throws Exception {
+    Logger.getLogger("").setLevel(Level.WARNING);
+    JOBRUNR_LOG.setLevel(Level.SEVERE); // its "slow job filter" warnings on every busy second
+    Map<String, String> opts = new HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      if (!args[i].startsWith("--")) {
+        throw new IllegalArgumentException("expected --name value pairs, got " + args[i]);
+      }
+      opts.put(args[i].substring(2), args[i + 1]);
+    }
+    new QueueBenchChild(opts).run();
+    System.out.flush();
+    System.exit(0); // peers leave non-daemon threads behind
+  }
+
+  private void run() throws Exception {
+    String system = opts.get("system");
+    List<String> scenarios = Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
+    HikariDataSource pool = null;
+    Path dir = null;
+    if (system.endsWith("postgres") || system.equals("quartz-jdbc") || system.startsWith("dbscheduler")) {
+      HikariConfig c = new HikariConfig();
+      c.setJdbcUrl(opts.get("jdbc"));
+      c.setUsername("postgres");
+      c.setMaximumPoolSize(Integer.parseInt(opts.getOrDefault("pool", "16")));
+      c.setPoolName("bench");
+      pool = new HikariDataSource(c);
+    }
+    if (system.startsWith("kvmq-eclipsestore")) {
+      dir = Files.createTempDirectory(Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir"))), "kvmq-bench-");
+    }
+    Sut sut = make(system, pool, dir);
+    result("settings", sut.settings() + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
+    try {
+      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
+        warmUp(sut);
+      }
+      if (scenarios.contains("drain")) {
+        drain(sut);
+      }
+      if (scenarios.contains("pickup")) {
+        pickup(sut);
+      }
+      if (scenarios.contains("claim")) {
+        claim(sut);
+      }
+    } finally {
+      sut.close();
+      if (pool != null) {
+        pool.close();
+      }
+      if (dir != null) {
+        deleteTree(dir);
+      }
+    }
+  }
+
+  private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
+    return switch (system) {
+      case "kvmq-memory" -> new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore concurrency=" + threads, null);
+      case "kvmq-eclipsestore-fsync" -> new KvmqSut(
+          EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
+          "EclipseStoreKvStore FSYNC concurrency=" + threads + " dir=" + dir.getParent(), null);
+      case "kvmq-eclipsestore-pcs" -> new KvmqSut(
+          EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
+          "EclipseStoreKvStore PROCESS_CRASH_SAFE concurrency=" + threads + " dir=" + dir.getParent(), null);
+      case "kvmq-postgres" -> new KvmqSut(PostgresKvStore.builder(pool).build(),
+          "PostgresKvStore concurrency=" + threads, null);
+      case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
+      case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true);
+      case "jobrunr-memory" -> new JobRunrSut(null);
+      case "jobrunr-postgres" -> new JobRunrSut(pool);
+      case "quartz-ram" -> new QuartzSut(null, threads);
+      case "quartz-jdbc" -> new QuartzSut(pool, threads);
+      default -> throw new IllegalArgumentException("unknown system " + system);
+    };
+  }
+
+  // ---- scenario 1: drain throughput (and memory)
+
+  private void warmUp(Sut sut) throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
+    Probe.Phase p = Probe.begin(nextId, n);
+    pushBatches(sut, nextId, n);
+    nextId += n;
+    try (AutoCloseable running = sut.start(threads)) {
+      if (!p.awaitFinished(600)) {
+        throw new IllegalStateException("warm-up: " + p.finished.get() + " of " + n + " jobs finished in 600 s");
+      }
+    }
+    pushSingles(sut, nextId, n / 4); // warms the single-push path too
+    Probe.Phase q = Probe.begin(nextId, n / 4);
+    nextId += n / 4;
+    try (AutoCloseable running = sut.start(threads)) {
+      if (!q.awaitFinished(600)) {
+        throw new IllegalStateException("warm-up: " + q.finished.get() + " of " + n / 4 + " jobs finished in 600 s");
+      }
+    }
+  }
+
+  private void drain(Sut sut) throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+    RssSampler rss = new RssSampler();
+    rss.start();
+    try {
+      for (String mode : List.of("single", "batch")) {
+        long heapBefore = usedHeapAfterGc();
+        Probe.Phase p = Probe.begin(nextId, n);
+        long t0 = System.nanoTime();
+        if (mode.equals("single")) {
+          pushSingles(sut, nextId, n);
+        } else {
+          pushBatches(sut, nextId, n);
+        }
+        long t1 = System.nanoTime();
+        nextId += n;
+        result("push_" + mode + "_per_s", n / ((t1 - t0) / 1e9));
+        if (mode.equals("batch")) {
+          result("heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
+        }
+        try (AutoCloseable running = sut.start(threads)) {
+          if (!p.awaitFinished(900)) {
+            throw new IllegalStateException("drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
+          }
+        }
+        long first = Arrays.stream(p.startNanos()).min().orElseThrow();
+        result("drain_after_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
+      }
+    } finally {
+      rss.stop();
+    }
+    result("rss_peak_mb", rss.peakKb.get() / 1024.0);
+  }
+
+  private void pushSingles(Sut sut, int from, int n) throws Exception {
+    inParallel(n, (lo, hi) -> {
+      for (int i = lo; i < hi; i++) {
+        sut.pushOne(from + i);
+      }
+    });
+  }
+
+  private void pushBatches(Sut sut, int from, int n) throws Exception {
+    inParallel(n, (lo, hi) -> {
+      for (int i = lo; i < hi; i += BATCH) {
+        sut.pushBatch(ids(from + i, Math.min(BATCH, hi - i)));
+      }
+    });
+  }
+
+  private static List<Integer> ids(int from, int n) {
+    List<Integer> ids = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      ids.add(from + i);
+    }
+    return ids;
+  }
+
+  @FunctionalInterface
+  private interface Range {
+    void run(int lo, int hi) throws Exception;
+  }
+
+  /** Splits {@code 0..n} in {@code threads} stripes and runs them on as many threads. */
+  private void inParallel(int n, Range range) throws Exception {
+    ExecutorService pushers = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      int per = (n + threads - 1) / threads;
+      for (int t = 0; t < threads; t++) {
+        int lo = t * per;
+        int hi = Math.min(n, lo + per);
+        if (lo < hi) {
+          futures.add(pushers.submit(() -> {
+            range.run(lo, hi);
+            return null;
+          }));
+        }
+      }
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } finally {
+      pushers.shutdownNow();
+    }
+  }
+
+  // ---- scenario 2: pickup latency
+
+  private void pickup(Sut sut) throws Exception {
+    int seconds = Integer.parseInt(opts.getOrDefault("pickup-seconds", "10"));
+    int rate = Integer.parseInt(opts.getOrDefault("pickup-rate", "100"));
+    int n = seconds * rate;
+    long period = 1_000_000_000L / rate;
+    long[] pushed = new long[n];
+    try (AutoCloseable running = sut.start(threads)) {
+      LockSupport.parkNanos(1_000_000_000L); // let the workers go idle first
+      Probe.Phase p = Probe.begin(nextId, n);
+      long t0 = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        long due = t0 + i * period;
+        long wait;
+        while ((wait = due - System.nanoTime()) > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        sut.pushOne(nextId + i);
+        pushed[i] = System.nanoTime();
+      }
+      nextId += n;
+      if (!p.awaitStarted(120)) {
+        throw new IllegalStateException("pickup: " + p.started.get() + " of " + n + " jobs started in 120 s");
+      }
+      long[] start = p.startNanos();
+      double[] ms = new double[n];
+      int early = 0;
+      for (int i = 0; i < n; i++) {
+        ms[i] = Math.max(0, start[i] - pushed[i]) / 1e6;
+        if (start[i] < pushed[i]) {
+          early++; // the handler started before push() returned to its caller: counted as 0
+        }
+      }
+      result("pickup_started_before_push_returned_pct", 100.0 * early / n);
+      Arrays.sort(ms);
+      result("pickup_p50_ms", ms[n / 2]);
+      result("pickup_p99_ms", ms[(int) Math.min(n - 1, Math.ceil(n * 0.99) - 1)]);
+      result("pickup_max_ms", ms[n - 1]);
+      if (!p.awaitFinished(120)) {
+        throw new IllegalStateException("pickup: " + p.finished.get() + " of " + n + " jobs finished in 120 s");
+      }
+    }
+  }
+
+  // ---- scenario 3: claim cost against a backlog of delayed jobs (kvmq only)
+
+  private void claim(Sut sut) throws Exception {
+    int k = Integer.parseInt(opts.getOrDefault("claim-jobs", "1000"));
+    int reps = Integer.parseInt(opts.getOrDefault("claim-reps", "3"));
+    long base = usedHeapAfterGc();
+    int backlog = 0;
+    // warm the claim path first (not measured)
+    claimRun(sut, k);
+    for (String b : opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",")) {
+      int target = Integer.parseInt(b);
+      long t0 = System.nanoTime();
+      int add = target - backlog;
+      if (add > 0) {
+        int from = nextId;
+        nextId += add;
+        inParallel(add, (lo, hi) -> {
+          for (int i = lo; i < hi; i += 1000) {
+            sut.pushDelayed(ids(from + i, Math.min(1000, hi - i)), Duration.ofDays(1));
+          }
+        });
+        backlog = target;
+      }
+      result("claim_build_s_" + target, (System.nanoTime() - t0) / 1e9);
+      if (target > 0) {
+        result("claim_heap_bytes_per_job_" + target, (usedHeapAfterGc() - base) / (double) target);
+      }
+      for (int r = 0; r < reps; r++) {
+        result("claim_us_" + target, claimRun(sut, k));
+      }
+    }
+  }
+
+  /** Pushes k ready jobs, drains them with one worker of concurrency 1: µs per job. */
+  private double claimRun(Sut sut, int k) throws Exception {
+    Probe.Phase p = Probe.begin(nextId, k);
+    pushBatches(sut, nextId, k);
+    nextId += k;
+    try (AutoCloseable running = sut.start(1)) {
+      if (!p.awaitFinished(600)) {
+        throw new IllegalStateException("claim: " + p.finished.get() + " of " + k + " jobs finished in 600 s");
+      }
+    }
+    long first = Arrays.stream(p.startNanos()).min().orElseThrow();
+    return (p.lastFinishNanos - first) / 1e3 / (k - 1);
+  }
+
+  // ---- helpers
+
+  private static void result(String name, Object value) {
+    String v = value instanceof Double d ? String.format(java.util.Locale.ROOT, "%.4f", d) : value.toString();
+    System.out.println("RESULT " + name + " " + v);
+    System.out.flush();
+  }
+
+  @SuppressWarnings("removal")
+  private static long usedHeapAfterGc() {
+    for (int i = 0; i < 3; i++) {
+      System.gc();
+    }
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  /** Samples the process's resident set size every 50 ms. */
+  private static final class RssSampler {
+    final AtomicLong peakKb = new AtomicLong();
+    final AtomicBoolean stop = new AtomicBoolean();
+    Thread thread;
+
+    void start() {
+      thread = new Thread(() -> {
+        while (!stop.get()) {
+          peakKb.accumulateAndGet(rssKb(), Math::max);
+          LockSupport.parkNanos(50_000_000L);
+        }
+      }, "rss-sampler");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    void stop() throws InterruptedException {
+      stop.set(true);
+      thread.join();
+    }
+
+    static long rssKb() {
+      try {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+          if (line.startsWith("VmRSS:")) {
+            return Long.parseLong(line.replaceAll("[^0-9]", ""));
+          }
+        }
+      } catch (IOException | NumberFormatException e) {
+        return 0;
+      }
+      return 0;
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (var s = Files.walk(dir)) {
+      s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+}
