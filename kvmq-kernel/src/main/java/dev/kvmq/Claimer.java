@@ -64,62 +64,97 @@ final class Claimer {
   }
 
   /**
-   * Claims up to {@code max} ready jobs, in queue order, in one batch commit.
+   * Claims up to {@code max} ready jobs, in queue order, in one batch commit, through
+   * {@link KvStore#claim}: a store may let concurrent claims take different jobs instead of
+   * colliding on the first ones; every claim still checks the versionstamp of the record it
+   * was planned from.
    *
    * @param more set to true when there may be more ready jobs (a full batch, or lost races)
    */
   List<Claimed> claim(int max, long now, long leaseMillis, boolean[] more) {
-    List<KvEntry> ready = store.list(keys.ready(), max, false);
     more[0] = false;
-    if (ready.isEmpty()) {
-      return List.of();
+    ClaimPlan plan = new ClaimPlan(now, leaseMillis);
+    List<CommitResult> results = store.claim(keys.ready(), max, plan);
+    List<Claimed> claimed = new ArrayList<>(results.size());
+    for (int i = 0; i < results.size(); i++) {
+      CommitResult result = results.get(i);
+      JobRecord after = plan.planned.get(i);
+      if (after == null) {
+        Quarantine q = plan.quarantined.get(i);
+        if (result.ok()) {
+          LOG.log(System.Logger.Level.ERROR, "job " + q.id + " of queue " + keys.queue
+              + " can't be read; moved it aside to " + keys.corrupt(q.id), q.why);
+        }
+      } else if (result.ok()) {
+        claimed.add(new Claimed(after, result.versionstamp()));
+      }
     }
-    List<AtomicOperation> ops = new ArrayList<>(ready.size());
-    List<JobRecord> planned = new ArrayList<>(ready.size());
-    List<Optional<KvEntry>> records = store.getMany(jobKeys(ready));
-    for (int i = 0; i < records.size(); i++) {
-      Optional<KvEntry> e = records.get(i);
-      if (e.isPresent()) {
+    more[0] = plan.seen == max || claimed.size() < plan.seen;
+    return claimed;
+  }
+
+  /** An unreadable record moved aside by a claim, and why it could not be read. */
+  private record Quarantine(String id, RuntimeException why) {}
+
+  /**
+   * Plans the claims of one {@link KvStore#claim} call with the pure {@link Transitions#claim}.
+   * An unreadable record's index entry is moved aside, to {@code [..., "corrupt", id]}, in the
+   * same batch, so that one bad record does not stop the queue; the record itself is kept for
+   * inspection. Every call of {@link #plan} starts afresh (a store may call it again).
+   */
+  private final class ClaimPlan implements KvStore.ClaimPlanner {
+    private final long now;
+    private final long leaseMillis;
+    /** Per planned operation: the claimed record, or null for a quarantine. */
+    final List<JobRecord> planned = new ArrayList<>();
+    /** Per planned operation: the quarantine, or null for a claim. */
+    final List<Quarantine> quarantined = new ArrayList<>();
+    int seen;
+
+    ClaimPlan(long now, long leaseMillis) {
+      this.now = now;
+      this.leaseMillis = leaseMillis;
+    }
+
+    @Override
+    public Key recordKey(Key indexKey) {
+      return keys.job(QueueKeys.idOf(indexKey));
+    }
+
+    @Override
+    public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+      planned.clear();
+      quarantined.clear();
+      seen = index.size();
+      List<AtomicOperation> ops = new ArrayList<>(index.size());
+      for (int i = 0; i < records.size(); i++) {
+        Optional<KvEntry> e = records.get(i);
+        if (e.isEmpty()) {
+          continue;
+        }
         JobRecord r;
         try {
           r = JobRecord.decode(e.get().value());
         } catch (IllegalStateException corrupt) {
-          quarantine(ready.get(i).key(), e.get(), corrupt);
+          String id = QueueKeys.idOf(index.get(i).key());
+          ops.add(AtomicOperation.builder()
+              .check(e.get().key(), e.get().versionstamp())
+              .delete(index.get(i).key())
+              .set(keys.corrupt(id), QueueKeys.EMPTY)
+              .build());
+          planned.add(null);
+          quarantined.add(new Quarantine(id, corrupt));
           continue;
         }
         Transitions.Plan plan = Transitions.claim(keys, r, e.get().versionstamp(), now, leaseMillis);
         if (!plan.refused()) {
           ops.add(plan.operation());
           planned.add(plan.after());
+          quarantined.add(null);
         }
       }
+      return ops;
     }
-    List<Claimed> claimed = new ArrayList<>(ops.size());
-    if (!ops.isEmpty()) {
-      List<CommitResult> results = store.commitAll(ops);
-      for (int i = 0; i < results.size(); i++) {
-        if (results.get(i).ok()) {
-          claimed.add(new Claimed(planned.get(i), results.get(i).versionstamp()));
-        }
-      }
-    }
-    more[0] = ready.size() == max || claimed.size() < ready.size();
-    return claimed;
-  }
-
-  /**
-   * Moves an unreadable record's index entry aside, to {@code [..., "corrupt", id]}, so that
-   * one bad record does not stop the queue; the record itself is kept for inspection.
-   */
-  private void quarantine(Key indexKey, KvEntry record, RuntimeException why) {
-    String id = QueueKeys.idOf(indexKey);
-    LOG.log(System.Logger.Level.ERROR, "job " + id + " of queue " + keys.queue
-        + " can't be read; moving it aside to " + keys.corrupt(id), why);
-    store.commit(AtomicOperation.builder()
-        .check(record.key(), record.versionstamp())
-        .delete(indexKey)
-        .set(keys.corrupt(id), QueueKeys.EMPTY)
-        .build());
   }
 
   /** The earliest of {@code at}, the first delayed job's due time and the first lease's end. */

@@ -2,6 +2,7 @@ package dev.kvmq.store;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -18,6 +19,9 @@ import java.util.Optional;
  *       with every other commit. A failed check is a normal {@link CommitResult}.</li>
  *   <li>{@link #commitAll} commits many independent operations at once, so that a durable
  *       store can make them all durable with one flush (group commit).</li>
+ *   <li>{@link #claim} reads the first entries of an index range, lets the caller plan
+ *       operations from them and commits those; a store may make concurrent claims take
+ *       different entries instead of colliding on the first ones.</li>
  *   <li>A store may notify subscribers of commits ({@link #notifiesChanges()}), so that an
  *       idle worker waits instead of polling.</li>
  * </ul>
@@ -140,6 +144,52 @@ public interface KvStore extends AutoCloseable {
   }
 
   /**
+   * Reads up to {@code limit} entries of an index range, in key order, and the record each
+   * one points at, asks {@code planner} for the operations to commit, and commits them as
+   * {@link #commitAll} does. This is how the kernel claims jobs: the range is a queue's
+   * {@code ready} index, the records are the jobs, the operations lease them.
+   *
+   * <p>The default does exactly that with {@link #list}, {@link #getMany} and
+   * {@link #commitAll}: concurrent callers read the same first entries and all but one see
+   * their checks fail. A store may override it so that concurrent claims (from this or
+   * another node) take <em>different</em> entries: it may then leave out entries that another
+   * claim in progress has taken, and only those, so that the planner sees the first
+   * {@code limit} entries that no other claim holds, in key order. Whatever it does, the
+   * operations are committed with their checks, so correctness never depends on it.
+   *
+   * <p>Every record is read no earlier than its index entry, and all records at one
+   * consistent state; the entries and the records need not be one snapshot, so a planner
+   * plans from the record (an entry may point at a record that another claim has just taken).
+   * The planner may be called more than once (a store may retry on a fresh
+   * connection); only the operations of its last call are committed, and the results refer to
+   * those. It must not call the store (a store may hold locks while it runs) and should return
+   * quickly.
+   *
+   * @param range the index entries to claim from
+   * @param limit the most entries to read, at least 1
+   * @param planner maps index entries to records, and plans the operations
+   * @return one result per operation the planner returned (in its order); empty if it
+   *     returned none, in which case nothing is committed
+   * @throws NullPointerException if an argument is null, or the planner returns null or a
+   *     null key or operation
+   * @throws IllegalArgumentException if {@code limit < 1}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; any of the operations may or may not be
+   *     applied
+   */
+  default List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
+    Objects.requireNonNull(range, "range");
+    Objects.requireNonNull(planner, "planner");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    List<KvEntry> index = list(range, limit, false);
+    List<Optional<KvEntry>> records = index.isEmpty() ? List.of() : getMany(ClaimPlanner.recordKeys(planner, index));
+    List<AtomicOperation> operations = Objects.requireNonNull(planner.plan(index, records), "planned operations");
+    return operations.isEmpty() ? List.of() : commitAll(operations);
+  }
+
+  /**
    * Tells whether {@link #subscribe} works on this store. When it does not, callers poll.
    *
    * @return true if the store notifies subscribers of commits
@@ -173,6 +223,47 @@ public interface KvStore extends AutoCloseable {
    */
   @Override
   void close();
+
+  /**
+   * What a {@link KvStore#claim} does with the index entries it reads: it names the record
+   * each entry points at, and plans the operations to commit once the records are read.
+   * Implementations must not call the store.
+   */
+  interface ClaimPlanner {
+    /**
+     * Names the record an index entry points at.
+     *
+     * @param indexKey the key of an index entry
+     * @return the key of its record
+     */
+    Key recordKey(Key indexKey);
+
+    /**
+     * Plans the operations to commit. May be called more than once per claim; only the last
+     * call's operations are committed.
+     *
+     * @param index the index entries read, in key order, at most the claim's limit
+     * @param records for each index entry, its record (empty if absent), in the same order
+     * @return the operations to commit, in order; empty to commit nothing
+     */
+    List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records);
+
+    /**
+     * The record keys of {@code index}, for stores that implement {@link KvStore#claim}.
+     *
+     * @param planner the planner
+     * @param index index entries
+     * @return {@code planner.recordKey} of each, in order
+     * @throws NullPointerException if the planner returns null
+     */
+    static List<Key> recordKeys(ClaimPlanner planner, List<KvEntry> index) {
+      List<Key> keys = new ArrayList<>(index.size());
+      for (KvEntry e : index) {
+        keys.add(Objects.requireNonNull(planner.recordKey(e.key()), "record key"));
+      }
+      return keys;
+    }
+  }
 
   /** A registration made by {@link KvStore#subscribe}. */
   @FunctionalInterface

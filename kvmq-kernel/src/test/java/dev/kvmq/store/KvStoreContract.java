@@ -353,7 +353,162 @@ public abstract class KvStoreContract {
     assertThat(store.commitAll(List.of())).isEmpty();
   }
 
+  // ---- claim
+
+  /** A claim planner for the tests: index ["idx", n] points at ["rec", n]. */
+  private static final class TakeEach implements KvStore.ClaimPlanner {
+    final String by;
+    final List<List<KvEntry>> indexSeen = new ArrayList<>();
+    final List<List<Optional<KvEntry>>> recordsSeen = new ArrayList<>();
+    final List<Key> taken = new ArrayList<>();
+
+    TakeEach(String by) {
+      this.by = by;
+    }
+
+    @Override
+    public Key recordKey(Key indexKey) {
+      return Key.of("rec", indexKey.getLong(1));
+    }
+
+    /**
+     * Each record still "ready": checked, marked taken by {@code by}, its index entry deleted.
+     * Like the kernel, it plans from the record: an entry read before another claim committed
+     * may point at a record that claim already took.
+     */
+    @Override
+    public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+      indexSeen.add(index);
+      recordsSeen.add(records);
+      taken.clear();
+      List<AtomicOperation> ops = new ArrayList<>();
+      for (int i = 0; i < index.size(); i++) {
+        if (records.get(i).isPresent() && string(records.get(i).get()).equals("ready")) {
+          KvEntry r = records.get(i).get();
+          ops.add(AtomicOperation.builder().check(r).set(r.key(), bytes(by)).delete(index.get(i).key()).build());
+          taken.add(r.key());
+        }
+      }
+      return ops;
+    }
+  }
+
+  private void index(int from, int to) {
+    for (int n = from; n < to; n++) {
+      store.commit(AtomicOperation.builder().set(Key.of("idx", (long) n), new byte[0])
+          .set(Key.of("rec", (long) n), bytes("ready")).build());
+    }
+  }
+
+  @Test
+  void claimPlansFromTheFirstEntriesAndTheirRecordsThenCommits() {
+    index(0, 5);
+    store.commit(AtomicOperation.builder().delete(Key.of("rec", 1L)).build()); // an entry without its record
+    set(Key.of("idz"), "outside the range");
+    TakeEach planner = new TakeEach("a");
+
+    List<CommitResult> results = store.claim(KeyRange.prefix(Key.of("idx")), 3, planner);
+
+    assertThat(keysOf(planner.indexSeen.get(planner.indexSeen.size() - 1)))
+        .containsExactly(Key.of("idx", 0L), Key.of("idx", 1L), Key.of("idx", 2L));
+    List<Optional<KvEntry>> records = planner.recordsSeen.get(planner.recordsSeen.size() - 1);
+    assertThat(records).hasSize(3);
+    assertThat(records.get(0).map(KvStoreContract::string)).contains("ready");
+    assertThat(records.get(1)).isEmpty();
+    assertThat(records.get(2).map(KvEntry::key)).contains(Key.of("rec", 2L));
+    assertThat(results).hasSize(2).allMatch(CommitResult::ok);
+    assertThat(string(store.get(Key.of("rec", 0L)).orElseThrow())).isEqualTo("a");
+    assertThat(store.get(Key.of("rec", 2L)).orElseThrow().versionstamp()).isEqualTo(results.get(1).versionstamp());
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("idx")))))
+        .containsExactly(Key.of("idx", 1L), Key.of("idx", 3L), Key.of("idx", 4L));
+
+    TakeEach next = new TakeEach("b");
+    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 10, next)).hasSize(2).allMatch(CommitResult::ok);
+    assertThat(next.taken).containsExactly(Key.of("rec", 3L), Key.of("rec", 4L));
+  }
+
+  @Test
+  void claimCommitsNothingWhenNothingIsPlannedAndStalePlansFailTheirChecks() {
+    index(0, 2);
+    List<String> before = store.list(KeyRange.all()).stream().map(KvEntry::toString).toList();
+    KvStore.ClaimPlanner nothing = new KvStore.ClaimPlanner() {
+      @Override
+      public Key recordKey(Key indexKey) {
+        return Key.of("rec", indexKey.getLong(1));
+      }
+
+      @Override
+      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+        return List.of();
+      }
+    };
+    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 5, nothing)).isEmpty();
+    assertThat(store.claim(KeyRange.prefix(Key.of("empty")), 5, nothing)).isEmpty();
+    assertThat(store.list(KeyRange.all()).stream().map(KvEntry::toString).toList())
+        .as("keys and versionstamps unchanged").isEqualTo(before);
+
+    KvEntry rec = store.get(Key.of("rec", 0L)).orElseThrow();
+    set(Key.of("rec", 0L), "changed");
+    KvStore.ClaimPlanner stale = new KvStore.ClaimPlanner() {
+      @Override
+      public Key recordKey(Key indexKey) {
+        return Key.of("rec", indexKey.getLong(1));
+      }
+
+      @Override
+      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+        return List.of(AtomicOperation.builder().check(rec).delete(index.get(0).key()).build());
+      }
+    };
+    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 1, stale)).containsExactly(CommitResult.checkFailed());
+    assertThat(store.get(Key.of("idx", 0L))).isPresent();
+  }
+
   // ---- concurrency
+  @Test
+  void concurrentClaimsTakeEveryEntryExactlyOnce() throws Exception {
+    int entries = 120;
+    int threads = 4;
+    index(0, entries);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<List<Key>> takenBy = new ArrayList<>();
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<List<Key>>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        String name = "t" + t;
+        futures.add(pool.submit(() -> {
+          start.await();
+          List<Key> mine = new ArrayList<>();
+          while (store.count(KeyRange.prefix(Key.of("idx"))) > 0) {
+            TakeEach planner = new TakeEach(name);
+            List<CommitResult> results = store.claim(KeyRange.prefix(Key.of("idx")), 4, planner);
+            for (int i = 0; i < results.size(); i++) {
+              if (results.get(i).ok()) {
+                mine.add(planner.taken.get(i));
+              }
+            }
+          }
+          return mine;
+        }));
+      }
+      start.countDown();
+      for (Future<List<Key>> f : futures) {
+        takenBy.add(f.get(2, TimeUnit.MINUTES));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    List<Key> all = new ArrayList<>();
+    takenBy.forEach(all::addAll);
+    assertThat(all).hasSize(entries).doesNotHaveDuplicates();
+    for (int t = 0; t < threads; t++) {
+      for (Key k : takenBy.get(t)) {
+        assertThat(string(store.get(k).orElseThrow())).as("the record of %s says who took it", k).isEqualTo("t" + t);
+      }
+    }
+  }
+
 
   @Test
   void concurrentCheckAndSetLosesNoUpdate() throws Exception {
@@ -521,6 +676,11 @@ public abstract class KvStoreContract {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
     assertThatThrownBy(() -> KeyRange.prefix(Key.of("a")).from(Key.of("b", 1L)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not inside prefix");
+    KvStore.ClaimPlanner planner = new TakeEach("x");
+    assertThatThrownBy(() -> store.claim(null, 1, planner)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.claim(KeyRange.all(), 1, null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.claim(KeyRange.all(), 0, planner))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
     assertThat(store.count(KeyRange.all())).isZero();
   }
 
@@ -533,5 +693,7 @@ public abstract class KvStoreContract {
     assertThatThrownBy(() -> store.commit(AtomicOperation.builder().set(Key.of("k"), bytes("v")).build()))
         .isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> store.list(KeyRange.all(), 10, false)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.claim(KeyRange.all(), 10, new TakeEach("x")))
+        .isInstanceOf(IllegalStateException.class);
   }
 }
