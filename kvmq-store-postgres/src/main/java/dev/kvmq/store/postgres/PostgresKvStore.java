@@ -58,6 +58,13 @@ import javax.sql.DataSource;
  * snapshot each) and take no lock. {@link #commitAll} runs its whole batch in one
  * transaction under one lock and one flush.
  *
+ * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no
+ * other transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and
+ * commits through the same commit function: claims from many nodes take different jobs
+ * instead of colliding on the head of the queue, and their checks still guard correctness.
+ * A call that PostgreSQL rolls back as a deadlock's victim (a claim racing with a delete of
+ * the same waiting job) is run again.
+ *
  * <p><b>Notifications.</b> A commit sends {@code NOTIFY} in its own transaction, so other
  * nodes hear of it only once it is committed; subscribers on the committing node are called
  * directly after the commit. Payloads name the first three parts of each written key, so a
@@ -82,6 +89,10 @@ public final class PostgresKvStore implements KvStore {
   private static final int MAX_NOTIFY_PAYLOADS = 16;
   private static final String EVERYONE = "*";
   private static final HexFormat HEX = HexFormat.of();
+  /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
+  private static final String DEADLOCK = "40P01";
+  /** How often a call that was a deadlock's victim is run again. */
+  private static final int DEADLOCK_RETRIES = 3;
   /** The first key of the advisory lock that guards schema creation: "kvmq". */
   private static final int SCHEMA_LOCK = 0x6b766d71;
 
@@ -348,6 +359,32 @@ public final class PostgresKvStore implements KvStore {
    */
   private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      return applyAndCommit(c, attempt, operations);
+    } catch (SQLException | RuntimeException e) {
+      failedInTransaction(c, attempt, operations);
+      throw e;
+    } finally {
+      resetAutoCommit(c);
+    }
+  }
+
+  /** After a failure inside a transaction: roll back, and wake local subscribers if it may have committed. */
+  private void failedInTransaction(Connection c, Attempt attempt, List<AtomicOperation> operations) {
+    rollbackQuietly(c);
+    if (attempt.commitSent && operations != null) {
+      // It may have committed: a spurious wake-up is allowed, a missed one is not.
+      notifyLocal(operations);
+    }
+  }
+
+  /**
+   * Inside an open transaction: calls the commit function for {@code operations}, then
+   * commits (or rolls back if nothing applied).
+   */
+  private Batch applyAndCommit(Connection c, Attempt attempt, List<AtomicOperation> operations)
+      throws SQLException {
     List<Integer> checkOp = new ArrayList<>();
     List<byte[]> checkKey = new ArrayList<>();
     List<Long> checkVs = new ArrayList<>();
@@ -367,50 +404,126 @@ public final class PostgresKvStore implements KvStore {
         mutValue.add(m.isDelete() ? null : m.value());
       }
     }
+    Long[] outcomes;
+    try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
+      ps.setInt(1, operations.size());
+      ps.setArray(2, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+      ps.setArray(3, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+      ps.setArray(4, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+      ps.setArray(5, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+      ps.setArray(6, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+      ps.setArray(7, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setString(8, tables.channel);
+      ps.setArray(9, c.createArrayOf("text", payloads(operations)));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        outcomes = (Long[]) rs.getArray(1).getArray();
+      }
+    }
+    if (outcomes.length != operations.size()) {
+      throw new IllegalStateException("the commit function returned " + outcomes.length
+          + " outcomes for " + operations.size() + " operations. Indicates a bug.");
+    }
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    List<AtomicOperation> applied = new ArrayList<>();
+    for (int i = 0; i < outcomes.length; i++) {
+      long vs = outcomes[i];
+      results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
+      if (vs > 0 && !operations.get(i).isReadOnly()) {
+        applied.add(operations.get(i));
+      }
+    }
+    if (applied.isEmpty()) {
+      c.rollback();
+    } else {
+      attempt.commitSent = true;
+      c.commit();
+    }
+    return new Batch(Collections.unmodifiableList(results), applied);
+  }
+
+  // ---- claims
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here the claim is one transaction, so that claims from many nodes (and threads) take
+   * different entries instead of colliding on the first ones: it locks the first
+   * {@code limit} index rows that no other transaction has locked
+   * ({@code SELECT ... ORDER BY key LIMIT n FOR UPDATE SKIP LOCKED}), reads their records,
+   * calls the planner, and applies the operations with the commit function (versionstamp row,
+   * checks and all, exactly as {@link #commitAll}) before {@code COMMIT}. An index row locked
+   * by another claim is being claimed by it: skipping it keeps the queue order for everything
+   * this claim can take. The row locks end with the transaction.
+   *
+   * @throws NullPointerException if an argument is null, or the planner returns null or a
+   *     null key or operation
+   * @throws IllegalArgumentException if {@code limit < 1}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails (the operations may or may not be applied
+   *     if the connection failed during the commit itself) or the schema is missing
+   */
+  @Override
+  public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
+    Objects.requireNonNull(range, "range");
+    Objects.requireNonNull(planner, "planner");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    if (range.isEmpty()) {
+      ensureOpen();
+      List<AtomicOperation> ops = Objects.requireNonNull(planner.plan(List.of(), List.of()), "planned operations");
+      return ops.isEmpty() ? List.of() : commitAll(ops);
+    }
+    Batch batch = call("claim from " + range, (c, a) -> claimIn(c, a, range, limit, planner));
+    notifyLocal(batch.applied);
+    return batch.results;
+  }
+
+  private Batch claimIn(Connection c, Attempt attempt, KeyRange range, int limit, ClaimPlanner planner)
+      throws SQLException {
     c.setAutoCommit(false);
+    List<AtomicOperation> ops = null;
     try {
-      Long[] outcomes;
-      try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
-        ps.setInt(1, operations.size());
-        ps.setArray(2, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-        ps.setArray(3, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-        ps.setArray(4, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-        ps.setArray(5, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-        ps.setArray(6, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-        ps.setArray(7, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
-        ps.setString(8, tables.channel);
-        ps.setArray(9, c.createArrayOf("text", payloads(operations)));
+      List<KvEntry> index = new ArrayList<>(Math.min(limit, 64));
+      try (PreparedStatement ps = c.prepareStatement(tables.lockFirst)) {
+        ps.setBytes(1, range.lowerBound());
+        ps.setBytes(2, range.upperBound());
+        ps.setLong(3, limit);
         try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          outcomes = (Long[]) rs.getArray(1).getArray();
+          while (rs.next()) {
+            index.add(entry(rs));
+          }
         }
       }
-      if (outcomes.length != operations.size()) {
-        throw new IllegalStateException("the commit function returned " + outcomes.length
-            + " outcomes for " + operations.size() + " operations. Indicates a bug.");
-      }
-      List<CommitResult> results = new ArrayList<>(operations.size());
-      List<AtomicOperation> applied = new ArrayList<>();
-      for (int i = 0; i < outcomes.length; i++) {
-        long vs = outcomes[i];
-        results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
-        if (vs > 0 && !operations.get(i).isReadOnly()) {
-          applied.add(operations.get(i));
+      List<Optional<KvEntry>> records = List.of();
+      if (!index.isEmpty()) {
+        List<Key> recordKeys = ClaimPlanner.recordKeys(planner, index);
+        Map<ByteBuffer, KvEntry> found = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+          ps.setArray(1, byteaArray(c, recordKeys));
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              KvEntry e = entry(rs);
+              found.put(ByteBuffer.wrap(e.key().encoded()), e);
+            }
+          }
         }
+        List<Optional<KvEntry>> aligned = new ArrayList<>(recordKeys.size());
+        for (Key k : recordKeys) {
+          aligned.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
+        }
+        records = Collections.unmodifiableList(aligned);
       }
-      if (applied.isEmpty()) {
+      ops = List.copyOf(Objects.requireNonNull(
+          planner.plan(Collections.unmodifiableList(index), records), "planned operations"));
+      if (ops.isEmpty()) {
         c.rollback();
-      } else {
-        attempt.commitSent = true;
-        c.commit();
+        return new Batch(List.of(), List.of());
       }
-      return new Batch(Collections.unmodifiableList(results), applied);
+      return applyAndCommit(c, attempt, ops);
     } catch (SQLException | RuntimeException e) {
-      rollbackQuietly(c);
-      if (attempt.commitSent) {
-        // It may have committed: a spurious wake-up is allowed, a missed one is not.
-        notifyLocal(operations);
-      }
+      failedInTransaction(c, attempt, ops);
       throw e;
     } finally {
       resetAutoCommit(c);
@@ -661,10 +774,13 @@ public final class PostgresKvStore implements KvStore {
   /**
    * Runs {@code work} on a borrowed connection; retries once on a fresh connection if the
    * borrowed one failed before anything could have been committed (a stale pooled connection
-   * after a database restart).
+   * after a database restart), and up to {@link #DEADLOCK_RETRIES} times if PostgreSQL chose
+   * this transaction as a deadlock's victim (it was rolled back, so nothing was applied; see
+   * {@link #claim} for how a claim and a delete can deadlock).
    */
   private <T> T attempt(String what, Work<T> work) {
-    for (int tries = 1; ; tries++) {
+    boolean staleRetried = false;
+    for (int deadlocks = 0; ; ) {
       Connection c;
       try {
         c = dataSource.getConnection();
@@ -677,8 +793,14 @@ public final class PostgresKvStore implements KvStore {
         calls.succeeded();
         return result;
       } catch (SQLException e) {
-        if (tries == 1 && !attempt.commitSent && isConnectionFailure(e)) {
+        if (!staleRetried && !attempt.commitSent && isConnectionFailure(e)) {
+          staleRetried = true;
           LOG.log(Level.DEBUG, () -> this + ": " + what + " failed on a stale connection; retrying once", e);
+          continue;
+        }
+        if (deadlocks < DEADLOCK_RETRIES && !attempt.commitSent && DEADLOCK.equals(e.getSQLState())) {
+          deadlocks++;
+          LOG.log(Level.DEBUG, () -> this + ": " + what + " was a deadlock's victim; retrying", e);
           continue;
         }
         throw failure(what, attempt.commitSent ? "the commit's outcome is unknown" : null, e);

@@ -39,6 +39,7 @@ final class Tables {
   final String listAsc;
   final String listDesc;
   final String count;
+  final String lockFirst;
   final String checkRead;
   final String commit;
   final String readVersion;
@@ -57,6 +58,8 @@ final class Tables {
     listAsc = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
     listDesc = cols + " WHERE key >= ? AND key < ? ORDER BY key DESC LIMIT ?";
     count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
+    // A claim's first statement: the first rows of the range that no other transaction holds.
+    lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
     checkRead = "SELECT m.versionstamp, k.key, k.versionstamp FROM " + meta + " m LEFT JOIN " + kv
         + " k ON k.key = ANY (?) WHERE m.id = 1";
