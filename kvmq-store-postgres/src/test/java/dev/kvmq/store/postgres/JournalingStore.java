@@ -1,0 +1,195 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.JobRecordPeek;
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A store wrapper for the crash test: it adds a journal entry to every push, claim and
+ * completion of the queue {@value #QUEUE}, <em>in the same atomic operation</em>, so the
+ * journal holds exactly what was committed, whoever crashed when:
+ *
+ * <pre>
+ * ["journal", "pushed", id]          -> node     the push committed
+ * ["journal", "claim", id, token]    -> node     a claim committed, with its fencing token
+ * ["journal", "done", id, token]     -> node     a completion committed; token: that of the
+ *                                                record it completed (the lease's)
+ * </pre>
+ *
+ * A completion's token is read from the record it checks: the completion checks the record's
+ * versionstamp, so when it commits, the record it deletes is the one read here. Nothing else
+ * of the operations changes: checks and mutations pass through as they are.
+ */
+final class JournalingStore implements KvStore {
+
+  static final String QUEUE = "jobs";
+  static final Key JOBS = Key.of("kvmq", QUEUE, "job");
+  static final Key PUSHED = Key.of("journal", "pushed");
+  static final Key CLAIMED = Key.of("journal", "claim");
+  static final Key DONE = Key.of("journal", "done");
+
+  private final KvStore delegate;
+  private final byte[] node;
+
+  JournalingStore(KvStore delegate, String node) {
+    this.delegate = delegate;
+    this.node = node.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public Optional<KvEntry> get(Key key) {
+    return delegate.get(key);
+  }
+
+  @Override
+  public List<Optional<KvEntry>> getMany(List<Key> keys) {
+    return delegate.getMany(keys);
+  }
+
+  @Override
+  public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
+    return delegate.list(range, limit, reverse);
+  }
+
+  @Override
+  public long count(KeyRange range) {
+    return delegate.count(range);
+  }
+
+  @Override
+  public CommitResult commit(AtomicOperation operation) {
+    return commitAll(List.of(operation)).get(0);
+  }
+
+  @Override
+  public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+    List<Key> completed = new ArrayList<>();
+    for (AtomicOperation op : operations) {
+      Key job = jobDeletedWithCheck(op);
+      if (job != null) {
+        completed.add(job);
+      }
+    }
+    List<Optional<KvEntry>> records = completed.isEmpty() ? List.of() : delegate.getMany(completed);
+    List<AtomicOperation> journaled = new ArrayList<>(operations.size());
+    int c = 0;
+    for (AtomicOperation op : operations) {
+      AtomicOperation.Builder b = copy(op);
+      Key job = jobDeletedWithCheck(op);
+      if (job != null) {
+        Optional<KvEntry> record = records.get(c++);
+        long checked = checkedVersionstamp(op, job);
+        if (record.isPresent() && record.get().versionstamp() == checked) {
+          b.set(DONE.append(idOf(job), JobRecordPeek.token(record.get().value())), node);
+        }
+        // otherwise the record changed since: the operation's own check refuses it
+      }
+      for (AtomicOperation.Check check : op.checks()) {
+        if (check.versionstamp() == AtomicOperation.ABSENT && isJob(check.key()) && sets(op, check.key())) {
+          b.set(PUSHED.append(idOf(check.key())), node);
+        }
+      }
+      journaled.add(b.build());
+    }
+    return delegate.commitAll(journaled);
+  }
+
+  @Override
+  public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
+    return delegate.claim(range, limit, new ClaimPlanner() {
+      @Override
+      public Key recordKey(Key indexKey) {
+        return planner.recordKey(indexKey);
+      }
+
+      @Override
+      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+        List<AtomicOperation> ops = planner.plan(index, records);
+        List<AtomicOperation> journaled = new ArrayList<>(ops.size());
+        for (AtomicOperation op : ops) {
+          AtomicOperation.Builder b = copy(op);
+          for (AtomicOperation.Mutation m : op.mutations()) {
+            if (!m.isDelete() && isJob(m.key())) {
+              b.set(CLAIMED.append(idOf(m.key()), JobRecordPeek.token(m.value())), node);
+            }
+          }
+          journaled.add(b.build());
+        }
+        return journaled;
+      }
+    });
+  }
+
+  @Override
+  public boolean notifiesChanges() {
+    return delegate.notifiesChanges();
+  }
+
+  @Override
+  public Subscription subscribe(Key prefix, Runnable listener) {
+    return delegate.subscribe(prefix, listener);
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  private static AtomicOperation.Builder copy(AtomicOperation op) {
+    AtomicOperation.Builder b = AtomicOperation.builder();
+    for (AtomicOperation.Check check : op.checks()) {
+      b.check(check.key(), check.versionstamp());
+    }
+    for (AtomicOperation.Mutation m : op.mutations()) {
+      if (m.isDelete()) {
+        b.delete(m.key());
+      } else {
+        b.set(m.key(), m.value());
+      }
+    }
+    return b;
+  }
+
+  /** The job key that {@code op} deletes under a check on it (a completion), or null. */
+  private static Key jobDeletedWithCheck(AtomicOperation op) {
+    for (AtomicOperation.Mutation m : op.mutations()) {
+      if (m.isDelete() && isJob(m.key())) {
+        for (AtomicOperation.Check check : op.checks()) {
+          if (check.key().equals(m.key()) && check.versionstamp() != AtomicOperation.ABSENT) {
+            return m.key();
+          }
+        }
+      }
+    }
+    return null;
+  }
+
+  private static long checkedVersionstamp(AtomicOperation op, Key key) {
+    for (AtomicOperation.Check check : op.checks()) {
+      if (check.key().equals(key)) {
+        return check.versionstamp();
+      }
+    }
+    throw new IllegalStateException("no check on " + key);
+  }
+
+  private static boolean sets(AtomicOperation op, Key key) {
+    return op.mutations().stream().anyMatch(m -> !m.isDelete() && m.key().equals(key));
+  }
+
+  private static boolean isJob(Key key) {
+    return key.size() == JOBS.size() + 1 && key.startsWith(JOBS);
+  }
+
+  static String idOf(Key key) {
+    return key.getString(key.size() - 1);
+  }
+}

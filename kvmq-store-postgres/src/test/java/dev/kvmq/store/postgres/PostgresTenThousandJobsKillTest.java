@@ -1,0 +1,196 @@
+package dev.kvmq.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.Codecs;
+import dev.kvmq.JobRecordPeek;
+import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The issue's crash test: two worker processes ({@link QueueNodeMain}) share one PostgreSQL;
+ * each pushes 5,000 jobs while its worker runs; once a third of the jobs are done, one of
+ * them is killed with SIGKILL while it holds leases; the other finishes everything.
+ *
+ * <p>What was committed is known exactly: {@link JournalingStore} writes a journal entry in
+ * the same atomic operation as every push, claim and completion. The test then checks that
+ * every pushed job was completed exactly once (at least once is the contract; more than one
+ * completion would mean a completion by a stale lease holder, since a completion deletes the
+ * job), that each completion carried the fencing token of the job's latest claim, that the
+ * killed node's leases were taken over with greater tokens, and that nothing is left.
+ */
+class PostgresTenThousandJobsKillTest {
+
+  private static final int JOBS_PER_NODE = 5_000;
+  private static final int JOBS = 2 * JOBS_PER_NODE;
+  private static final Duration WAIT = Duration.ofSeconds(90);
+
+  private static TestDatabase db;
+
+  @BeforeAll
+  static void startDatabase() {
+    db = TestDatabase.start();
+  }
+
+  @AfterAll
+  static void stopDatabase() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @Test
+  void tenThousandJobsFromTwoNodesAllCompleteOnceWhenOneNodeIsKilled(@TempDir Path dir) throws Exception {
+    String schema = TestDatabase.freshSchemaName();
+    Process victim = null;
+    Process survivor = null;
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      store.count(KeyRange.all()); // create the schema before the nodes start
+      long started = System.nanoTime();
+      victim = startNode(schema, "victim", dir.resolve("victim.out"));
+      survivor = startNode(schema, "survivor", dir.resolve("survivor.out"));
+      awaitLine(victim, dir.resolve("victim.out"), "PUSHED");
+      awaitLine(survivor, dir.resolve("survivor.out"), "PUSHED");
+
+      TestDatabase.await("a third of the jobs done", WAIT, () -> store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS / 3);
+      TestDatabase.await("the victim holds a lease", WAIT, () -> holdsLease(store, "victim"));
+      victim.destroyForcibly(); // SIGKILL
+      assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      long doneAtKill = store.count(KeyRange.prefix(JournalingStore.DONE));
+
+      Process alive = survivor;
+      TestDatabase.await("every job done", WAIT, () -> {
+        assertThat(alive.isAlive()).as("the survivor runs").isTrue();
+        return store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS;
+      });
+      Queue<String> queue = Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8()).build();
+      TestDatabase.await("the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
+      double seconds = (System.nanoTime() - started) / 1e9;
+
+      Map<String, String> pushed = new HashMap<>();
+      for (KvEntry e : store.list(KeyRange.prefix(JournalingStore.PUSHED))) {
+        pushed.put(JournalingStore.idOf(e.key()), node(e));
+      }
+      Map<String, TreeMap<Long, String>> claims = new HashMap<>();
+      for (KvEntry e : store.list(KeyRange.prefix(JournalingStore.CLAIMED))) {
+        claims.computeIfAbsent(e.key().getString(2), id -> new TreeMap<>()).put(e.key().getLong(3), node(e));
+      }
+      Map<String, List<Long>> done = new HashMap<>();
+      Map<String, String> doneBy = new HashMap<>();
+      for (KvEntry e : store.list(KeyRange.prefix(JournalingStore.DONE))) {
+        done.computeIfAbsent(e.key().getString(2), id -> new ArrayList<>()).add(e.key().getLong(3));
+        doneBy.put(e.key().getString(2), node(e));
+      }
+
+      assertThat(pushed).as("jobs pushed").hasSize(JOBS);
+      assertThat(pushed.values().stream().filter("victim"::equals).count()).isEqualTo(JOBS_PER_NODE);
+      assertThat(store.count(KeyRange.prefix(JournalingStore.JOBS))).as("job records left").isZero();
+      assertThat(done.keySet()).as("every pushed job completed, no other").isEqualTo(pushed.keySet());
+      int takenOver = 0;
+      for (String id : pushed.keySet()) {
+        assertThat(done.get(id)).as("completions of %s", id).hasSize(1);
+        TreeMap<Long, String> claimed = claims.get(id);
+        assertThat(claimed).as("claims of %s", id).isNotNull();
+        assertThat(new ArrayList<>(claimed.keySet())).as("tokens of %s: one per claim, 1, 2, ...", id)
+            .isEqualTo(java.util.stream.LongStream.rangeClosed(1, claimed.size()).boxed().toList());
+        assertThat(done.get(id).get(0)).as("the completion of %s carries its latest claim's token", id)
+            .isEqualTo(claimed.lastKey());
+        assertThat(doneBy.get(id)).as("completed by the holder of the latest claim").isEqualTo(claimed.lastEntry().getValue());
+        if (claimed.size() > 1 && claimed.containsValue("victim")) {
+          assertThat(claimed.lastEntry().getValue()).isEqualTo("survivor");
+          takenOver++;
+        }
+      }
+      assertThat(takenOver).as("jobs the victim held when killed, then run by the survivor").isPositive();
+      long victimDone = doneBy.values().stream().filter("victim"::equals).count();
+      System.out.printf("kill test: %d jobs in %.1f s; %d done at the kill; victim completed %d, survivor %d;"
+          + " %d taken over from the victim%n", JOBS, seconds, doneAtKill, victimDone, JOBS - victimDone, takenOver);
+      survivor.destroy();
+      assertThat(survivor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      for (Process p : new Process[] {victim, survivor}) {
+        if (p != null) {
+          p.destroyForcibly();
+          p.waitFor(30, TimeUnit.SECONDS);
+        }
+      }
+      db.dropSchema(schema);
+    }
+  }
+
+  /** True if a job is leased now, and its latest claim (by token) is {@code node}'s. */
+  private static boolean holdsLease(PostgresKvStore store, String node) {
+    for (KvEntry leased : store.list(KeyRange.prefix(Key.of("kvmq", JournalingStore.QUEUE, "leased")), 64, false)) {
+      String id = JournalingStore.idOf(leased.key());
+      Optional<KvEntry> record = store.get(JournalingStore.JOBS.append(id));
+      if (record.isPresent()) {
+        long token = JobRecordPeek.token(record.get().value());
+        Optional<KvEntry> claim = store.get(JournalingStore.CLAIMED.append(id, token));
+        if (claim.isPresent() && node(claim.get()).equals(node)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String node(KvEntry e) {
+    return new String(e.value(), StandardCharsets.UTF_8);
+  }
+
+  private static Process startNode(String schema, String name, Path output) throws IOException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    return new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        "-cp", System.getProperty("java.class.path"),
+        QueueNodeMain.class.getName(), db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE)))
+        .redirectErrorStream(true)
+        .redirectOutput(output.toFile())
+        .start();
+  }
+
+  /** Polls the node's output for a line starting with {@code prefix}; fails if it dies. */
+  private static String awaitLine(Process node, Path output, String prefix) throws IOException {
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    Object monitor = new Object();
+    while (true) {
+      for (String line : Files.readAllLines(output)) {
+        if (line.startsWith(prefix)) {
+          return line;
+        }
+      }
+      if (!node.isAlive()) {
+        throw new AssertionError("the node died (exit " + node.exitValue() + "): " + Files.readString(output));
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the node did not print '" + prefix + "' in " + WAIT + ": " + Files.readString(output));
+      }
+      synchronized (monitor) {
+        try {
+          monitor.wait(20);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new AssertionError("interrupted", e);
+        }
+      }
+    }
+  }
+}
