@@ -1,0 +1,474 @@
+// kvmq dashboard: talks to the admin REST API only (same origin, the browser's own sign-in).
+// Live data comes from each queue's server-sent events; the browser never polls on a timer.
+// No framework, no build step: plain DOM, text inserted with textContent only.
+'use strict';
+(() => {
+  const API = document.currentScript.dataset.api; // e.g. "/kvmq/", filled in by the server
+  const WINDOW = 300;          // seconds of throughput the charts show
+  const MAX_STREAMS = 4;       // event streams the overview opens (browsers allow ~6 connections per host)
+  const REFRESH_GAP_MS = 1500; // at most one job-list or activity reload per gap, after events
+
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, props = {}, ...children) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props)) {
+      if (k === 'class') e.className = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) e.append(c);
+    return e;
+  };
+  const svg = (tag, attrs = {}) => {
+    const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
+  const q = (name) => API + 'queues/' + encodeURIComponent(name);
+  const fmt = new Intl.NumberFormat();
+  const rate = (n) => n === null ? '–' : n.toFixed(n < 10 ? 2 : 1);
+
+  // ---- HTTP
+
+  class ApiError extends Error {
+    constructor(status, detail) { super(detail); this.status = status; }
+  }
+
+  async function call(method, url, body) {
+    const init = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin' };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const r = await fetch(url, init);
+    const text = await r.text();
+    if (!r.ok) {
+      let detail = r.status + ' ' + r.statusText;
+      try {
+        const p = JSON.parse(text);
+        detail = (p.title || detail) + (p.detail ? ': ' + p.detail : '');
+      } catch (e) { /* not problem+json */ }
+      throw new ApiError(r.status, detail);
+    }
+    return text ? JSON.parse(text) : null;
+  }
+
+  function showError(e) {
+    const box = $('error');
+    box.textContent = e instanceof ApiError ? e.message : 'Error: ' + e.message;
+    box.hidden = false;
+  }
+  function clearError() { $('error').hidden = true; $('error').textContent = ''; }
+  function announce(text) { $('announcer').textContent = text; }
+
+  // ---- throttling: run fn at most once per gap, and once more after the last request
+
+  function throttle(fn, gap) {
+    let last = 0; let timer = null;
+    const run = () => { timer = null; last = Date.now(); fn(); };
+    return () => {
+      if (timer) return;
+      const wait = Math.max(0, last + gap - Date.now());
+      timer = setTimeout(run, wait);
+    };
+  }
+
+  // The server counts an outcome just after the commit that the event reports: read the
+  // throughput once more a little later so that the chart does not miss the last one.
+  function later(fn) { setTimeout(fn, 2500); }
+
+  // ---- live connection state
+
+  const streams = new Set();
+  function connection() {
+    const c = $('connection');
+    let open = 0; let failing = 0;
+    for (const s of streams) {
+      if (s.readyState === EventSource.OPEN) open++;
+      else failing++;
+    }
+    const state = streams.size === 0 ? 'idle' : failing === 0 ? 'live' : open > 0 ? 'connecting' : 'down';
+    c.dataset.state = state;
+    c.textContent = { idle: 'Not live', live: 'Live', connecting: 'Reconnecting…', down: 'Disconnected: retrying' }[state];
+  }
+
+  /** Opens the queue's event stream; onSummary gets each {name, paused, waiting, ...}. */
+  function listen(name, onSummary) {
+    const s = new EventSource(q(name) + '/events');
+    streams.add(s);
+    s.addEventListener('queue', (ev) => onSummary(JSON.parse(ev.data)));
+    s.addEventListener('open', connection);
+    s.addEventListener('error', connection);
+    connection();
+    return s;
+  }
+  function closeStreams() {
+    for (const s of streams) s.close();
+    streams.clear();
+    connection();
+  }
+
+  // ---- throughput (GET .../activity?seconds=N: per-second counts kept by the server)
+
+  async function activity(name) {
+    try {
+      const a = await call('GET', q(name) + '/activity?seconds=' + WINDOW);
+      return { start: a.perSecond.start, completed: a.perSecond.completed, failed: a.perSecond.failed, at: Date.now() };
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return false; // a server without it
+      throw e;
+    }
+  }
+
+  /** The last WINDOW seconds up to now, moved on locally since the server answered. */
+  function series(a) {
+    const shift = Math.max(0, Math.floor((Date.now() - a.at) / 1000));
+    const take = (xs) => {
+      const out = xs.slice(Math.min(shift, xs.length)).concat(new Array(Math.min(shift, WINDOW)).fill(0));
+      return out.slice(-WINDOW);
+    };
+    return { completed: take(a.completed), failed: take(a.failed) };
+  }
+
+  function perSecondLastMinute(xs) {
+    const last = xs.slice(-60);
+    return last.length ? last.reduce((s, x) => s + x, 0) / 60 : 0;
+  }
+
+  function drawChart(target, a, w, h) {
+    target.replaceChildren();
+    if (!a) return;
+    const s = series(a);
+    const peak = Math.max(0, ...s.completed, ...s.failed);
+    const max = Math.max(1, peak);
+    const line = (xs, cls) => {
+      const step = w / Math.max(1, WINDOW - 1);
+      const pts = xs.map((x, i) => (i * step).toFixed(1) + ',' + (h - 1 - (x / max) * (h - 2)).toFixed(1)).join(' ');
+      target.append(svg('polyline', { points: pts, class: cls }));
+    };
+    line(s.completed, 'completed');
+    line(s.failed, 'failed');
+    return { s, peak };
+  }
+
+  // ---- router
+
+  let leave = () => {};
+  function route() {
+    leave();
+    leave = () => {};
+    clearError();
+    closeStreams();
+    const m = location.hash.match(/^#\/queue\/(.+)$/);
+    $('overview').hidden = !!m;
+    $('queue').hidden = !m;
+    if (m) showQueue(decodeURIComponent(m[1]));
+    else showOverview();
+  }
+
+  // ---- overview: every queue
+
+  async function showOverview() {
+    document.title = 'Queues – kvmq dashboard';
+    const body = $('queues').tBodies[0];
+    let list;
+    try {
+      list = await call('GET', API + 'queues');
+    } catch (e) { showError(e); return; }
+    body.replaceChildren();
+    $('no-queues').hidden = list.length > 0;
+    const rows = new Map();
+    for (const s of list) {
+      const cells = {
+        state: el('td'), waiting: el('td', { class: 'num' }), delayed: el('td', { class: 'num' }),
+        processing: el('td', { class: 'num' }), dead: el('td', { class: 'num' }),
+        completed: el('td', { class: 'num', text: '–' }), failed: el('td', { class: 'num', text: '–' }),
+        chart: el('td'), action: el('td'),
+      };
+      const spark = svg('svg', { class: 'spark', viewBox: '0 0 120 24', preserveAspectRatio: 'none', role: 'img',
+        'aria-label': 'throughput of ' + s.name + ', last 5 minutes' });
+      cells.chart.append(spark);
+      const button = el('button', { type: 'button' });
+      cells.action.append(button);
+      const tr = el('tr', { 'data-queue': s.name },
+        el('th', { scope: 'row' }, el('a', { href: '#/queue/' + encodeURIComponent(s.name), text: s.name })),
+        cells.state, cells.waiting, cells.delayed, cells.processing, cells.dead, cells.completed, cells.failed,
+        cells.chart, cells.action);
+      body.append(tr);
+      const row = { cells, spark, button, summary: s, activity: null };
+      rows.set(s.name, row);
+      button.addEventListener('click', () => pauseOrResume(row.summary, (p) => { row.summary.paused = p; fill(row); }));
+      fill(row);
+    }
+    // live: one stream per queue, up to MAX_STREAMS; activity reloaded after events
+    let n = 0;
+    for (const row of rows.values()) {
+      const name = row.summary.name;
+      const reload = throttle(async () => {
+        try { row.activity = await activity(name); fill(row); } catch (e) { showError(e); }
+      }, REFRESH_GAP_MS * 2);
+      reload();
+      if (n++ < MAX_STREAMS) {
+        listen(name, (s) => { row.summary = s; fill(row); reload(); later(reload); });
+      }
+    }
+    const ticker = setInterval(() => { for (const row of rows.values()) fill(row); }, 5000);
+    leave = () => clearInterval(ticker);
+  }
+
+  function fill(row) {
+    const { cells, summary: s } = row;
+    cells.state.replaceChildren(el('span', { class: 'badge state-' + (s.paused ? 'paused' : 'running'),
+      text: s.paused ? 'paused' : 'running' }));
+    for (const k of ['waiting', 'delayed', 'processing', 'dead']) cells[k].textContent = fmt.format(s[k]);
+    row.button.textContent = s.paused ? 'Resume' : 'Pause';
+    row.button.setAttribute('aria-label', (s.paused ? 'Resume' : 'Pause') + ' queue ' + s.name);
+    if (row.activity) {
+      const drawn = drawChart(row.spark, row.activity, 120, 24);
+      cells.completed.textContent = rate(perSecondLastMinute(drawn.s.completed));
+      cells.failed.textContent = rate(perSecondLastMinute(drawn.s.failed));
+    }
+  }
+
+  async function pauseOrResume(summary, done) {
+    const pause = !summary.paused;
+    try {
+      await call('POST', q(summary.name) + (pause ? '/pause' : '/resume'));
+      done(pause);
+      announce('Queue ' + summary.name + (pause ? ' paused' : ' resumed'));
+    } catch (e) { showError(e); }
+  }
+
+  // ---- one queue
+
+  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined };
+
+  function showQueue(name) {
+    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined });
+    view.limit = Number($('f-limit').value);
+    document.title = name + ' – kvmq dashboard';
+    $('q-name').textContent = name;
+    $('jobs').tBodies[0].replaceChildren();
+    $('q-chart').replaceChildren();
+    const reloadJobs = throttle(loadJobs, REFRESH_GAP_MS);
+    const reloadActivity = throttle(async () => {
+      try {
+        const a = await activity(name);
+        if (view.name === name) { view.activity = a; drawQueueChart(); }
+      } catch (e) { showError(e); }
+    }, REFRESH_GAP_MS * 2);
+    const announceSummary = throttle(() => {
+      const s = view.summary;
+      $('q-summary').textContent = s.name + (s.paused ? ', paused: ' : ': ') + s.waiting + ' waiting, '
+        + s.delayed + ' delayed, ' + s.processing + ' processing, ' + s.dead + ' dead';
+    }, 5000);
+    let first = true;
+    listen(name, (s) => {
+      const was = view.summary;
+      view.summary = s;
+      fillQueue();
+      if (was && was.paused !== s.paused) announce('Queue ' + s.name + (s.paused ? ' is paused' : ' is running'));
+      announceSummary();
+      if (first) { first = false; loadJobs(); } else reloadJobs();
+      reloadActivity();
+      later(reloadActivity);
+    });
+    reloadActivity();
+    const ticker = setInterval(drawQueueChart, 5000);
+    leave = () => clearInterval(ticker);
+    view.reloadJobs = reloadJobs;
+  }
+
+  function fillQueue() {
+    const s = view.summary;
+    const state = $('q-state');
+    state.textContent = s.paused ? 'paused' : 'running';
+    state.className = 'badge state-' + (s.paused ? 'paused' : 'running');
+    for (const k of ['waiting', 'delayed', 'processing', 'dead']) $('q-' + k).textContent = fmt.format(s[k]);
+    $('q-pause').textContent = s.paused ? 'Resume' : 'Pause';
+    $('q-delete-waiting').disabled = s.waiting + s.delayed === 0;
+  }
+
+  function drawQueueChart() {
+    const drawn = drawChart($('q-chart'), view.activity, 300, 80);
+    if (!drawn) {
+      $('q-chart-text').textContent = view.activity === false
+        ? 'Not available: this server has no activity endpoint.' : 'Loading…';
+      return;
+    }
+    const c = perSecondLastMinute(drawn.s.completed); const f = perSecondLastMinute(drawn.s.failed);
+    $('q-completed-rate').textContent = rate(c);
+    $('q-failed-rate').textContent = rate(f);
+    const total = (xs) => xs.reduce((a, b) => a + b, 0);
+    $('q-chart-text').textContent = 'In 5 minutes: ' + fmt.format(total(drawn.s.completed)) + ' completed, '
+      + fmt.format(total(drawn.s.failed)) + ' failed; peak ' + fmt.format(drawn.peak) + ' per second.';
+  }
+
+  /** Total of the current filter, from the queue's counts. */
+  function filterTotal() {
+    const s = view.summary;
+    if (!s) return null;
+    if (view.status === '') return s.waiting + s.delayed + s.processing;
+    return s[view.status];
+  }
+
+  let loading = 0;
+  async function loadJobs() {
+    const ticket = ++loading;
+    const name = view.name;
+    let jobs;
+    try {
+      if (view.status === 'dead') {
+        // the API lists dead letters without paging; cut the page here
+        const all = await call('GET', q(name) + '/dead');
+        jobs = all.slice(view.offset, view.offset + view.limit + 1);
+      } else {
+        const params = new URLSearchParams({ offset: view.offset, limit: view.limit + 1 });
+        if (view.status) params.set('status', view.status);
+        jobs = await call('GET', q(name) + '/jobs?' + params);
+      }
+    } catch (e) { showError(e); return; }
+    if (ticket !== loading || name !== view.name) return; // a newer load or view won
+    const more = jobs.length > view.limit;
+    renderJobs(jobs.slice(0, view.limit));
+    const total = filterTotal();
+    const from = jobs.length ? view.offset + 1 : 0;
+    const to = view.offset + Math.min(jobs.length, view.limit);
+    $('page-info').textContent = jobs.length
+      ? 'Jobs ' + fmt.format(from) + '–' + fmt.format(to) + (total !== null ? ' of ' + fmt.format(Math.max(total, to)) : '')
+      : (view.offset > 0 ? 'No jobs on this page' : 'No jobs');
+    $('page-prev').disabled = view.offset === 0;
+    $('page-next').disabled = !more;
+  }
+
+  function when(iso) {
+    if (!iso) return el('span', { text: '–' });
+    const t = new Date(iso);
+    const secs = Math.round((t.getTime() - Date.now()) / 1000);
+    const rel = secs > 0 ? 'in ' + secs + ' s' : secs > -60 ? secs + ' s ago' : '';
+    return el('time', { datetime: iso, title: iso, text: t.toLocaleTimeString() + (rel ? ' (' + rel + ')' : '') });
+  }
+
+  function renderJobs(jobs) {
+    const body = $('jobs').tBodies[0];
+    body.replaceChildren();
+    if (jobs.length === 0) {
+      body.append(el('tr', {}, el('td', { colspan: 11, text: 'No jobs here.' })));
+      return;
+    }
+    const now = Date.now();
+    for (const j of jobs) {
+      const payload = JSON.stringify(j.state);
+      const short = payload.length > 80 ? payload.slice(0, 80) + '…' : payload;
+      const payloadCell = payload.length > 80
+        ? el('details', {}, el('summary', {}, el('code', { text: short })), el('pre', { text: JSON.stringify(j.state, null, 2) }))
+        : el('code', { text: payload });
+      const error = j.lastError
+        ? el('span', { text: j.lastError.type + ': ' + j.lastError.message, title: 'at ' + j.lastError.failedAt })
+        : el('span', { text: '–' });
+      const actions = el('td');
+      if (j.status === 'dead') {
+        actions.append(
+          el('button', { type: 'button', text: 'Retry', 'aria-label': 'Retry dead job ' + j.id, onclick: () => retryDead(j.id) }),
+          el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete dead job ' + j.id,
+            onclick: () => deleteJob(j.id, true) }));
+      } else if (j.status !== 'processing') {
+        actions.append(el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete job ' + j.id,
+          onclick: () => deleteJob(j.id, false) }));
+      }
+      const delayed = j.delayUntil && new Date(j.delayUntil).getTime() > now;
+      body.append(el('tr', { 'data-job': j.id, 'data-status': j.status },
+        el('td', { class: 'num', text: j.place === undefined || j.place === 0 ? '–' : fmt.format(j.place) }),
+        el('td', { class: 'id', text: j.id }),
+        el('td', { class: 'status-' + j.status, text: j.status }),
+        el('td', { class: 'num', text: String(j.priority) }),
+        el('td', { class: 'num', text: String(j.attempt) }),
+        el('td', { class: 'num', text: String(j.retryCount) }),
+        el('td', {}, delayed ? when(j.delayUntil) : el('span', { text: '–' })),
+        el('td', {}, when(j.lockUntil)),
+        el('td', {}, payloadCell),
+        el('td', {}, error),
+        actions));
+    }
+  }
+
+  async function deleteJob(id, dead) {
+    if (!confirm('Delete ' + (dead ? 'dead job ' : 'job ') + id + ' from queue ' + view.name + '? This cannot be undone.')) return;
+    try {
+      await call('DELETE', q(view.name) + (dead ? '/dead/' : '/jobs/') + encodeURIComponent(id));
+      announce('Deleted job ' + id);
+      loadJobs();
+    } catch (e) { showError(e); }
+  }
+
+  async function retryDead(id) {
+    try {
+      await call('POST', q(view.name) + '/dead/' + encodeURIComponent(id) + '/retry');
+      announce('Job ' + id + ' is back in the queue');
+      loadJobs();
+    } catch (e) { showError(e); }
+  }
+
+  // ---- push
+
+  function number(id, field, body) {
+    const v = $(id).value.trim();
+    if (v === '') return;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new Error(field + ' must be a number');
+    body[field] = n;
+  }
+
+  async function push(ev) {
+    ev.preventDefault();
+    clearError();
+    const out = $('push-result');
+    out.textContent = '';
+    let body;
+    try {
+      body = { state: JSON.parse($('push-state').value) };
+      number('push-priority', 'priority', body);
+      number('push-delay', 'delayMs', body);
+      number('push-retries', 'retryCount', body);
+      number('push-retry-delay', 'retryDelayMs', body);
+      number('push-repeat-delay', 'repeatDelayMs', body);
+      const rep = $('push-repeat').value.trim();
+      if (rep === 'forever') body.repeatCount = 'forever';
+      else if (rep !== '') { body.repeatCount = Number(rep); if (!Number.isInteger(body.repeatCount)) throw new Error('Repeats is a whole number or forever'); }
+    } catch (e) {
+      $('push-state').setAttribute('aria-invalid', 'true');
+      showError(new Error(e instanceof SyntaxError ? 'the payload is not valid JSON: ' + e.message : e.message));
+      return;
+    }
+    $('push-state').removeAttribute('aria-invalid');
+    try {
+      const job = await call('POST', q(view.name) + '/jobs', body);
+      out.textContent = 'Pushed job ' + job.id;
+      announce('Pushed job ' + job.id);
+    } catch (e) { showError(e); }
+  }
+
+  // ---- wiring
+
+  $('q-pause').addEventListener('click', () => {
+    if (view.summary) pauseOrResume(view.summary, (p) => { view.summary.paused = p; fillQueue(); });
+  });
+  $('q-delete-waiting').addEventListener('click', async () => {
+    const s = view.summary;
+    if (!s || !confirm('Delete all ' + (s.waiting + s.delayed) + ' waiting and delayed jobs of queue ' + s.name + '? This cannot be undone.')) return;
+    try {
+      const r = await call('DELETE', q(s.name) + '/jobs?status=waiting');
+      announce('Deleted ' + r.deleted + ' waiting jobs');
+      loadJobs();
+    } catch (e) { showError(e); }
+  });
+  $('f-status').addEventListener('change', () => { view.status = $('f-status').value; view.offset = 0; loadJobs(); });
+  $('f-limit').addEventListener('change', () => { view.limit = Number($('f-limit').value); view.offset = 0; loadJobs(); });
+  $('page-prev').addEventListener('click', () => { view.offset = Math.max(0, view.offset - view.limit); loadJobs(); });
+  $('page-next').addEventListener('click', () => { view.offset += view.limit; loadJobs(); });
+  $('push-form').addEventListener('submit', push);
+  window.addEventListener('hashchange', () => { route(); $('main').focus(); });
+  window.addEventListener('pagehide', closeStreams);
+  route();
+})();
