@@ -62,7 +62,7 @@ public final class Wars {
      * @param type a class loaded from a jar
      * @return that jar
      */
-    static File jarOf(Class<?> type) {
+    public static File jarOf(Class<?> type) {
         try {
             return new File(type.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException e) {

@@ -73,6 +73,7 @@ public class KvmqRuntime {
   private Jsonb jsonb;
   private TransactionSynchronizationRegistry transactions;
   private boolean started;
+  private boolean closed;
 
   private record QueueEntry(Queue<?> queue, Type type) {}
 
@@ -80,7 +81,44 @@ public class KvmqRuntime {
   public KvmqRuntime() {}
 
   void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
-    startWorkers();
+    try {
+      startWorkers();
+    } catch (DataSourceNotBound e) {
+      // Payara binds a DataSource that the application defines itself (web.xml <data-source>,
+      // @DataSourceDefinition) only after CDI has started: start once it is there.
+      LOG.log(System.Logger.Level.INFO, "kvmq: " + e.getMessage() + " yet; starting the workers when it is");
+      retryStart(System.nanoTime() + DATASOURCE_WAIT.toNanos());
+    }
+  }
+
+  /** How long kvmq waits for an application-defined DataSource to be bound. */
+  private static final Duration DATASOURCE_WAIT = Duration.ofSeconds(60);
+
+  private void retryStart(long deadline) {
+    executor.schedule(() -> {
+      try {
+        startWorkers();
+        LOG.log(System.Logger.Level.INFO, "kvmq: DataSource found; workers started");
+      } catch (DataSourceNotBound e) {
+        if (System.nanoTime() - deadline < 0) {
+          retryStart(deadline);
+        } else {
+          LOG.log(System.Logger.Level.ERROR, "kvmq: " + e.getMessage() + " after " + DATASOURCE_WAIT
+              + "; no worker runs. Check kvmq.postgres.datasource", e);
+        }
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "kvmq: the workers could not start", e);
+      }
+    }, 200, TimeUnit.MILLISECONDS);
+  }
+
+  /** The configured DataSource's JNDI name is not bound (yet). */
+  private static final class DataSourceNotBound extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    DataSourceNotBound(String message, Throwable cause) {
+      super(message, cause);
+    }
   }
 
   /** Opens the store on first use. */
@@ -93,7 +131,9 @@ public class KvmqRuntime {
         throw new IllegalStateException("kvmq: a container resource is missing", e);
       }
       config = KvmqConfig.load();
-      jsonb = JsonbBuilder.create();
+      if (jsonb == null) {
+        jsonb = JsonbBuilder.create();
+      }
       transactions = lookupTransactions();
       store = switch (config.store()) {
         case "memory" -> new InMemoryKvStore();
@@ -116,12 +156,12 @@ public class KvmqRuntime {
   }
 
   synchronized void startWorkers() {
-    if (started) {
+    if (started || closed) {
       return;
     }
-    started = true;
     extension.runtime(this);
     store();
+    started = true;
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
     }
@@ -240,6 +280,7 @@ public class KvmqRuntime {
 
   @PreDestroy
   synchronized void shutdown() {
+    closed = true;
     Duration timeout = config != null ? config.shutdownTimeout() : Duration.ofSeconds(30);
     List<CompletableFuture<Void>> stopping = new ArrayList<>();
     for (Worker<?> w : workers) {
@@ -282,8 +323,13 @@ public class KvmqRuntime {
       javax.sql.DataSource ds;
       try {
         ds = (javax.sql.DataSource) new InitialContext().lookup(name);
-      } catch (NamingException | ClassCastException e) {
-        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI", e);
+      } catch (NamingException e) {
+        if (e instanceof javax.naming.NameNotFoundException || e.getRootCause() instanceof javax.naming.NameNotFoundException) {
+          throw new DataSourceNotBound("kvmq.postgres.datasource \"" + name + "\" is not bound in JNDI", e);
+        }
+        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
+      } catch (ClassCastException e) {
+        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
       }
       try {
         Class.forName("dev.kvmq.store.postgres.PostgresKvStore", false, KvmqRuntime.class.getClassLoader());
