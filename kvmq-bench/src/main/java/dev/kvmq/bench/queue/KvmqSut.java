@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /** kvmq on one store: a queue, and per processing phase a worker on its own executor. */
@@ -64,6 +65,9 @@ final class KvmqSut implements Sut {
   @Override
   public AutoCloseable start(int threads) {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads);
+    // A handler thread asks for one more pump after the worker has stopped (Worker.run's
+    // finally); once the executor shuts down that request is moot: drop it quietly.
+    executor.setRejectedExecutionHandler(new ThreadPoolExecutor.DiscardPolicy());
     Worker<Integer> worker = queue.worker((job, ctx) -> Probe.started(job.state()),
         WorkerOptions.defaults().concurrency(threads), executor);
     worker.addListener(e -> {

@@ -43,6 +43,8 @@ import java.util.stream.Collectors;
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
  *   --heap SIZE         -Xmx of every system's JVM (default 4g)
  *   --dir DIR           where EclipseStore and PostgreSQL write (default java.io.tmpdir)
+ *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
+ *                       shared machine), so that no build runs while a system is measured
  * </pre>
  */
 public final class QueueBench {
@@ -164,6 +166,11 @@ public final class QueueBench {
 
   private void child(String system, String scenarios, String what) throws Exception {
     List<String> cmd = new ArrayList<>();
+    if (opts.containsKey("lock")) {
+      // flock(1) around each system's JVM: measure only while no build holds the lock, and let
+      // builds run between systems
+      cmd.addAll(List.of("flock", opts.get("lock")));
+    }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + opts.getOrDefault("heap", "4g"));
     cmd.add("-cp");

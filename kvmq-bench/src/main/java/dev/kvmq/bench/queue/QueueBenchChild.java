@@ -33,7 +33,7 @@ import java.util.logging.Logger;
 public final class QueueBenchChild {
 
   private static final int BATCH = 500;
-  private static final int WARMUP_JOBS = 4_000;
+  private static final int WARMUP_JOBS = 2_000;
   private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
 
   private final Map<String, String> opts;
@@ -292,6 +292,7 @@ public final class QueueBenchChild {
     long base = usedHeapAfterGc();
     int backlog = 0;
     // warm the claim path first (not measured)
+    claimRun(sut, k);
     claimRun(sut, k);
     for (String b : opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",")) {
       int target = Integer.parseInt(b);

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Builds kvmq-bench (and the modules it needs), then runs QueueBench: kvmq beside db-scheduler,
+# JobRunr and Quartz; prints one table. Options go to QueueBench, for example:
+#   bench/run.sh                                   everything, 3 repetitions (~20 min on 2 cores)
+#   bench/run.sh --systems kvmq-memory,quartz-ram --scenarios drain --reps 1
+#   bench/run.sh --systems kvmq --scenarios claim --backlogs 0,10000,100000
+# The whole list of options: kvmq-bench/src/main/java/dev/kvmq/bench/queue/QueueBench.java.
+# Set KVMQ_BENCH_NO_BUILD=1 to skip the build; MVN to change the Maven command.
+set -e
+cd "$(dirname "$0")/.."
+if [ -z "$KVMQ_BENCH_NO_BUILD" ]; then
+  ${MVN:-mvn} -B -q -pl kvmq-bench -am package -DskipTests
+fi
+exec java -cp "kvmq-bench/target/kvmq-bench-0.1.0-SNAPSHOT.jar:kvmq-bench/target/lib/*" \
+  dev.kvmq.bench.queue.QueueBench "$@"
