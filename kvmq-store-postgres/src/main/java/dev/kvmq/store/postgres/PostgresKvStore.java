@@ -15,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -44,19 +45,22 @@ import javax.sql.DataSource;
  * {@linkplain #subscribe subscribes}, the store also keeps one connection of its own open
  * for {@code LISTEN}, on one thread of its own.
  *
- * <p><b>Schema.</b> Three tables ({@code kvmq_kv}, {@code kvmq_meta},
- * {@code kvmq_schema_version} with the default prefix) and a function
- * ({@code kvmq_commit}), created on first use if missing unless the builder says otherwise;
- * the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v1.sql} in this jar for teams
- * that manage migrations.
+ * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the
+ * default prefix), a sequence ({@code kvmq_versionstamp}) and a function
+ * ({@code kvmq_commit}), created on first use if missing (or upgraded from schema version 1)
+ * unless the builder says otherwise; the same SQL ships as
+ * {@code /dev/kvmq/store/postgres/schema-v2.sql} in this jar for teams that manage
+ * migrations.
  *
- * <p><b>Versionstamps and isolation.</b> Every writing transaction first locks the one row
- * of {@code kvmq_meta}, then evaluates its checks, writes, and advances the versionstamp
- * held there, all in one call of the commit function; commits need {@code READ COMMITTED},
- * PostgreSQL's default. Writers are thus serialized across all nodes, commits are serializable, and
- * versionstamps are strictly increasing in commit order. Reads are single statements (one
- * snapshot each) and take no lock. {@link #commitAll} runs its whole batch in one
- * transaction under one lock and one flush.
+ * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory
+ * lock on every key it checks or writes (in one order for all), then evaluates its checks,
+ * takes its versionstamp from the sequence and writes, all in one call of the commit
+ * function; commits need {@code READ COMMITTED}, PostgreSQL's default. Commits that share a
+ * key are thus serialized across all nodes and their checks are exact; commits on disjoint
+ * keys run side by side. A key's versionstamps increase in the order its writes commit, and
+ * every commit's versionstamp is greater than that of every commit that finished before it
+ * started. Reads are single statements (one snapshot each) and take no lock.
+ * {@link #commitAll} runs its whole batch in one transaction and one flush.
  *
  * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no
  * other transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and
@@ -91,6 +95,8 @@ public final class PostgresKvStore implements KvStore {
   private static final HexFormat HEX = HexFormat.of();
   /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
   private static final String DEADLOCK = "40P01";
+  /** A batch that checks or writes more keys than this locks the whole store instead. */
+  static final int MAX_KEY_LOCKS = 1024;
   /** How often a call that was a deadlock's victim is run again. */
   private static final int DEADLOCK_RETRIES = 3;
   /** The first key of the advisory lock that guards schema creation: "kvmq". */
@@ -293,8 +299,8 @@ public final class PostgresKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Here the whole batch is one transaction: one lock of the versionstamp row, one call
-   * of the commit function whatever the batch size, and one flush at commit. Each
+   * <p>Here the whole batch is one transaction: the locks of its keys, one call of the commit
+   * function whatever the batch size, and one flush at commit. Each
    * operation's checks are evaluated against the database as left by the operations before
    * it; one that fails is refused alone.
    *
@@ -354,8 +360,8 @@ public final class PostgresKvStore implements KvStore {
 
   /**
    * One transaction, two round trips: {@code BEGIN} and the commit function (which locks the
-   * versionstamp row, checks and writes, see schema-v1.sql), then {@code COMMIT}. The row is
-   * held from the function's first statement to the end of the {@code COMMIT}.
+   * keys, checks and writes, see schema-v2.sql), then {@code COMMIT}. The key locks are held
+   * from the function's first statement to the end of the {@code COMMIT}.
    */
   private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
@@ -404,17 +410,24 @@ public final class PostgresKvStore implements KvStore {
         mutValue.add(m.isDelete() ? null : m.value());
       }
     }
+    Integer[] locks = lockKeys(checkKey, mutKey);
     Long[] outcomes;
     try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
       ps.setInt(1, operations.size());
-      ps.setArray(2, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-      ps.setArray(3, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-      ps.setArray(4, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-      ps.setArray(5, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-      ps.setArray(6, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-      ps.setArray(7, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
-      ps.setString(8, tables.channel);
-      ps.setArray(9, c.createArrayOf("text", payloads(operations)));
+      ps.setInt(2, tables.lockSpace);
+      if (locks == null) {
+        ps.setNull(3, Types.ARRAY);
+      } else {
+        ps.setArray(3, c.createArrayOf("int4", locks));
+      }
+      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setString(10, tables.channel);
+      ps.setArray(11, c.createArrayOf("text", payloads(operations)));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         outcomes = (Long[]) rs.getArray(1).getArray();
@@ -442,6 +455,46 @@ public final class PostgresKvStore implements KvStore {
     return new Batch(Collections.unmodifiableList(results), applied);
   }
 
+  /**
+   * The advisory locks a batch takes, one per key it checks or writes: a 32-bit hash of the
+   * key (never 0, which stands for the whole store), sorted and distinct, so that every
+   * commit takes its locks in one order and commits can't deadlock on them. Two keys with
+   * one hash share a lock: they wait for each other, nothing worse. A batch with more than
+   * {@link #MAX_KEY_LOCKS} keys gets null: it locks the whole store instead, so that big
+   * batches don't exhaust PostgreSQL's lock table. Every node must hash alike: this is part
+   * of schema version 2.
+   */
+  static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {
+    int[] hashes = new int[checked.size() + written.size()];
+    int n = 0;
+    for (byte[] k : checked) {
+      hashes[n++] = lockHash(k);
+    }
+    for (byte[] k : written) {
+      hashes[n++] = lockHash(k);
+    }
+    int[] distinct = Arrays.stream(hashes).sorted().distinct().toArray();
+    if (distinct.length > MAX_KEY_LOCKS) {
+      return null;
+    }
+    Integer[] boxed = new Integer[distinct.length];
+    for (int i = 0; i < distinct.length; i++) {
+      boxed[i] = distinct[i];
+    }
+    return boxed;
+  }
+
+  /** FNV-1a over the key's bytes, folded to 32 bits; 0 is kept for the store-wide lock. */
+  static int lockHash(byte[] key) {
+    long h = 0xcbf29ce484222325L;
+    for (byte b : key) {
+      h ^= b & 0xff;
+      h *= 0x100000001b3L;
+    }
+    int folded = (int) (h ^ (h >>> 32));
+    return folded == 0 ? 1 : folded;
+  }
+
   // ---- claims
 
   /**
@@ -451,7 +504,7 @@ public final class PostgresKvStore implements KvStore {
    * different entries instead of colliding on the first ones: it locks the first
    * {@code limit} index rows that no other transaction has locked
    * ({@code SELECT ... ORDER BY key LIMIT n FOR UPDATE SKIP LOCKED}), reads their records,
-   * calls the planner, and applies the operations with the commit function (versionstamp row,
+   * calls the planner, and applies the operations with the commit function (key locks,
    * checks and all, exactly as {@link #commitAll}) before {@code COMMIT}. An index row locked
    * by another claim is being claimed by it: skipping it keeps the queue order for everything
    * this claim can take. The row locks end with the transaction.
@@ -848,9 +901,10 @@ public final class PostgresKvStore implements KvStore {
   }
 
   /**
-   * Checks the installed schema version; creates the schema first if it is missing and the
-   * builder allows. An installed schema is left alone: no DDL, no lock, so that nodes that
-   * may not own the tables start too, and a running cluster sees no DDL at every start.
+   * Checks the installed schema version; creates the schema first if it is missing (or
+   * upgrades it if it is older) and the builder allows. An installed current schema is left
+   * alone: no DDL, no lock, so that nodes that may not own the tables start too, and a
+   * running cluster sees no DDL at every start.
    */
   private void prepareSchema(Connection c) throws SQLException {
     SQLException missing = null;
@@ -867,7 +921,7 @@ public final class PostgresKvStore implements KvStore {
       missing = e;
       version = null;
     }
-    if (version == null && createSchema) {
+    if ((version == null || version < Tables.SCHEMA_VERSION) && createSchema) {
       version = createSchema(c);
     }
     if (version == null) {
@@ -881,6 +935,12 @@ public final class PostgresKvStore implements KvStore {
       throw new SQLException("the kvmq tables have schema version " + version + ", but this"
           + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION + ": upgrade kvmq", "55000");
     }
+    if (version < Tables.SCHEMA_VERSION) {
+      throw new SQLException("the kvmq tables have schema version " + version + ", older than this"
+          + " kvmq-store-postgres's " + Tables.SCHEMA_VERSION + ": run " + Tables.SCHEMA_RESOURCE
+          + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
+          + " older version first), or build the store with createSchema(true)", "55000");
+    }
   }
 
   /** The installed schema version, or null if the version table is empty. */
@@ -892,8 +952,8 @@ public final class PostgresKvStore implements KvStore {
   }
 
   /**
-   * Runs the schema file under a session-level advisory lock, so that nodes starting together
-   * create it once; returns the installed version. The lock is taken before the DDL's
+   * Runs the schema file (which also upgrades version 1) under a session-level advisory lock,
+   * so that nodes starting together create it once; returns the installed version. The lock is taken before the DDL's
    * transaction begins, because a transaction that starts before another node's DDL commits
    * can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and the
    * version is read again under the lock, so that the nodes that waited run no DDL.
@@ -914,7 +974,7 @@ public final class PostgresKvStore implements KvStore {
         }
         version = null;
       }
-      if (version != null) {
+      if (version != null && version >= Tables.SCHEMA_VERSION) {
         return version;
       }
       c.setAutoCommit(false);
@@ -949,7 +1009,7 @@ public final class PostgresKvStore implements KvStore {
   }
 
   private static SQLException missingCounterRow() {
-    return new SQLException("the versionstamp row (id = 1) of the kvmq meta table is missing:"
+    return new SQLException("the kvmq versionstamp sequence returned no row:"
         + " the schema was altered by hand", "55000");
   }
 
@@ -1043,8 +1103,8 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Names the tables {@code <prefix>_kv}, {@code <prefix>_meta} and
-     * {@code <prefix>_schema_version}, and the notification channel
+     * Names the tables {@code <prefix>_kv} and {@code <prefix>_schema_version}, the sequence
+     * {@code <prefix>_versionstamp}, and the notification channel
      * {@code [<schema>_]<prefix>_changes}. Two stores with different prefixes in one database
      * are independent.
      *

@@ -17,20 +17,20 @@ import java.util.regex.Pattern;
 final class Tables {
 
   /** The schema file shipped in the jar, written with the default names. */
-  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v1.sql";
+  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v2.sql";
 
-  /** The schema version this release creates and understands. */
-  static final int SCHEMA_VERSION = 1;
+  /** The schema version this release creates and understands; it upgrades version 1 to it. */
+  static final int SCHEMA_VERSION = 2;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
-  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|schema_version|commit)\\b");
+  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|versionstamp|schema_version|commit)\\b");
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 
   final String schema;
   final String prefix;
   final String kv;
-  final String meta;
+  final String versionstamps;
   final String schemaVersion;
   final String channel;
 
@@ -43,12 +43,14 @@ final class Tables {
   final String checkRead;
   final String commit;
   final String readVersion;
+  /** The first key of every advisory lock a commit takes: the same on every node. */
+  final int lockSpace;
 
   Tables(String schema, String prefix) {
     this.schema = schema == null ? null : identifier("schema", schema, MAX_SCHEMA);
     this.prefix = identifier("table prefix", Objects.requireNonNull(prefix, "tablePrefix"), MAX_PREFIX);
     this.kv = qualified("kv");
-    this.meta = qualified("meta");
+    this.versionstamps = qualified("versionstamp");
     this.schemaVersion = qualified("schema_version");
     this.channel = (schema == null ? "" : schema + "_") + prefix + "_changes";
 
@@ -61,11 +63,13 @@ final class Tables {
     // A claim's first statement: the first rows of the range that no other transaction holds.
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
-    checkRead = "SELECT m.versionstamp, k.key, k.versionstamp FROM " + meta + " m LEFT JOIN " + kv
-        + " k ON k.key = ANY (?) WHERE m.id = 1";
-    // Locks the versionstamp row first, then checks and writes: see schema-v1.sql.
-    commit = "SELECT " + qualified("commit") + "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    checkRead = "SELECT s.last_value, k.key, k.versionstamp FROM " + versionstamps + " s LEFT JOIN " + kv
+        + " k ON k.key = ANY (?)";
+    // Locks the keys first, then checks and writes: see schema-v2.sql.
+    commit = "SELECT " + qualified("commit") + "(?, ?, ?::int4[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
+        + " ?::bytea[], ?::bytea[], ?, ?::text[])";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
+    lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
   }
 
   /** The name that {@code LISTEN} takes: the channel, quoted (it is case-sensitive). */

@@ -53,7 +53,7 @@ class PostgresSchemaTest {
       assertThatThrownBy(() -> store.get(Key.of("k")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("do not exist")
-          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v1.sql")
+          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v2.sql")
           .hasMessageContaining("createSchema(true)");
       assertThat(store.isHealthy()).isFalse();
     }
@@ -62,7 +62,7 @@ class PostgresSchemaTest {
   @Test
   void theShippedSqlFileRunsAsIsAndTheStoreUsesIt() throws Exception {
     String sql;
-    try (InputStream in = PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v1.sql")) {
+    try (InputStream in = PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v2.sql")) {
       sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     db.execute("CREATE SCHEMA " + schema);
@@ -85,12 +85,51 @@ class PostgresSchemaTest {
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
     }
-    db.execute("INSERT INTO " + schema + ".kvmq_schema_version (version) VALUES (2)");
+    db.execute("INSERT INTO " + schema + ".kvmq_schema_version (version) VALUES (3)");
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       assertThatThrownBy(() -> store.get(Key.of("k")))
           .isInstanceOf(KvStoreException.class)
-          .hasMessageContaining("schema version 2")
+          .hasMessageContaining("schema version 3")
           .hasMessageContaining("upgrade kvmq");
+    }
+  }
+
+  @Test
+  void aVersionOneSchemaIsUpgradedInPlaceAndVersionstampsContinue() throws Exception {
+    String v1;
+    try (InputStream in = PostgresSchemaTest.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v1.sql")) {
+      v1 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    db.execute("CREATE SCHEMA " + schema);
+    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement()) {
+      s.execute("SET search_path TO " + schema);
+      s.execute(v1);
+      // Two commits through the version-1 function: key k at versionstamp 2.
+      for (int i = 0; i < 2; i++) {
+        s.execute("SELECT kvmq_commit(1, '{}', '{}', '{}', '{1}', ARRAY['\\x6b'::bytea], ARRAY['\\x0" + i
+            + "'::bytea], 'kvmq_changes', '{}')");
+      }
+    }
+    try (PostgresKvStore refusing = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+      assertThatThrownBy(() -> refusing.get(Key.of("x")))
+          .isInstanceOf(KvStoreException.class)
+          .hasMessageContaining("schema version 1, older")
+          .hasMessageContaining("schema-v2.sql");
+    }
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      assertThat(store.count(KeyRange.all())).isEqualTo(1);
+      long next = store.commit(AtomicOperation.builder().set(Key.of("new"), new byte[] {1}).build()).versionstamp();
+      assertThat(next).as("after the version-1 counter's 2").isEqualTo(3);
+    }
+    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT (SELECT max(version) FROM " + schema + ".kvmq_schema_version),"
+            + " to_regclass('" + schema + ".kvmq_meta') IS NULL,"
+            + " (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+            + "  WHERE n.nspname = '" + schema + "' AND p.proname = 'kvmq_commit')")) {
+      rs.next();
+      assertThat(rs.getInt(1)).isEqualTo(2);
+      assertThat(rs.getBoolean(2)).as("the counter row's table is gone").isTrue();
+      assertThat(rs.getInt(3)).as("only the version-2 commit function is left").isEqualTo(1);
     }
   }
 
@@ -116,6 +155,7 @@ class PostgresSchemaTest {
     db.execute("CREATE ROLE kvmq_app LOGIN");
     db.execute("GRANT USAGE ON SCHEMA " + schema + " TO kvmq_app");
     db.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO kvmq_app");
+    db.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA " + schema + " TO kvmq_app");
     try (PostgresKvStore app = PostgresKvStore.builder(db.dataSourceAs("kvmq_app")).schema(schema).build()) {
       // The role may not create anything in the schema: the store must not try.
       assertThat(app.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build()).ok()).isTrue();
@@ -173,7 +213,7 @@ class PostgresSchemaTest {
           var rs = c.createStatement().executeQuery(
               "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" + schema + "'")) {
         rs.next();
-        assertThat(rs.getInt(1)).isEqualTo(3);
+        assertThat(rs.getInt(1)).as("kv and schema_version").isEqualTo(2);
       }
     }
   }

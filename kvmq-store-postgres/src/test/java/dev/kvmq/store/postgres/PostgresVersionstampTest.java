@@ -1,0 +1,164 @@
+package dev.kvmq.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Schema version 2's versionstamps: a sequence read after per-key advisory locks. Commits on
+ * one key wait for each other and get increasing versionstamps in their commit order; commits
+ * on different keys don't wait for each other, and may become visible in another order than
+ * their versionstamps (which the SPI allows: a versionstamp is greater than those of every
+ * commit that finished before its commit started; PostgresTwoNodesTest checks that on real
+ * timings from two nodes).
+ */
+class PostgresVersionstampTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static TestDatabase db;
+  private String schema;
+  private PostgresKvStore store;
+
+  @BeforeAll
+  static void startDatabase() {
+    db = TestDatabase.start();
+  }
+
+  @AfterAll
+  static void stopDatabase() throws Exception {
+    if (db != null) {
+      db.close();
+    }
+  }
+
+  @BeforeEach
+  void open() {
+    schema = TestDatabase.freshSchemaName();
+    store = PostgresKvStore.builder(db.pool()).schema(schema).build();
+    store.commit(AtomicOperation.builder().set(Key.of("init"), new byte[0]).build());
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+    db.dropSchema(schema);
+  }
+
+  @Test
+  void lockKeysAreSortedDistinctNeverTheStoreLockAndNoneForHugeBatches() {
+    List<byte[]> keys = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      keys.add(Key.of("k", (long) i).encoded());
+    }
+    Integer[] locks = PostgresKvStore.lockKeys(keys, keys.subList(0, 10));
+    assertThat(locks).hasSize(50).doesNotContain(0).isSorted();
+    assertThat(PostgresKvStore.lockKeys(keys, List.of())).containsExactly(locks);
+    assertThat(PostgresKvStore.lockHash(Key.of("k", 1L).encoded())).isEqualTo(PostgresKvStore.lockHash(Key.of("k", 1L).encoded()));
+    List<byte[]> many = new ArrayList<>();
+    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+      many.add(Key.of("m", (long) i).encoded());
+    }
+    assertThat(PostgresKvStore.lockKeys(many, List.of())).as("a whole-store lock instead").isNull();
+  }
+
+  @Test
+  void commitsOnOneKeyWaitForEachOtherAndCommitsOnOthersDoNot() throws Exception {
+    Key k1 = Key.of("k1");
+    Key k2 = Key.of("k2");
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection raw = db.unpooled().getConnection()) {
+      raw.setAutoCommit(false);
+      long rawVs = commitFunction(raw, k1); // holds k1's lock until raw ends
+
+      // Another key: does not wait, and its versionstamp comes after the open one's.
+      CommitResult other = store.commit(AtomicOperation.builder().set(k2, new byte[] {2}).build());
+      assertThat(other.versionstamp()).isGreaterThan(rawVs);
+
+      // The same key: waits for the open transaction.
+      Future<CommitResult> same = pool.submit(() -> store.commit(AtomicOperation.builder().set(k1, new byte[] {3}).build()));
+      TestDatabase.await("the commit on k1 waits for k1's lock", WAIT, () -> waitingForLocks() == 1);
+      assertThat(same.isDone()).isFalse();
+      raw.commit();
+      CommitResult after = same.get(1, TimeUnit.MINUTES);
+
+      // k1's writes: in commit order. Across keys: k1's first write committed after k2's
+      // with a smaller versionstamp, which the SPI allows (the two commits overlapped).
+      assertThat(after.versionstamp()).isGreaterThan(other.versionstamp());
+      assertThat(store.get(k1).orElseThrow().versionstamp()).isEqualTo(after.versionstamp());
+      assertThat(store.get(k2).orElseThrow().versionstamp()).isEqualTo(other.versionstamp());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aHugeBatchLocksTheWholeStore() throws Exception {
+    List<AtomicOperation> huge = new ArrayList<>();
+    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+      huge.add(AtomicOperation.builder().set(Key.of("h", (long) i), new byte[0]).build());
+    }
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection raw = db.unpooled().getConnection()) {
+      raw.setAutoCommit(false);
+      commitFunction(raw, Key.of("k1")); // an open commit on an unrelated key
+      Future<List<CommitResult>> batch = pool.submit(() -> store.commitAll(huge));
+      TestDatabase.await("the huge batch waits for every open commit", WAIT, () -> waitingForLocks() == 1);
+      raw.rollback();
+      assertThat(batch.get(1, TimeUnit.MINUTES)).hasSize(huge.size()).allMatch(CommitResult::ok);
+      assertThat(store.get(Key.of("k1"))).isEmpty();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
+  private long commitFunction(Connection c, Key key) throws SQLException {
+    Tables tables = new Tables(schema, "kvmq");
+    try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
+      ps.setInt(1, 1);
+      ps.setInt(2, tables.lockSpace);
+      ps.setArray(3, c.createArrayOf("int4", PostgresKvStore.lockKeys(List.of(), List.of(key.encoded()))));
+      ps.setArray(4, c.createArrayOf("int4", new Integer[0]));
+      ps.setArray(5, c.createArrayOf("bytea", new byte[0][]));
+      ps.setArray(6, c.createArrayOf("int8", new Long[0]));
+      ps.setArray(7, c.createArrayOf("int4", new Integer[] {1}));
+      ps.setArray(8, c.createArrayOf("bytea", new byte[][] {key.encoded()}));
+      ps.setArray(9, c.createArrayOf("bytea", new byte[][] {{1}}));
+      ps.setString(10, tables.channel);
+      ps.setArray(11, c.createArrayOf("text", new String[0]));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return ((Long[]) rs.getArray(1).getArray())[0];
+      }
+    }
+  }
+
+  private int waitingForLocks() {
+    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
+      rs.next();
+      return rs.getInt(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
