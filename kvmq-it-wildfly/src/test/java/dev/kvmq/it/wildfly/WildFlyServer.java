@@ -89,7 +89,12 @@ public final class WildFlyServer implements AutoCloseable {
                 "-Dkvmq.it.journal=" + work.resolve("journal.txt")));
         properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
         WildFlyServer server = new WildFlyServer(work, base, command, offset);
-        server.startAgain();
+        try {
+            server.startAgain();
+        } catch (IOException | RuntimeException | Error e) {
+            server.close(); // the caller has no server to close yet
+            throw e;
+        }
         return server;
     }
 

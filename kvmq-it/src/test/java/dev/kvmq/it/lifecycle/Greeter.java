@@ -1,0 +1,13 @@
+package dev.kvmq.it.lifecycle;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+/** A CDI bean injected into the handlers, to show that injection works there. */
+@ApplicationScoped
+public class Greeter {
+
+    /** @return a fixed greeting */
+    public String greet() {
+        return "hello";
+    }
+}
