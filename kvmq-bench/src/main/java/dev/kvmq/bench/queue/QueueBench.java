@@ -36,6 +36,9 @@ import java.util.stream.Collectors;
  *   --scenarios LIST    drain,pickup,claim (default: all three; memory is part of drain and claim)
  *   --reps N            repetitions of drain and pickup (default 3); claim repeats each
  *                       measurement --claim-reps times (default 3) in one run
+ *   --other-reps N      repetitions of the peers no target compares against: dbscheduler-poll,
+ *                       jobrunr-memory, jobrunr-postgres, quartz-jdbc (default 1; they are the
+ *                       slowest, and a full run must fit in ~25 min on 2 cores)
  *   --jobs N            jobs per drain (default 20000)
  *   --threads N         handler threads of every system (default 8)
  *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
@@ -51,6 +54,8 @@ public final class QueueBench {
 
   static final List<String> KVMQ = List.of("kvmq-memory", "kvmq-eclipsestore-fsync", "kvmq-eclipsestore-pcs",
       "kvmq-postgres");
+  /** The peers the targets compare against: quartz-ram and dbscheduler-immediate. */
+  static final List<String> TARGET_PEERS = List.of("quartz-ram", "dbscheduler-immediate");
   static final List<String> PEERS = List.of("dbscheduler-poll", "dbscheduler-immediate", "jobrunr-memory",
       "jobrunr-postgres", "quartz-ram", "quartz-jdbc");
 
@@ -133,9 +138,13 @@ public final class QueueBench {
     try {
       List<String> dp = scenarios.stream().filter(s -> !s.equals("claim")).toList();
       if (!dp.isEmpty()) {
-        for (int rep = 1; rep <= reps; rep++) {
+        int otherReps = Integer.parseInt(opts.getOrDefault("other-reps", "1"));
+        for (int rep = 1; rep <= Math.max(reps, otherReps); rep++) {
           for (String system : systems) {
-            child(system, String.join(",", dp), "repetition " + rep + "/" + reps);
+            int n = KVMQ.contains(system) || TARGET_PEERS.contains(system) ? reps : otherReps;
+            if (rep <= n) {
+              child(system, String.join(",", dp), "repetition " + rep + "/" + n);
+            }
           }
         }
       }

@@ -69,7 +69,9 @@ final class Report {
         + opts.getOrDefault("threads", "8") + " handler threads; drain = jobs / (last completion - first handler"
         + " start), both drains pooled. Pickup: one job at a time at " + opts.getOrDefault("pickup-rate", "100")
         + "/s for " + opts.getOrDefault("pickup-seconds", "10") + " s to idle workers; handler start - push return."
-        + " Cells: median (min–max) over repetitions.");
+        + " Cells: median (min–max) over repetitions (" + opts.getOrDefault("reps", "3") + " for kvmq, quartz-ram"
+        + " and dbscheduler-immediate; " + opts.getOrDefault("other-reps", "1") + " for the other peers; drain"
+        + " has two samples per repetition).");
     out.println();
     out.println("| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
         + " | pickup max ms | heap B/job | peak RSS MB |");
