@@ -119,8 +119,7 @@ public class QueuesResource {
     int skip = nonNegative(offset, 0, "offset");
     int max = nonNegative(limit, 1000, "limit");
     JsonArrayBuilder a = Json.createArrayBuilder();
-    q.jobs().stream().filter(e -> filter == null || e.status() == filter).skip(skip).limit(max)
-        .forEach(e -> a.add(job(e.job(), e.place())));
+    q.jobs(filter, skip, max).forEach(e -> a.add(job(e.job(), e.place())));
     return a.build().toString();
   }
 
