@@ -8,20 +8,25 @@ import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.AbstractSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.NavigableSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -62,9 +67,17 @@ import org.eclipse.store.storage.types.StorageLockFileManager;
  * committing at once therefore share flushes; {@link #commitAll} shares one flush by itself.
  *
  * <h2>Data structure</h2>
- * Each key is one small persisted object; the key order lives in an index in the heap,
- * rebuilt when the store opens. A commit writes a few hundred bytes per key it changes,
- * whatever the size of the map (see {@code docs/embedded-store.md}).
+ * Entries are packed into pages of about {@link Builder#pageBytes} bytes, each page one
+ * persisted byte array; the key order lives in an index in the heap, rebuilt when the store
+ * opens. A commit rewrites the pages whose entries it changed: at most about a page per key
+ * it changes, whatever the size of the map, and opening loads two objects per page, not per
+ * key (see {@code docs/embedded-store.md}).
+ *
+ * <h2>Housekeeping</h2>
+ * EclipseStore's background housekeeping runs in small timed slices. In addition, every
+ * {@link Builder#compactEvery} bytes written, the committer thread runs a whole garbage
+ * collection and file check in slices of {@link Builder#compactSlice} between group commits,
+ * so that commits wait for one slice at most, never for a whole pass.
  *
  * <h2>Ownership</h2>
  * Opening takes an OS lock on {@code kvmq.lock} in the directory: a second opener, in this
@@ -85,11 +98,21 @@ public final class EclipseStoreKvStore implements KvStore {
   private final StoreRoot root;
   private final Storer storer;
 
+  private static final Comparator<Entry> KEY_ORDER = Entry::compareKeys;
+
   /** Key order; guarded by {@link #lock}. Changed by the committer thread only. */
-  private final NavigableSet<Node> index = new TreeSet<>(Node::compareKeys);
+  private NavigableSet<Entry> index = new TreeSet<>(KEY_ORDER);
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  /** The ring the next new key goes to; used by the committer thread only. */
+  /** The ring the next new page goes to; used by the committer thread only. */
   private int nextRing;
+  /** The packed size a page is filled up to. */
+  private final int pageBytes;
+  /** The page new keys go to while it has room; committer thread only. */
+  private Page fill;
+  /** Pages under half full, to be filled again (some may have filled up or died since). */
+  private final ArrayDeque<Page> roomy = new ArrayDeque<>();
+  /** Pages changed by the group commit being applied; committer thread only. */
+  private final List<Page> changedPages = new ArrayList<>();
   private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
 
   /** Commits waiting for the committer; guarded by itself, as are {@link #closed}. */
@@ -97,8 +120,14 @@ public final class EclipseStoreKvStore implements KvStore {
   private final Thread committer;
   private final int maxBatch;
   private final long compactEveryBytes;
-  /** {@link SyncingFileWriter#bytesWritten()} after the last compaction; committer thread only. */
+  private final long compactSliceNanos;
+  /** {@link SyncingFileWriter#bytesWritten()} when the last housekeeping cycle started; committer thread only. */
   private long compactedAt;
+  /** 0: no cycle running; 1: garbage collection; 2: file check. Committer thread only. */
+  private int compactPhase;
+  private long compactStarted;
+  private long compactSlices;
+  private long compactCycles;
   private volatile boolean closed;
   private boolean closeDone;
   /** Set when a write failed after the heap was changed: the heap no longer matches the disk. */
@@ -109,12 +138,20 @@ public final class EclipseStoreKvStore implements KvStore {
     this.durability = b.durability;
     this.maxBatch = b.maxBatch;
     this.compactEveryBytes = b.compactEveryBytes;
+    this.compactSliceNanos = b.compactSlice.toNanos();
+    this.pageBytes = b.pageBytes;
     try {
       Files.createDirectories(directory);
     } catch (IOException e) {
       throw new KvStoreException("cannot create the storage directory " + directory, e);
     }
     this.directoryLock = DirectoryLock.acquire(directory);
+    try {
+      refuseOldLayout(directory);
+    } catch (RuntimeException e) {
+      directoryLock.close();
+      throw e;
+    }
     EmbeddedStorageManager started = null;
     SyncingFileWriter w = new SyncingFileWriter(durability == Durability.FSYNC);
     try {
@@ -219,19 +256,135 @@ public final class EclipseStoreKvStore implements KvStore {
     return manager;
   }
 
+  /**
+   * Refuses a directory written by a development build before pages (format 1, a node per
+   * key): its type dictionary names a class that no longer exists, and EclipseStore would
+   * fail to load it with a less helpful error.
+   */
+  private static void refuseOldLayout(Path directory) {
+    Path dictionary = directory.resolve("PersistenceTypeDictionary.ptd");
+    if (!Files.isRegularFile(dictionary)) {
+      return;
+    }
+    String text;
+    try {
+      text = Files.readString(dictionary, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new KvStoreException("cannot read " + dictionary, e);
+    }
+    if (text.contains("dev.kvmq.store.eclipsestore.Node")) {
+      throw new KvStoreException("storage directory " + directory + " has format 1 (a node per key,"
+          + " written by a development build of kvmq); this version reads format "
+          + StoreRoot.CURRENT_FORMAT + " only. No release wrote format 1: move the directory away"
+          + " and start with an empty one");
+    }
+  }
+
+  /**
+   * Walks the rings of pages, unpacks their entries and builds the key index: the entries are
+   * sorted once and the index is built from the sorted run in linear time.
+   */
   private void rebuildIndex() {
     if (root.rings == null || root.rings.length != StoreRoot.RINGS) {
-      throw new KvStoreException("storage directory " + directory + " is damaged: the rings of keys are missing");
+      throw new KvStoreException("storage directory " + directory + " is damaged: the rings of pages are missing");
     }
-    for (Node s : root.rings) {
-      for (Node n = s.next; n != s; n = n.next) {
-        if (n == null || n.next == null || n.next.prev != n) {
-          throw new KvStoreException("storage directory " + directory + " is damaged: broken link in a key ring");
+    List<Entry> all = new ArrayList<>();
+    for (Page s : root.rings) {
+      if (s == null) {
+        throw new KvStoreException("storage directory " + directory + " is damaged: a ring sentinel is missing");
+      }
+      s.initHeap();
+      for (Page p = s.next; p != s; p = p.next) {
+        if (p == null || p.next == null || p.next.prev != p || p.data == null) {
+          throw new KvStoreException("storage directory " + directory + " is damaged: broken link in a page ring");
         }
-        if (!index.add(n)) {
-          throw new KvStoreException("storage directory " + directory + " is damaged: a key is stored twice");
+        p.initHeap();
+        byte[] d = p.data;
+        int pos = 0;
+        while (pos < d.length) {
+          int size = Entry.sizeAt(d, pos);
+          if (size < 0) {
+            throw new KvStoreException("storage directory " + directory + " is damaged: a page holds a cut entry");
+          }
+          Entry e = new Entry(d, pos);
+          e.page = p;
+          p.entries.add(e);
+          all.add(e);
+          pos += size;
+        }
+        p.bytes = d.length;
+        if (p.entries.isEmpty()) {
+          throw new KvStoreException("storage directory " + directory + " is damaged: an empty page is linked");
+        }
+        if (p.bytes < pageBytes / 2) {
+          p.roomy = true;
+          roomy.add(p);
         }
       }
+    }
+    Entry[] sorted = all.toArray(new Entry[0]);
+    all = null;
+    Arrays.sort(sorted, KEY_ORDER);
+    for (int i = 1; i < sorted.length; i++) {
+      if (Entry.compareKeys(sorted[i - 1], sorted[i]) == 0) {
+        throw new KvStoreException("storage directory " + directory + " is damaged: a key is stored twice");
+      }
+    }
+    TreeSet<Entry> built = new TreeSet<>(KEY_ORDER);
+    built.addAll(new SortedRun(sorted)); // TreeSet builds from a SortedSet in linear time
+    index = built;
+  }
+
+  /**
+   * A sorted array seen as a {@link SortedSet} with the index's comparator: what
+   * {@link TreeSet#addAll} needs to build its tree in one linear pass. Only iteration and
+   * size are used.
+   */
+  private static final class SortedRun extends AbstractSet<Entry> implements SortedSet<Entry> {
+    private final Entry[] sorted;
+
+    SortedRun(Entry[] sorted) {
+      this.sorted = sorted;
+    }
+
+    @Override
+    public Iterator<Entry> iterator() {
+      return Arrays.asList(sorted).iterator();
+    }
+
+    @Override
+    public int size() {
+      return sorted.length;
+    }
+
+    @Override
+    public Comparator<? super Entry> comparator() {
+      return KEY_ORDER;
+    }
+
+    @Override
+    public SortedSet<Entry> subSet(Entry from, Entry to) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public SortedSet<Entry> headSet(Entry to) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public SortedSet<Entry> tailSet(Entry from) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public Entry first() {
+      return sorted[0];
+    }
+
+    @Override
+    public Entry last() {
+      return sorted[sorted.length - 1];
     }
   }
 
@@ -240,7 +393,7 @@ public final class EclipseStoreKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    Node probe = Node.probe(key.encoded());
+    Entry probe = Entry.probe(key.encoded());
     lock.readLock().lock();
     try {
       ensureUsable();
@@ -253,9 +406,9 @@ public final class EclipseStoreKvStore implements KvStore {
   @Override
   public List<Optional<KvEntry>> getMany(List<Key> keys) {
     Objects.requireNonNull(keys, "keys");
-    List<Node> probes = new ArrayList<>(keys.size());
+    List<Entry> probes = new ArrayList<>(keys.size());
     for (Key k : keys) {
-      probes.add(Node.probe(Objects.requireNonNull(k, "key").encoded()));
+      probes.add(Entry.probe(Objects.requireNonNull(k, "key").encoded()));
     }
     List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
     lock.readLock().lock();
@@ -283,8 +436,8 @@ public final class EclipseStoreKvStore implements KvStore {
       if (range.isEmpty()) {
         return result;
       }
-      NavigableSet<Node> sub = subSet(range);
-      for (Node n : reverse ? sub.descendingSet() : sub) {
+      NavigableSet<Entry> sub = subSet(range);
+      for (Entry n : reverse ? sub.descendingSet() : sub) {
         if (result.size() >= limit) {
           break;
         }
@@ -308,21 +461,54 @@ public final class EclipseStoreKvStore implements KvStore {
     }
   }
 
-  private NavigableSet<Node> subSet(KeyRange range) {
-    return index.subSet(Node.probe(range.lowerBound()), true, Node.probe(range.upperBound()), false);
+  private NavigableSet<Entry> subSet(KeyRange range) {
+    return index.subSet(Entry.probe(range.lowerBound()), true, Entry.probe(range.upperBound()), false);
   }
 
-  private Node find(Node probe) {
-    Node n = index.ceiling(probe);
-    return n != null && Node.compareKeys(n, probe) == 0 ? n : null;
+  private Entry find(Entry probe) {
+    Entry n = index.ceiling(probe);
+    return n != null && Entry.compareKeys(n, probe) == 0 ? n : null;
   }
 
-  private static KvEntry entryOf(Node n, Key knownKey) {
+  private static KvEntry entryOf(Entry n, Key knownKey) {
     if (n == null) {
       return null;
     }
     Key key = knownKey != null ? knownKey : Key.decode(n.key());
-    return new KvEntry(key, n.value(), n.versionstamp);
+    return new KvEntry(key, n.value(), n.versionstamp());
+  }
+
+  /**
+   * Reads the index entries and their records under one read lock, so that the planner sees
+   * them at one consistent state: a record whose index entry is listed has not been claimed
+   * since (a claim deletes the index entry in the same commit). Concurrent claims then fail
+   * their checks instead of taking an entry twice, and the operations are committed as
+   * {@link #commitAll} does.
+   *
+   * @throws NullPointerException if an argument is null, or the planner returns null or a
+   *     null key or operation
+   * @throws IllegalArgumentException if {@code limit < 1}
+   * @throws IllegalStateException if the store is closed, or called from a change listener
+   * @throws KvStoreException if the store fails
+   */
+  @Override
+  public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
+    Objects.requireNonNull(range, "range");
+    Objects.requireNonNull(planner, "planner");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    List<KvEntry> index;
+    List<Optional<KvEntry>> records;
+    lock.readLock().lock();
+    try {
+      index = list(range, limit, false);
+      records = index.isEmpty() ? List.of() : getMany(ClaimPlanner.recordKeys(planner, index));
+    } finally {
+      lock.readLock().unlock();
+    }
+    List<AtomicOperation> operations = Objects.requireNonNull(planner.plan(index, records), "planned operations");
+    return operations.isEmpty() ? List.of() : commitAll(operations);
   }
 
   // ---- commits
@@ -370,14 +556,15 @@ public final class EclipseStoreKvStore implements KvStore {
     List<Request> batch = new ArrayList<>();
     while (true) {
       synchronized (queue) {
-        while (queue.isEmpty() && !closed) {
+        // while a housekeeping cycle is under way, an idle committer runs its slices
+        while (queue.isEmpty() && !closed && compactPhase == 0) {
           try {
             queue.wait();
           } catch (InterruptedException e) {
             // only close() stops this thread, after the queue is empty
           }
         }
-        if (queue.isEmpty()) {
+        if (queue.isEmpty() && closed) {
           return;
         }
         int ops = 0;
@@ -388,8 +575,10 @@ public final class EclipseStoreKvStore implements KvStore {
         }
       }
       try {
-        commitBatch(batch);
-        maybeCompact();
+        if (!batch.isEmpty()) {
+          commitBatch(batch);
+        }
+        housekeepingSlice();
       } catch (Throwable t) {
         // commitBatch completes its requests; this is a last guard against a hang
         for (Request r : batch) {
@@ -410,6 +599,7 @@ public final class EclipseStoreKvStore implements KvStore {
         error = brokenException();
       } else {
         Set<Object> dirty = Collections.newSetFromMap(new IdentityHashMap<>());
+        changedPages.clear();
         long vs = root.versionstamp;
         for (Request r : batch) {
           List<CommitResult> rs = new ArrayList<>(r.ops.size());
@@ -427,6 +617,14 @@ public final class EclipseStoreKvStore implements KvStore {
           }
           results.add(Collections.unmodifiableList(rs));
         }
+        for (Page p : changedPages) {
+          p.dirty = false;
+          if (!p.dead) {
+            p.rewrite();
+            dirty.add(p);
+          }
+        }
+        changedPages.clear();
         if (!dirty.isEmpty() || vs != root.versionstamp) {
           root.versionstamp = vs;
           try {
@@ -464,8 +662,8 @@ public final class EclipseStoreKvStore implements KvStore {
 
   private boolean checksHold(AtomicOperation op) {
     for (AtomicOperation.Check c : op.checks()) {
-      Node n = find(Node.probe(c.key().encoded()));
-      long current = n == null ? AtomicOperation.ABSENT : n.versionstamp;
+      Entry n = find(Entry.probe(c.key().encoded()));
+      long current = n == null ? AtomicOperation.ABSENT : n.versionstamp();
       if (current != c.versionstamp()) {
         return false;
       }
@@ -476,67 +674,188 @@ public final class EclipseStoreKvStore implements KvStore {
   private void apply(AtomicOperation op, long vs, Set<Object> dirty) {
     for (AtomicOperation.Mutation m : op.mutations()) {
       byte[] key = m.key().encoded();
-      Node existing = find(Node.probe(key));
+      Entry existing = find(Entry.probe(key));
       if (m.isDelete()) {
         if (existing != null) {
           index.remove(existing);
-          unlink(existing, dirty);
+          removeFromPage(existing, dirty);
         }
       } else if (existing != null) {
-        existing.data = Node.pack(key, m.value());
-        existing.versionstamp = vs;
-        dirty.add(existing);
+        byte[] packed = Entry.pack(key, m.value(), vs);
+        Page p = existing.page;
+        int grows = packed.length - existing.size();
+        if (p.bytes + grows <= pageBytes || p.entries.size() == 1) {
+          existing.buf = packed;
+          existing.off = 0;
+          p.bytes += grows;
+          changed(p);
+        } else {
+          // it no longer fits: move it to a page with room
+          removeFromPage(existing, dirty);
+          existing.buf = packed;
+          existing.off = 0;
+          place(existing, dirty);
+        }
       } else {
-        Node n = new Node(Node.pack(key, m.value()), vs);
-        link(n, dirty);
-        index.add(n);
+        Entry e = new Entry(Entry.pack(key, m.value(), vs), 0);
+        place(e, dirty);
+        index.add(e);
       }
     }
   }
 
-  /** Inserts {@code n} right after the sentinel of the next ring in turn. */
-  private void link(Node n, Set<Object> dirty) {
-    Node s = root.rings[nextRing++ & (StoreRoot.RINGS - 1)];
-    Node first = s.next;
-    n.prev = s;
-    n.next = first;
-    first.prev = n;
-    s.next = n;
-    dirty.add(n);
-    dirty.add(first);
-    dirty.add(s);
-  }
-
-  private void unlink(Node n, Set<Object> dirty) {
-    Node p = n.prev;
-    Node x = n.next;
-    p.next = x;
-    x.prev = p;
-    dirty.remove(n); // nothing references it any more: not worth writing
-    dirty.add(p);
-    dirty.add(x);
+  private void changed(Page p) {
+    if (!p.dirty) {
+      p.dirty = true;
+      changedPages.add(p);
+    }
   }
 
   /**
-   * Runs a full housekeeping pass on the committer thread (commits wait meanwhile) once
-   * {@link Builder#compactEvery} bytes were written since the last one. EclipseStore's
+   * Puts an entry (new, or moved out of a page it outgrew) in a page with room: the page new
+   * keys go to, else a page under half full, else a new page. An entry larger than a page
+   * gets a page of its own.
+   */
+  private void place(Entry e, Set<Object> dirty) {
+    int size = e.size();
+    Page p;
+    if (size > pageBytes / 2) {
+      p = new Page(new byte[0]);
+      link(p, dirty);
+    } else {
+      p = fill;
+      if (p == null || p.dead || p.bytes + size > pageBytes) {
+        // any page under half full has room for an entry of at most half a page
+        p = null;
+        while (!roomy.isEmpty()) {
+          Page r = roomy.poll();
+          r.roomy = false;
+          if (!r.dead && r.bytes < pageBytes / 2) {
+            p = r;
+            break;
+          }
+        }
+        if (p == null) {
+          p = new Page(new byte[0]);
+          link(p, dirty);
+        }
+        fill = p;
+      }
+    }
+    e.page = p;
+    p.entries.add(e);
+    p.bytes += size;
+    changed(p);
+  }
+
+  /**
+   * Takes an entry out of its page. An emptied page leaves its ring; a page that falls under
+   * a quarter full moves its entries to the page new keys go to, if they fit there, and
+   * leaves its ring too (a merge); a page under half full is offered to new keys.
+   */
+  private void removeFromPage(Entry e, Set<Object> dirty) {
+    Page p = e.page;
+    removeEntry(p, e);
+    p.bytes -= e.size();
+    e.page = null;
+    changed(p);
+    if (p.entries.isEmpty()) {
+      unlink(p, dirty);
+      return;
+    }
+    Page f = fill;
+    if (p.bytes < pageBytes / 4 && f != null && f != p && !f.dead && f.bytes + p.bytes <= pageBytes) {
+      for (Entry moved : p.entries) {
+        moved.page = f;
+        f.entries.add(moved);
+      }
+      f.bytes += p.bytes;
+      changed(f);
+      p.entries.clear();
+      p.bytes = 0;
+      unlink(p, dirty);
+      return;
+    }
+    if (p.bytes < pageBytes / 2 && !p.roomy && p != fill) {
+      p.roomy = true;
+      roomy.add(p);
+    }
+  }
+
+  private static void removeEntry(Page p, Entry e) {
+    ArrayList<Entry> list = p.entries;
+    for (int i = list.size() - 1; i >= 0; i--) {
+      if (list.get(i) == e) {
+        list.remove(i);
+        return;
+      }
+    }
+    throw new IllegalStateException("an entry is not in its page");
+  }
+
+  /** Inserts page {@code p} right after the sentinel of the next ring in turn. */
+  private void link(Page p, Set<Object> dirty) {
+    Page s = root.rings[nextRing++ & (StoreRoot.RINGS - 1)];
+    Page first = s.next;
+    p.prev = s;
+    p.next = first;
+    first.prev = p;
+    s.next = p;
+    dirty.add(first);
+    dirty.add(s);
+    // p itself is written by the page rewrite at the end of the group commit
+  }
+
+  private void unlink(Page p, Set<Object> dirty) {
+    Page before = p.prev;
+    Page after = p.next;
+    before.next = after;
+    after.prev = before;
+    p.dead = true;
+    dirty.remove(p); // nothing references it any more: not worth writing
+    dirty.add(before);
+    dirty.add(after);
+    if (fill == p) {
+      fill = null;
+    }
+  }
+
+  /**
+   * Runs one slice of a housekeeping cycle (a whole garbage collection, then a whole file
+   * check) on the committer thread, between group commits: commits wait for one slice at
+   * most. A cycle starts every {@link Builder#compactEvery} bytes written. EclipseStore's
    * background housekeeping alone falls behind under a steady stream of commits (measured:
    * the directory grew by ~650 bytes per pushed and completed job at 18k jobs/s).
    */
-  private void maybeCompact() {
-    if (compactEveryBytes <= 0 || failure != null || writer.bytesWritten() - compactedAt < compactEveryBytes) {
+  private void housekeepingSlice() {
+    if (failure != null || compactEveryBytes <= 0) {
+      compactPhase = 0;
       return;
     }
-    long t0 = System.nanoTime();
+    if (compactPhase == 0) {
+      if (writer.bytesWritten() - compactedAt < compactEveryBytes) {
+        return;
+      }
+      compactedAt = writer.bytesWritten();
+      compactStarted = System.nanoTime();
+      compactPhase = 1;
+    }
     try {
-      storage.issueFullGarbageCollection();
-      storage.issueFullFileCheck();
+      compactSlices++;
+      if (compactPhase == 1) {
+        if (storage.issueGarbageCollection(compactSliceNanos)) {
+          compactPhase = 2;
+        }
+      } else if (storage.issueFileCheck(compactSliceNanos)) {
+        compactPhase = 0;
+        compactCycles++;
+        long ms = (System.nanoTime() - compactStarted) / 1_000_000;
+        LOG.log(System.Logger.Level.DEBUG, () -> "housekeeping cycle of " + directory + " done in " + ms + " ms");
+      }
     } catch (RuntimeException e) {
+      compactPhase = 0;
       LOG.log(System.Logger.Level.WARNING, "housekeeping of " + directory + " failed; commits go on", e);
     }
-    compactedAt = writer.bytesWritten();
-    long ms = (System.nanoTime() - t0) / 1_000_000;
-    LOG.log(System.Logger.Level.DEBUG, () -> "compacted " + directory + " in " + ms + " ms");
   }
 
   // ---- notification
@@ -627,6 +946,32 @@ public final class EclipseStoreKvStore implements KvStore {
    */
   public long deviceFlushes() {
     return writer.syncs();
+  }
+
+  /** Housekeeping cycles finished on the committer thread since open; for tests. */
+  long housekeepingCycles() {
+    return compactCycles;
+  }
+
+  /** Housekeeping slices run on the committer thread since open; for tests. */
+  long housekeepingSlices() {
+    return compactSlices;
+  }
+
+  /** Number of pages holding entries; for tests. Takes the read lock. */
+  int pageCount() {
+    lock.readLock().lock();
+    try {
+      int n = 0;
+      for (Page s : root.rings) {
+        for (Page p = s.next; p != s; p = p.next) {
+          n++;
+        }
+      }
+      return n;
+    } finally {
+      lock.readLock().unlock();
+    }
   }
 
   /**
@@ -790,6 +1135,8 @@ public final class EclipseStoreKvStore implements KvStore {
         StorageDataFileEvaluator.Validation.maximumTransactionLogFileSize();
     private int maxBatch = 4096;
     private long compactEveryBytes = 64L << 20;
+    private Duration compactSlice = Duration.ofMillis(5);
+    private int pageBytes = 2048;
 
     private Builder(Path directory) {
       this.directory = directory;
@@ -874,10 +1221,11 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Sets how many bytes the store writes between two full housekeeping passes (a full
-     * garbage collection and file check, run on the committer thread while commits wait).
-     * Background housekeeping runs as well, but falls behind under a steady stream of
-     * commits; these passes bound the directory's growth to about this many bytes of garbage.
+     * Sets how many bytes the store writes between the starts of two housekeeping cycles (a
+     * whole garbage collection, then a whole file check) that the committer thread runs in
+     * slices of {@link #compactSlice} between group commits. Background housekeeping runs
+     * as well, but falls behind under a steady stream of commits; these cycles bound the
+     * directory's growth.
      *
      * @param bytes at least 1 MiB (default 64 MiB), or 0 to leave housekeeping to the
      *     background and to {@link EclipseStoreKvStore#compact()}
@@ -889,6 +1237,45 @@ public final class EclipseStoreKvStore implements KvStore {
         throw new IllegalArgumentException("compactEvery must be 0 or at least 1 MiB: " + bytes);
       }
       this.compactEveryBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Sets how long one slice of a {@link #compactEvery} housekeeping cycle may run on the
+     * committer thread. Commits that arrive meanwhile wait for the slice to end, so this is
+     * about the longest pause housekeeping adds to a commit (EclipseStore ends a slice at the
+     * next unit of work after the budget, so a slice can overrun it a little).
+     *
+     * @param budget from 1 ms to 1 s (default 5 ms)
+     * @return this builder
+     * @throws NullPointerException if {@code budget} is null
+     * @throws IllegalArgumentException if {@code budget} is out of that range
+     */
+    public Builder compactSlice(Duration budget) {
+      Objects.requireNonNull(budget, "budget");
+      if (budget.toMillis() < 1 || budget.compareTo(Duration.ofSeconds(1)) > 0) {
+        throw new IllegalArgumentException("compactSlice must be from 1 ms to 1 s: " + budget);
+      }
+      this.compactSlice = budget;
+      return this;
+    }
+
+    /**
+     * Sets the packed size pages are filled up to. A commit rewrites each page it changes,
+     * so this bounds the bytes written per changed key (plus the key's own size); opening a
+     * store loads two objects per page, so larger pages open faster. An entry larger than
+     * half a page gets a page of its own. Pages of any size are readable whatever this is
+     * set to: it can change between opens.
+     *
+     * @param bytes from 256 to 1 MiB (default 2 KiB)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is out of that range
+     */
+    public Builder pageBytes(int bytes) {
+      if (bytes < 256 || bytes > (1 << 20)) {
+        throw new IllegalArgumentException("pageBytes must be from 256 to 1048576: " + bytes);
+      }
+      this.pageBytes = bytes;
       return this;
     }
 

@@ -20,7 +20,9 @@ import java.util.SplittableRandom;
  * {@code [job, id]} and {@code [ready, id]} in one atomic operation; a completion checks the
  * job's versionstamp, deletes both and sets {@code [done, id]}. After a commit returns, and
  * only then, it appends {@code P id} or {@code C id} to the acknowledgement file with one
- * unbuffered write, which the OS keeps when the process is killed.
+ * unbuffered write, which the OS keeps when the process is killed. It uses 512-byte pages
+ * and a housekeeping cycle every MiB written, so that kills also land in page moves, merges
+ * and housekeeping slices.
  *
  * <p>Arguments: storage directory, acknowledgement file, first job id, seed.
  */
@@ -41,7 +43,10 @@ public final class CrashChild {
     long firstId = Long.parseLong(args[2]);
     long seed = Long.parseLong(args[3]);
     try (OutputStream acks = new FileOutputStream(args[1], true);
-        EclipseStoreKvStore store = EclipseStoreKvStore.open(dir)) {
+        // small pages and frequent housekeeping cycles: kills land in page moves, merges and
+        // housekeeping slices, not only in plain page rewrites
+        EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir)
+            .pageBytes(512).compactEvery(1L << 20).open()) {
       write(acks, "OPEN\n");
       List<Thread> threads = new ArrayList<>();
       for (int t = 0; t < THREADS; t++) {

@@ -85,10 +85,11 @@ class EclipseStoreKvStoreBehaviourTest {
     try (EclipseStoreKvStore store = fast(dir)) {
       long[] small = writeSizes(store, 1_000);
       long[] large = writeSizes(store, 20_000);
+      // A commit rewrites the page of the key (at most 2 KiB by default) and a few small
+      // objects; the 20k keys hold ~2.6 MB, so "the whole map" would be a thousand times more.
       for (int i = 0; i < 3; i++) {
-        assertThat(small[i]).as("op %d at 1k keys", i).isLessThan(1_000);
-        assertThat(large[i]).as("op %d at 20k keys", i).isLessThan(1_000);
-        assertThat(Math.abs(large[i] - small[i])).as("op %d growth", i).isLessThan(64);
+        assertThat(small[i]).as("op %d at 1k keys", i).isLessThan(3_100);
+        assertThat(large[i]).as("op %d at 20k keys", i).isLessThan(3_100);
       }
     }
   }
@@ -251,16 +252,20 @@ class EclipseStoreKvStoreBehaviourTest {
         .durability(Durability.PROCESS_CRASH_SAFE).compactEvery(1L << 20).open()) {
       byte[] record = new byte[200];
       long maxSize = 0;
-      for (long id = 0; id < 20_000; id++) {
+      for (long id = 0; id < 30_000; id++) {
         store.commit(AtomicOperation.builder().set(Key.of("job", id), record).set(Key.of("ready", id), new byte[0]).build());
         store.commit(AtomicOperation.builder().delete(Key.of("job", id)).delete(Key.of("ready", id)).build());
         if (id % 1_000 == 0) {
           maxSize = Math.max(maxSize, sizeOf(dir));
         }
       }
-      // about 13 MB written in all; garbage is collected every 1 MiB written
-      assertThat(store.bytesWritten()).isGreaterThan(10_000_000);
-      assertThat(maxSize).isLessThan(6_000_000);
+      // ~30 MB written in all (without housekeeping the directory would be that large); a
+      // housekeeping cycle starts every 1 MiB written, and the directory stays far below
+      assertThat(store.bytesWritten()).isGreaterThan(25_000_000);
+      assertThat(maxSize).isLessThan(12_000_000);
+      // the cycles ran on the committer thread, in slices
+      assertThat(store.housekeepingCycles()).isPositive();
+      assertThat(store.housekeepingSlices()).isGreaterThanOrEqualTo(2 * store.housekeepingCycles());
     }
   }
 
