@@ -11,8 +11,10 @@ import java.util.Optional;
  * <ul>
  *   <li>Keys are {@link Key} tuples, in the one total order documented there.</li>
  *   <li>Values are opaque bytes, at most {@link #MAX_VALUE_BYTES} each.</li>
- *   <li>Every commit that writes gets a versionstamp strictly greater than every earlier
- *       commit's; every key it writes carries that versionstamp.</li>
+ *   <li>Every commit that writes gets a versionstamp strictly greater than that of every
+ *       commit that finished before it started; every key it writes carries that
+ *       versionstamp. So a key's versionstamps increase in the order its writes commit;
+ *       commits that overlap and share no key may get theirs in either order.</li>
  *   <li>Reads ({@link #get}, {@link #getMany}, {@link #list}, {@link #count}) each see
  *       one consistent state: all of a commit or none of it.</li>
  *   <li>{@link #commit} applies an {@link AtomicOperation} all or nothing, serializably
