@@ -5,7 +5,11 @@ import dev.kvmq.Queue;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -16,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -28,9 +33,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Measures what the versionstamp row costs: commits per second through the store (writers
- * serialized by the row) against plain upserts of the same shape (not serialized), with and
- * without a flush per commit, and the cross-node notification latency. Prints figures and
+ * Measures what versionstamps cost: commits per second through the store against plain
+ * upserts of the same shape and against schema version 1's counter row (writers serialized
+ * by one row), with and without a flush per commit; claims through the store's claim path
+ * and the SPI's default; and the cross-node notification latency. Prints figures and
  * asserts nothing: speed is never asserted in a test. Not run by {@code mvn verify} (the
  * class name does not end in Test); run it with
  *
@@ -57,7 +63,11 @@ class PostgresCommitCostBench {
         storeCommits(pool, synchronousCommit, THREADS, COMMITS_PER_THREAD);
         plainUpserts(pool, 1, SINGLE_THREAD_COMMITS);
         plainUpserts(pool, THREADS, COMMITS_PER_THREAD);
+        counterRowUpserts(pool, 1, SINGLE_THREAD_COMMITS);
+        counterRowUpserts(pool, THREADS, COMMITS_PER_THREAD);
         batches(pool, 100, 40);
+        claims(pool, false);
+        claims(pool, true);
         notificationLatency(pool, 300);
         pickupLatency(pool, 200);
       } finally {
@@ -106,6 +116,50 @@ class PostgresCommitCostBench {
         threads * each, elapsed, latencies);
   }
 
+  /**
+   * Schema version 1's scheme without the rest of the store: a transaction that locks one
+   * counter row, upserts, advances the counter and commits. Writers queue on the row.
+   */
+  private static void counterRowUpserts(DataSource pool, int threads, int each) throws Exception {
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS counter_kv");
+      s.execute("DROP TABLE IF EXISTS counter_row");
+      s.execute("CREATE TABLE counter_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
+      s.execute("CREATE TABLE counter_row (id int PRIMARY KEY, vs bigint NOT NULL) WITH (fillfactor = 50)");
+      s.execute("INSERT INTO counter_row VALUES (1, 0)");
+    }
+    long[] latencies = new long[threads * each];
+    AtomicLong index = new AtomicLong();
+    long elapsed = run(threads, t -> {
+      try (Connection c = pool.getConnection();
+          PreparedStatement lock = c.prepareStatement("SELECT vs FROM counter_row WHERE id = 1 FOR UPDATE");
+          PreparedStatement up = c.prepareStatement("INSERT INTO counter_kv VALUES (?, ?, ?)"
+              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp");
+          PreparedStatement advance = c.prepareStatement("UPDATE counter_row SET vs = ? WHERE id = 1")) {
+        c.setAutoCommit(false);
+        for (int i = 0; i < each; i++) {
+          long t0 = System.nanoTime();
+          long vs;
+          try (var rs = lock.executeQuery()) {
+            rs.next();
+            vs = rs.getLong(1) + 1;
+          }
+          up.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
+          up.setBytes(2, new byte[100]);
+          up.setLong(3, vs);
+          up.executeUpdate();
+          advance.setLong(1, vs);
+          advance.executeUpdate();
+          c.commit();
+          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+        }
+        c.setAutoCommit(true);
+      }
+    });
+    report("baseline: transaction locking and advancing one counter row (schema v1's scheme), " + threads
+        + " thread(s)", threads * each, elapsed, latencies);
+  }
+
   private static void batches(DataSource pool, int batchSize, int batchCount) throws Exception {
     try (PostgresKvStore store = PostgresKvStore.builder(pool).tablePrefix("bench_batch").build()) {
       store.commit(AtomicOperation.builder().set(Key.of("warm"), new byte[16]).build());
@@ -123,6 +177,127 @@ class PostgresCommitCostBench {
       });
       report("commitAll of " + batchSize + " operations, 1 thread (operations/s; latency per batch)",
           batchSize * batchCount, elapsed, latencies);
+    }
+  }
+
+  /**
+   * Two nodes, four threads each, claim 2,000 index entries eight at a time until none is
+   * left, through the store's claim path or the SPI's default (list, getMany, commitAll):
+   * entries claimed per second, and how many entries a claim read but could not take (its
+   * check refused it, or its record was already taken by another claim).
+   */
+  private static void claims(DataSource pool, boolean defaultPath) throws Exception {
+    int entries = 2_000;
+    int threadsPerNode = 4;
+    String prefix = "bench_claim_" + (defaultPath ? "default" : "skip");
+    try (PostgresKvStore a = PostgresKvStore.builder(pool).tablePrefix(prefix).build();
+        PostgresKvStore b = PostgresKvStore.builder(pool).tablePrefix(prefix).build()) {
+      List<AtomicOperation> fill = new ArrayList<>();
+      for (long n = 0; n < entries; n++) {
+        fill.add(AtomicOperation.builder().set(Key.of("idx", n), new byte[0]).set(Key.of("rec", n), new byte[] {0}).build());
+      }
+      a.commitAll(fill);
+      KvStore[] nodes = defaultPath ? new KvStore[] {new DefaultClaims(a), new DefaultClaims(b)} : new KvStore[] {a, b};
+      KeyRange index = KeyRange.prefix(Key.of("idx"));
+      AtomicLong refused = new AtomicLong();
+      AtomicLong claimed = new AtomicLong();
+      AtomicLong calls = new AtomicLong();
+      long[] latencies = new long[entries * 4];
+      AtomicLong sample = new AtomicLong();
+      long elapsed = run(2 * threadsPerNode, t -> {
+        KvStore node = nodes[t % 2];
+        while (claimed.get() < entries) {
+          long t0 = System.nanoTime();
+          AtomicLong stale = new AtomicLong();
+          List<CommitResult> results = node.claim(index, 8, new KvStore.ClaimPlanner() {
+            @Override
+            public Key recordKey(Key indexKey) {
+              return Key.of("rec", indexKey.getLong(1));
+            }
+
+            @Override
+            public List<AtomicOperation> plan(List<KvEntry> idx, List<Optional<KvEntry>> records) {
+              List<AtomicOperation> ops = new ArrayList<>();
+              stale.set(0);
+              for (int i = 0; i < idx.size(); i++) {
+                KvEntry r = records.get(i).orElseThrow();
+                if (r.value()[0] != 0) {
+                  stale.incrementAndGet(); // another claim took it after this one read the index
+                  continue;
+                }
+                ops.add(AtomicOperation.builder().check(r).set(r.key(), new byte[] {1}).delete(idx.get(i).key()).build());
+              }
+              return ops;
+            }
+          });
+          long i = sample.getAndIncrement();
+          if (i < latencies.length) {
+            latencies[(int) i] = System.nanoTime() - t0;
+          }
+          calls.incrementAndGet();
+          refused.addAndGet(stale.get());
+          for (CommitResult r : results) {
+            if (r.ok()) {
+              claimed.incrementAndGet();
+            } else {
+              refused.incrementAndGet();
+            }
+          }
+        }
+      });
+      report(String.format(Locale.ROOT, "claims, 2 nodes x %d threads, 8 per claim, %s (entries/s; latency per claim):"
+          + " %d claim calls, %d entries lost to another claim", threadsPerNode, defaultPath ? "SPI default" : "FOR UPDATE SKIP LOCKED",
+          calls.get(), refused.get()), entries, elapsed,
+          Arrays.copyOf(latencies, (int) Math.min(sample.get(), latencies.length)));
+    }
+  }
+
+  /** The store with the SPI's default claim: everything else is the store's. */
+  private static final class DefaultClaims implements KvStore {
+    private final KvStore d;
+
+    DefaultClaims(KvStore d) {
+      this.d = d;
+    }
+
+    @Override
+    public Optional<KvEntry> get(Key key) {
+      return d.get(key);
+    }
+
+    @Override
+    public List<Optional<KvEntry>> getMany(List<Key> keys) {
+      return d.getMany(keys);
+    }
+
+    @Override
+    public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
+      return d.list(range, limit, reverse);
+    }
+
+    @Override
+    public CommitResult commit(AtomicOperation operation) {
+      return d.commit(operation);
+    }
+
+    @Override
+    public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+      return d.commitAll(operations);
+    }
+
+    @Override
+    public boolean notifiesChanges() {
+      return d.notifiesChanges();
+    }
+
+    @Override
+    public Subscription subscribe(Key prefix, Runnable listener) {
+      return d.subscribe(prefix, listener);
+    }
+
+    @Override
+    public void close() {
+      d.close();
     }
   }
 
@@ -239,6 +414,9 @@ class PostgresCommitCostBench {
   }
 
   private static void report(String what, int count, long elapsedNanos, long[] latencies) {
+    if (latencies.length == 0) {
+      latencies = new long[] {0};
+    }
     long[] sorted = latencies.clone();
     Arrays.sort(sorted);
     print(String.format(Locale.ROOT, "  %-90s %8.0f /s   p50 %.2f ms   p99 %.2f ms", what,
