@@ -46,6 +46,8 @@ import java.util.stream.Collectors;
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
  *   --heap SIZE         -Xmx of every system's JVM (default 4g)
  *   --dir DIR           where EclipseStore and PostgreSQL write (default java.io.tmpdir)
+ *   --report LOG        print the table again from the log of a run (for example one stopped
+ *                       before its end); runs nothing
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
@@ -83,7 +85,46 @@ public final class QueueBench {
       }
       b.opts.put(args[i].substring(2), args[++i]);
     }
-    b.run();
+    if (b.opts.containsKey("report")) {
+      b.reportFrom(Path.of(b.opts.get("report")));
+    } else {
+      b.run();
+    }
+  }
+
+  /**
+   * Prints the table again from the log of a run (its {@code # system ...} and
+   * {@code #   name = value} lines), for example of a run that was stopped before the end.
+   */
+  private void reportFrom(Path log) throws IOException {
+    String system = null;
+    for (String line : Files.readAllLines(log)) {
+      if (line.startsWith("# options: {")) {
+        for (String kv : line.substring("# options: {".length(), line.length() - 1).split(", ")) {
+          String[] p = kv.split("=", 2);
+          if (p.length == 2 && !p[0].equals("report")) {
+            opts.putIfAbsent(p[0], p[1]);
+          }
+        }
+      } else if (line.startsWith("# ") && !line.startsWith("#  ")) {
+        String first = line.substring(2).split(" ")[0];
+        if (KVMQ.contains(first) || PEERS.contains(first)) {
+          system = first;
+        }
+      } else if (line.startsWith("#   ") && !line.startsWith("#   |") && line.contains(" = ") && system != null) {
+        String[] p = line.substring(4).split(" = ", 2);
+        Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
+        if (p[0].equals("settings")) {
+          mine.put("settings", new ArrayList<>(List.of(p[1])));
+        } else {
+          mine.computeIfAbsent(p[0], k -> new ArrayList<>()).add(p[1]);
+        }
+      } else if (line.startsWith("#   (") && line.contains("exit ") && !line.contains("exit 0)")) {
+        failures.add(system + ": " + line.substring(4));
+      }
+    }
+    System.out.println("# table printed again from " + log);
+    new Report(results, failures, opts).print(System.out);
   }
 
   private List<String> systems() {
