@@ -69,7 +69,7 @@
     const run = () => { timer = null; last = Date.now(); fn(); };
     return () => {
       if (timer) return;
-      const wait = Math.max(0, last + gap - Date.now());
+      const wait = Math.max(0, last + (typeof gap === 'function' ? gap() : gap) - Date.now());
       timer = setTimeout(run, wait);
     };
   }
@@ -251,7 +251,9 @@
     $('q-name').textContent = name;
     $('jobs').tBodies[0].replaceChildren();
     $('q-chart').replaceChildren();
-    const reloadJobs = throttle(loadJobs, REFRESH_GAP_MS);
+    // A page of jobs costs the server more as the queue grows (it reads the whole queue):
+    // after events, reload no sooner than 1.5 s and than 5 times the last load took.
+    const reloadJobs = throttle(loadJobs, () => Math.max(REFRESH_GAP_MS, 5 * lastLoadMs));
     const reloadActivity = throttle(async () => {
       try {
         const a = await activity(name);
@@ -277,7 +279,6 @@
     reloadActivity();
     const ticker = setInterval(drawQueueChart, 5000);
     leave = () => clearInterval(ticker);
-    view.reloadJobs = reloadJobs;
   }
 
   function fillQueue() {
@@ -314,9 +315,11 @@
   }
 
   let loading = 0;
+  let lastLoadMs = 0;
   async function loadJobs() {
     const ticket = ++loading;
     const name = view.name;
+    const started = performance.now();
     let jobs;
     try {
       if (view.status === 'dead') {
@@ -329,6 +332,7 @@
         jobs = await call('GET', q(name) + '/jobs?' + params);
       }
     } catch (e) { showError(e); return; }
+    lastLoadMs = performance.now() - started;
     if (ticket !== loading || name !== view.name) return; // a newer load or view won
     const more = jobs.length > view.limit;
     renderJobs(jobs.slice(0, view.limit));
