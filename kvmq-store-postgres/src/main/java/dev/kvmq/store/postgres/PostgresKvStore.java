@@ -95,8 +95,12 @@ public final class PostgresKvStore implements KvStore {
   private static final HexFormat HEX = HexFormat.of();
   /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
   private static final String DEADLOCK = "40P01";
-  /** A batch that checks or writes more keys than this locks the whole store instead. */
-  static final int MAX_KEY_LOCKS = 1024;
+  /**
+   * A batch that checks or writes more keys than this locks the whole store instead. Below
+   * PostgreSQL's default {@code max_locks_per_transaction} (64), so that commits from every
+   * connection at once still fit in its shared lock table.
+   */
+  static final int MAX_KEY_LOCKS = 48;
   /** How often a call that was a deadlock's victim is run again. */
   private static final int DEADLOCK_RETRIES = 3;
   /** The first key of the advisory lock that guards schema creation: "kvmq". */
@@ -461,7 +465,7 @@ public final class PostgresKvStore implements KvStore {
    * commit takes its locks in one order and commits can't deadlock on them. Two keys with
    * one hash share a lock: they wait for each other, nothing worse. A batch with more than
    * {@link #MAX_KEY_LOCKS} keys gets null: it locks the whole store instead, so that big
-   * batches don't exhaust PostgreSQL's lock table. Every node must hash alike: this is part
+   * batches don't exhaust PostgreSQL's shared lock table. Every node must hash alike: this is part
    * of schema version 2.
    */
   static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {

@@ -66,11 +66,11 @@ class PostgresVersionstampTest {
   @Test
   void lockKeysAreSortedDistinctNeverTheStoreLockAndNoneForHugeBatches() {
     List<byte[]> keys = new ArrayList<>();
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < PostgresKvStore.MAX_KEY_LOCKS; i++) {
       keys.add(Key.of("k", (long) i).encoded());
     }
     Integer[] locks = PostgresKvStore.lockKeys(keys, keys.subList(0, 10));
-    assertThat(locks).hasSize(50).doesNotContain(0).isSorted();
+    assertThat(locks).hasSize(PostgresKvStore.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
     assertThat(PostgresKvStore.lockKeys(keys, List.of())).containsExactly(locks);
     assertThat(PostgresKvStore.lockHash(Key.of("k", 1L).encoded())).isEqualTo(PostgresKvStore.lockHash(Key.of("k", 1L).encoded()));
     List<byte[]> many = new ArrayList<>();
