@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The issue's crash test: two worker processes ({@link QueueNodeMain}) share one PostgreSQL;
  * each pushes 5,000 jobs while its worker runs; once a third of the jobs are done, one of
- * them is killed with SIGKILL while it holds leases; the other finishes everything.
+ * them is killed with SIGKILL while it holds leases (from then on its handler keeps the jobs
+ * it starts, so that it surely holds some); the other finishes everything.
  *
  * <p>What was committed is known exactly: {@link JournalingStore} writes a journal entry in
  * the same atomic operation as every push, claim and completion. The test then checks that
@@ -66,12 +67,14 @@ class PostgresTenThousandJobsKillTest {
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       store.count(KeyRange.all()); // create the schema before the nodes start
       long started = System.nanoTime();
-      victim = startNode(schema, "victim", dir.resolve("victim.out"));
-      survivor = startNode(schema, "survivor", dir.resolve("survivor.out"));
+      Path stall = dir.resolve("stall");
+      victim = startNode(schema, "victim", dir.resolve("victim.out"), stall.toString());
+      survivor = startNode(schema, "survivor", dir.resolve("survivor.out"), "-");
       awaitLine(victim, dir.resolve("victim.out"), "PUSHED");
       awaitLine(survivor, dir.resolve("survivor.out"), "PUSHED");
 
       TestDatabase.await("a third of the jobs done", WAIT, () -> store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS / 3);
+      Files.createFile(stall);
       TestDatabase.await("the victim holds a lease", WAIT, () -> holdsLease(store, "victim"));
       victim.destroyForcibly(); // SIGKILL
       assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -157,11 +160,11 @@ class PostgresTenThousandJobsKillTest {
     return new String(e.value(), StandardCharsets.UTF_8);
   }
 
-  private static Process startNode(String schema, String name, Path output) throws IOException {
+  private static Process startNode(String schema, String name, Path output, String stall) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     return new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
         "-cp", System.getProperty("java.class.path"),
-        QueueNodeMain.class.getName(), db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE)))
+        QueueNodeMain.class.getName(), db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE), stall))
         .redirectErrorStream(true)
         .redirectOutput(output.toFile())
         .start();

@@ -5,6 +5,8 @@ import dev.kvmq.JobOptions;
 import dev.kvmq.Queue;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +25,12 @@ import org.postgresql.ds.PGSimpleDataSource;
  * its pushes have committed; runs until it is killed (or exits by itself after
  * {@value #MAX_MINUTES} minutes, in case the test that started it died first).
  *
- * <p>Arguments: the JDBC URL, the schema, the node's name, how many jobs to push.
+ * <p>Once the stall file exists, the handler never returns from the jobs it starts: the node
+ * then holds their leases (renewing them) until it is killed, so that the test knows it
+ * kills a node that holds leases.
+ *
+ * <p>Arguments: the JDBC URL, the schema, the node's name, how many jobs to push, the stall
+ * file ({@code -} for none).
  */
 final class QueueNodeMain {
 
@@ -40,6 +47,8 @@ final class QueueNodeMain {
     String schema = args[1];
     String node = args[2];
     int jobs = Integer.parseInt(args[3]);
+    Path stall = args[4].equals("-") ? null : Path.of(args[4]);
+    CountDownLatch never = new CountDownLatch(1);
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
     TestPool pool = new TestPool(ds);
@@ -47,7 +56,12 @@ final class QueueNodeMain {
     Queue<String> queue = Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8()).build();
     ScheduledExecutorService executor = Executors.newScheduledThreadPool(CONCURRENCY + 3);
     Worker<String> worker = queue.worker(
-        (job, ctx) -> LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(WORK_MICROS)), // simulated work
+        (job, ctx) -> {
+          LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(WORK_MICROS)); // simulated work
+          if (stall != null && Files.exists(stall)) {
+            never.await(); // holds the lease until the node is killed
+          }
+        },
         WorkerOptions.defaults().concurrency(CONCURRENCY).lease(LEASE, LEASE.dividedBy(3))
             .pollInterval(Duration.ofMillis(500)), executor);
     worker.start();
@@ -64,7 +78,7 @@ final class QueueNodeMain {
     System.out.println("PUSHED " + jobs);
     System.out.flush();
 
-    new CountDownLatch(1).await(MAX_MINUTES, TimeUnit.MINUTES); // killed long before
+    never.await(MAX_MINUTES, TimeUnit.MINUTES); // killed long before
     System.exit(3);
   }
 }
