@@ -24,6 +24,9 @@ import java.util.function.Function;
  *   <tr><td>kvmq.durability</td><td>fsync</td><td>{@code fsync} or {@code process-crash-safe}</td></tr>
  *   <tr><td>kvmq.rest.enabled</td><td>false</td><td>serve the admin REST API at /kvmq</td></tr>
  *   <tr><td>kvmq.shutdown-timeout</td><td>PT30S</td><td>how long undeploy waits for running handlers</td></tr>
+ *   <tr><td>kvmq.executor</td><td>none: a pool of {@code java:comp/DefaultManagedThreadFactory}
+ *       threads sized to the handlers</td><td>the JNDI name of a ManagedScheduledExecutorService
+ *       to run the workers on instead</td></tr>
  *   <tr><td>kvmq.queue.NAME.concurrency, .lease, .renew-every, .poll-every</td><td>the handler's annotation</td>
  *       <td>per-queue overrides</td></tr>
  * </table>

@@ -31,6 +31,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.naming.InitialContext;
@@ -38,9 +40,10 @@ import javax.naming.NamingException;
 
 /**
  * kvmq inside one application: opens the configured store, runs one worker per
- * {@link QueueHandler} on the container's default {@link ManagedScheduledExecutorService}
- * ({@code java:comp/DefaultManagedScheduledExecutorService}) once the
- * application has started, fires the CDI events, and on undeploy or shutdown stops the
+ * {@link QueueHandler} once the application has started, on threads of the container's
+ * {@code java:comp/DefaultManagedThreadFactory} (so every handler call has the application's
+ * CDI, JNDI and security context), or on the {@link ManagedScheduledExecutorService} that
+ * {@code kvmq.executor} names, fires the CDI events, and on undeploy or shutdown stops the
  * workers (telling running handlers, waiting up to {@code kvmq.shutdown-timeout}) and
  * closes the store.
  *
@@ -61,8 +64,14 @@ public class KvmqRuntime {
   Event<Object> events;
 
   // Looked up when the store opens: @Resource on this bean in WEB-INF/lib fails on Payara.
-  private ManagedScheduledExecutorService executor;
   private ManagedThreadFactory threads;
+  // What the workers run on: by default a pool of threads from the container's
+  // ManagedThreadFactory, sized to the handlers, because Payara Micro's default
+  // ManagedScheduledExecutorService runs one task at a time (a handler would hold up every
+  // other handler and its own lease renewals); or the ManagedScheduledExecutorService that
+  // kvmq.executor names.
+  private ScheduledExecutorService executor;
+  private ScheduledThreadPoolExecutor ownPool; // the default pool, which kvmq shuts down
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
@@ -94,7 +103,10 @@ public class KvmqRuntime {
   /** How long kvmq waits for an application-defined DataSource to be bound. */
   private static final Duration DATASOURCE_WAIT = Duration.ofSeconds(60);
 
-  private void retryStart(long deadline) {
+  private synchronized void retryStart(long deadline) {
+    if (closed || executor == null) {
+      return;
+    }
     executor.schedule(() -> {
       try {
         startWorkers();
@@ -124,13 +136,15 @@ public class KvmqRuntime {
   /** Opens the store on first use. */
   synchronized KvStore store() {
     if (store == null) {
-      try {
-        executor = (ManagedScheduledExecutorService) new InitialContext().lookup("java:comp/DefaultManagedScheduledExecutorService");
-        threads = (ManagedThreadFactory) new InitialContext().lookup("java:comp/DefaultManagedThreadFactory");
-      } catch (NamingException e) {
-        throw new IllegalStateException("kvmq: a container resource is missing", e);
+      if (executor == null) {
+        try {
+          threads = (ManagedThreadFactory) new InitialContext().lookup("java:comp/DefaultManagedThreadFactory");
+        } catch (NamingException e) {
+          throw new IllegalStateException("kvmq: a container resource is missing", e);
+        }
+        config = KvmqConfig.load();
+        executor = openExecutor();
       }
-      config = KvmqConfig.load();
       if (jsonb == null) {
         jsonb = JsonbBuilder.create();
       }
@@ -201,6 +215,27 @@ public class KvmqRuntime {
     };
   }
 
+  private ScheduledExecutorService openExecutor() {
+    Optional<String> name = config.get("kvmq.executor");
+    if (name.isPresent()) {
+      try {
+        return (ManagedScheduledExecutorService) new InitialContext().lookup(name.get());
+      } catch (NamingException | ClassCastException e) {
+        throw new IllegalStateException("kvmq.executor \"" + name.get()
+            + "\" is not a ManagedScheduledExecutorService in JNDI: " + e, e);
+      }
+    }
+    // One thread per handler call that may run at once, and two for passes, renewals,
+    // recording outcomes and the admin API's event streams (short tasks).
+    int size = 2 + extension.handlers().stream().mapToInt(h -> h.options().concurrency()).sum();
+    ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(size, threads);
+    pool.setRemoveOnCancelPolicy(true);
+    ownPool = pool;
+    LOG.log(System.Logger.Level.INFO, "kvmq: workers run on " + size
+        + " threads of java:comp/DefaultManagedThreadFactory (set kvmq.executor to use a ManagedScheduledExecutorService)");
+    return pool;
+  }
+
   /** The queue of this name with a JSON-B codec for {@code type}; one per name. */
   synchronized Queue<?> queue(String name, Type type) {
     KvStore s = store();
@@ -239,7 +274,7 @@ public class KvmqRuntime {
     return activity.computeIfAbsent(name, QueueActivity::new);
   }
 
-  ManagedScheduledExecutorService executor() {
+  ScheduledExecutorService executor() {
     return executor;
   }
 
@@ -305,6 +340,13 @@ public class KvmqRuntime {
       store.close();
       store = null;
     }
+    if (ownPool != null) {
+      // After the store is closed: a handler cut off by the timeout records nothing, and its
+      // job runs again after its lease, as with any crash.
+      ownPool.shutdownNow();
+      ownPool = null;
+    }
+    executor = null;
     if (jsonb != null) {
       try {
         jsonb.close();

@@ -13,8 +13,9 @@ import dev.kvmq.it.wildfly.WildFlyServer.Fact;
  * {@code @Observes JobLeaseLost} fires in a real server, for the right job, when a lease is
  * really lost.
  *
- * <p>How a lease is lost here: WildFly's default managed scheduled executor is configured
- * with one thread ({@code core-threads="1"}). The {@code hold} handler (lease PT1S) blocks
+ * <p>How a lease is lost here: the workers run on WildFly's default managed scheduled
+ * executor ({@code kvmq.executor}; by default kvmq makes its own pool), configured with one
+ * thread ({@code core-threads="1"}). The {@code hold} handler (lease PT1S) blocks
  * that thread, so the worker's renewal task cannot run (docs/semantics.md: a pool with no
  * thread free for renewals cannot renew leases) and the lease expires while the handler
  * runs. A second worker on the same queue and store, with its own threads (as a second node
@@ -28,7 +29,7 @@ class LeaseLostIT {
     @Test
     void aLeaseThatCouldNotBeRenewedIsLostAndObserved() throws Exception {
         try (WildFlyServer server = WildFlyServer.start("lease-lost", Wars.app(), LeaseLostIT::oneSchedulerThread,
-                Map.of())) {
+                Map.of("kvmq.executor", "java:comp/DefaultManagedScheduledExecutorService"))) {
             String id = server.control("op=push&queue=hold&label=held&mode=hold");
             Wait.until("the handler to start", server::journal,
                     j -> j.stream().anyMatch(f -> f.kind().equals("start") && f.jobId().equals(id)));

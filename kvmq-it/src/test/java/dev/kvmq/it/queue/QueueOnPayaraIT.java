@@ -114,6 +114,22 @@ class QueueOnPayaraIT {
     }
 
     @Test
+    void aHandlersConcurrencyRunsThatManyJobsAtOnce() {
+        // Payara Micro's default ManagedScheduledExecutorService runs one task at a time, so
+        // kvmq runs workers on its own pool of managed threads: both jobs must run together.
+        plain.push(new Task("together-1", 0, 1500));
+        plain.push(new Task("together-2", 0, 1500));
+
+        List<Recorder.Run> runs = Wait.until("both jobs to run", () -> recorder.runs().stream()
+                .filter(r -> r.label().startsWith("together-")).toList(), r -> r.size() == 2);
+
+        Duration apart = Duration.between(runs.get(0).at(), runs.get(1).at()).abs();
+        assertThat(apart).as("the second started while the first worked for 1.5 s").isLessThan(Duration.ofMillis(1500));
+        assertThat(runs.get(0).thread()).isNotEqualTo(runs.get(1).thread());
+        assertThat(runs).allSatisfy(r -> assertThat(r.managed()).as("ManageableThread: %s", r.thread()).isTrue());
+    }
+
+    @Test
     void completedAndFailedEventsCarryTheJob() {
         Job<Task> done = plain.push(Task.of("event-done")).orElseThrow();
         Job<Task> retried = flaky.push(new Task("event-retried", 1, 0),
