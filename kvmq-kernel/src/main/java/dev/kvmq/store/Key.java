@@ -1,6 +1,5 @@
 package dev.kvmq.store;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -83,7 +82,7 @@ public final class Key implements Comparable<Key> {
       throw new IllegalArgumentException("a key needs at least one part");
     }
     Object[] copy = new Object[parts.length];
-    ByteArrayOutputStream out = new ByteArrayOutputStream(16 * parts.length);
+    Buf out = new Buf(16 * parts.length);
     for (int i = 0; i < parts.length; i++) {
       copy[i] = normalize(parts[i], i);
       encodePart(copy[i], out);
@@ -119,8 +118,8 @@ public final class Key implements Comparable<Key> {
       return this;
     }
     Object[] all = Arrays.copyOf(parts, parts.length + more.length);
-    ByteArrayOutputStream out = new ByteArrayOutputStream(encoded.length + 16 * more.length);
-    out.writeBytes(encoded);
+    Buf out = new Buf(encoded.length + 16 * more.length);
+    out.write(encoded);
     for (int i = 0; i < more.length; i++) {
       all[parts.length + i] = normalize(more[i], parts.length + i);
       encodePart(all[parts.length + i], out);
@@ -147,7 +146,7 @@ public final class Key implements Comparable<Key> {
       byte tag = encoded[i++];
       switch (tag) {
         case BYTES, STRING -> {
-          ByteArrayOutputStream raw = new ByteArrayOutputStream();
+          Buf raw = new Buf(16);
           while (true) {
             if (i >= encoded.length) {
               throw malformed(encoded, "unterminated part");
@@ -400,7 +399,7 @@ public final class Key implements Comparable<Key> {
     }
   }
 
-  private static void encodePart(Object part, ByteArrayOutputStream out) {
+  private static void encodePart(Object part, Buf out) {
     if (part instanceof byte[] bytes) {
       out.write(BYTES);
       writeEscaped(bytes, out);
@@ -408,13 +407,17 @@ public final class Key implements Comparable<Key> {
       out.write(STRING);
       writeEscaped(s.getBytes(StandardCharsets.UTF_8), out);
     } else if (part instanceof Long l) {
-      out.writeBytes(ByteBuffer.allocate(9).put(LONG).putLong(l ^ Long.MIN_VALUE).array());
+      out.write(LONG);
+      long v = l ^ Long.MIN_VALUE;
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        out.write((int) (v >>> shift));
+      }
     } else {
       out.write((Boolean) part ? TRUE : FALSE);
     }
   }
 
-  private static void writeEscaped(byte[] bytes, ByteArrayOutputStream out) {
+  private static void writeEscaped(byte[] bytes, Buf out) {
     for (byte b : bytes) {
       out.write(b);
       if (b == 0) {
@@ -422,6 +425,38 @@ public final class Key implements Comparable<Key> {
       }
     }
     out.write(0);
+  }
+
+  /**
+   * A growable byte array without {@link java.io.ByteArrayOutputStream}'s per-call locking:
+   * keys are encoded on every queue transition, byte by byte.
+   */
+  private static final class Buf {
+    private byte[] bytes;
+    private int size;
+
+    Buf(int capacity) {
+      bytes = new byte[Math.max(capacity, 8)];
+    }
+
+    void write(int b) {
+      if (size == bytes.length) {
+        bytes = Arrays.copyOf(bytes, bytes.length * 2);
+      }
+      bytes[size++] = (byte) b;
+    }
+
+    void write(byte[] b) {
+      if (size + b.length > bytes.length) {
+        bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + b.length));
+      }
+      System.arraycopy(b, 0, bytes, size, b.length);
+      size += b.length;
+    }
+
+    byte[] toByteArray() {
+      return Arrays.copyOf(bytes, size);
+    }
   }
 
   private static String typeName(Object part) {
