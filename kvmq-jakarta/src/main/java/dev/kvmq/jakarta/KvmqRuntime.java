@@ -135,6 +135,10 @@ public class KvmqRuntime {
 
   /** Opens the store on first use. */
   synchronized KvStore store() {
+    if (closed) {
+      // a late call after undeploy must not reopen the store (and hold its directory)
+      throw new IllegalStateException("kvmq has stopped: the application is being undeployed");
+    }
     if (store == null) {
       if (executor == null) {
         try {

@@ -105,7 +105,9 @@ final class QueueActivity {
     }
     long calls = handlerCalls.sum();
     long nanos = handlerNanos.sum();
-    return new Snapshot(queue, completed.sum(), retried.sum() + dead.sum(), retried.sum(), dead.sum(),
+    long r = retried.sum();
+    long d = dead.sum();
+    return new Snapshot(queue, completed.sum(), r + d, r, d,
         leaseLost.sum(), calls, calls == 0 ? 0 : nanos / 1e6 / calls, handlerMaxNanos.get() / 1e6,
         start, ok, failed);
   }

@@ -162,7 +162,7 @@ public final class Key implements Comparable<Key> {
             }
           }
           byte[] bytes = raw.toByteArray();
-          parts.add(tag == BYTES ? bytes : new String(bytes, StandardCharsets.UTF_8));
+          parts.add(tag == BYTES ? bytes : utf8(bytes, encoded));
         }
         case LONG -> {
           if (i + 8 > encoded.length) {
@@ -176,11 +176,21 @@ public final class Key implements Comparable<Key> {
         default -> throw malformed(encoded, "unknown type tag " + tag);
       }
     }
-    Key key = of(parts.toArray());
-    if (!Arrays.equals(key.encoded, encoded)) {
-      throw malformed(encoded, "not in canonical form");
+    // Every sequence this parse accepts is the encoding of its parts (escapes, longs and tags
+    // have one form each, and strings are strict UTF-8), so the bytes are kept, not rebuilt.
+    return checked(new Key(parts.toArray(), encoded.clone()));
+  }
+
+  /** Strict UTF-8: malformed input (which {@code new String} would replace) is refused. */
+  private static String utf8(byte[] bytes, byte[] encoded) {
+    try {
+      return StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+          .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw malformed(encoded, "a string part that is not UTF-8");
     }
-    return key;
   }
 
   /**

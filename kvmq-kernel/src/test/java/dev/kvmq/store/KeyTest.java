@@ -175,6 +175,18 @@ class KeyTest {
     assertThatThrownBy(() -> Key.decode(new byte[] {0x03, 1}))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("truncated");
     assertThatThrownBy(() -> Key.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
+    // strings must be strict UTF-8: a bad continuation byte, an overlong form, an encoded surrogate
+    for (byte[] bad : new byte[][] {
+        {0x02, (byte) 0xC3, 0x28, 0x00},
+        {0x02, (byte) 0xC1, (byte) 0xBF, 0x00},
+        {0x02, (byte) 0xED, (byte) 0xA0, (byte) 0x80, 0x00}}) {
+      assertThatThrownBy(() -> Key.decode(bad))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not UTF-8");
+    }
+    byte[] tooLong = new byte[KvStore.MAX_KEY_BYTES + 2];
+    tooLong[0] = 0x01;
+    java.util.Arrays.fill(tooLong, 1, tooLong.length - 1, (byte) 'x');
+    assertThatThrownBy(() -> Key.decode(tooLong)).hasMessageContaining("over the limit");
   }
 
   @Test
