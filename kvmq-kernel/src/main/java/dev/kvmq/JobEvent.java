@@ -66,7 +66,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
    * @param <S> the state type
    * @param job the job as the worker held it
    * @param refusedOutcome what the worker tried to record: "complete", "fail", "renew" or
-   *     "update"
+   *     "update"; or "start" for a job it had claimed ahead and found taken over before it
+   *     ran it (then it did not run it)
    */
   record LeaseLost<S>(Job<S> job, String refusedOutcome) implements JobEvent<S> {
     /**

@@ -19,6 +19,7 @@ import java.time.Instant;
  *   DELAYED   -promote (due)-------> READY
  *   READY     -claim---------------> LEASED (token + 1, attempt + 1)
  *   LEASED    -reclaim (expired)---> READY
+ *   LEASED    -release (not run)---> READY (attempt - 1)
  *   LEASED    -renew / update------> LEASED
  *   LEASED    -complete------------> gone (+ a new job if it repeats)
  *   LEASED    -fail----------------> READY | DELAYED (retry) | DEAD
@@ -107,6 +108,21 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
     d.attempt = r.attempt + 1;
+    return move(k, r, versionstamp, d);
+  }
+
+  /**
+   * The lease holder gives back a job it claimed ahead but never started (its worker is
+   * stopping): ready again, in its place, with the attempt it never made not counted. The
+   * token stays, so the next claim's token is still larger than any before it.
+   */
+  static Plan release(QueueKeys k, JobRecord r, long versionstamp, long token) {
+    Refusal no = holderCheck(r, token);
+    if (no != null) {
+      return Plan.refused(no);
+    }
+    JobRecord.Draft d = r.draft().state(JobRecord.State.READY).leaseUntil(0);
+    d.attempt = r.attempt - 1;
     return move(k, r, versionstamp, d);
   }
 

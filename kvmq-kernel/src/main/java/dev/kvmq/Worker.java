@@ -14,6 +14,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -36,7 +37,9 @@ import java.util.function.Consumer;
  * Jakarta EE server, the container's managed one), and time is the queue's clock. The
  * worker:
  * <ul>
- *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit;</li>
+ *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit,
+ *       plus up to {@code prefetch} more that wait, leased, for a free handler slot: a handler
+ *       thread that finishes takes the next of those at once;</li>
  *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;</li>
  *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;</li>
  *   <li>records completions and failures through a group committer: many handler threads'
@@ -68,6 +71,10 @@ public final class Worker<S> {
   private final Map<String, Lease> active = new ConcurrentHashMap<>();
   /** Handler slots taken. */
   private final AtomicInteger running = new AtomicInteger();
+  /** Jobs claimed ahead, in queue order, waiting for a handler slot; also in {@link #active}. */
+  private final ConcurrentLinkedQueue<Lease> prefetched = new ConcurrentLinkedQueue<>();
+  /** The size of {@link #prefetched} (whose own size() counts its nodes). */
+  private final AtomicInteger prefetchedCount = new AtomicInteger();
   /** Work that stop() waits for: a pump under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger pumpRequests = new AtomicInteger();
@@ -174,6 +181,7 @@ public final class Worker<S> {
     for (Lease l : toCancel) {
       l.cancel(JobContext.CancelReason.WORKER_STOPPING);
     }
+    releasePrefetched();
     if (inFlight.get() == 0) {
       finishStop();
     }
@@ -215,8 +223,8 @@ public final class Worker<S> {
   }
 
   /**
-   * Returns the ids of the jobs this worker holds now: running, or finished with their
-   * outcome not yet committed.
+   * Returns the ids of the jobs this worker holds now: running, claimed ahead and waiting
+   * for a handler slot, or finished with their outcome not yet committed.
    *
    * @return a snapshot of the ids
    */
@@ -281,9 +289,9 @@ public final class Worker<S> {
       }
       boolean more = claimer.promoteDue(now);
       more |= claimer.reclaimExpired(now);
-      int free = options.concurrency() - running.get();
-      if (free > 0) {
-        more |= claim(free, now);
+      int wanted = options.concurrency() + options.prefetch() - running.get() - prefetchedCount.get();
+      if (wanted > 0) {
+        more |= claim(wanted, now);
       }
       recovered();
       if (more) {
@@ -297,26 +305,91 @@ public final class Worker<S> {
     }
   }
 
-  /** Claims up to {@code free} ready jobs and starts them; true if there may be more. */
-  private boolean claim(int free, long now) {
+  /**
+   * Claims up to {@code wanted} ready jobs, queues them for handler slots and starts as many
+   * as there are free slots; true if there may be more.
+   */
+  private boolean claim(int wanted, long now) {
     boolean[] more = new boolean[1];
-    for (Claimer.Claimed c : claimer.claim(free, now, leaseMillis, more)) {
-      start(new Lease(c.record(), c.versionstamp()));
+    for (Claimer.Claimed c : claimer.claim(wanted, now, leaseMillis, more)) {
+      Lease lease = new Lease(c.record(), c.versionstamp());
+      active.put(lease.id, lease);
+      inFlight.incrementAndGet();
+      prefetched.add(lease);
+      prefetchedCount.incrementAndGet();
+    }
+    // stop() sets the phase, then releases what is queued: whichever of the two looks last
+    // sees both the phase and the leases just queued
+    if (phase == Phase.RUNNING) {
+      dispatch();
+    } else {
+      releasePrefetched();
     }
     return more[0];
   }
 
-  private void start(Lease lease) {
-    active.put(lease.id, lease);
-    running.incrementAndGet();
-    inFlight.incrementAndGet();
-    try {
-      executor.execute(() -> run(lease));
-    } catch (RejectedExecutionException e) {
-      LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
-          + "; it runs again when its lease expires", e);
-      running.decrementAndGet();
-      settled(lease);
+  /** Starts queued jobs on the executor while handler slots are free. */
+  private void dispatch() {
+    while (phase == Phase.RUNNING) {
+      int taken = running.get();
+      if (taken >= options.concurrency() || prefetchedCount.get() == 0) {
+        return;
+      }
+      if (!running.compareAndSet(taken, taken + 1)) {
+        continue;
+      }
+      Lease lease = takePrefetched();
+      if (lease == null) {
+        // another thread took it; give the slot back and look again, so that a job queued
+        // while this thread held the slot is not left waiting
+        running.decrementAndGet();
+        continue;
+      }
+      try {
+        executor.execute(() -> run(lease));
+      } catch (RejectedExecutionException e) {
+        LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
+            + "; it runs again when its lease expires", e);
+        running.decrementAndGet();
+        settled(lease);
+        return;
+      }
+    }
+  }
+
+  private Lease takePrefetched() {
+    Lease lease = prefetched.poll();
+    if (lease != null) {
+      prefetchedCount.decrementAndGet();
+    }
+    return lease;
+  }
+
+  /**
+   * Gives back the jobs claimed ahead and not started (the worker is stopping): ready again,
+   * in their place, with the attempt not counted. A release that fails leaves the job to
+   * expire and be reclaimed, as after a crash.
+   */
+  private void releasePrefetched() {
+    Lease lease;
+    while ((lease = takePrefetched()) != null) {
+      Transitions.Plan plan;
+      synchronized (lease) {
+        lease.finishing = true; // no more renewals
+        plan = lease.lost ? null : Transitions.release(keys, lease.record, lease.versionstamp, lease.token);
+      }
+      if (plan == null || plan.refused()) {
+        settled(lease);
+        continue;
+      }
+      Lease released = lease;
+      committer.submit(plan.operation(), (result, error) -> {
+        if (error != null || !result.ok()) {
+          LOG.log(System.Logger.Level.DEBUG, () -> "could not put back job " + released.id + " of queue "
+              + queue.name() + "; it runs again when its lease expires");
+        }
+        settled(released);
+      });
     }
   }
 
@@ -353,25 +426,80 @@ public final class Worker<S> {
 
   // ---- running and settling a job
 
-  private void run(Lease lease) {
-    Throwable failure = null;
-    Job<S> job = null;
+  /**
+   * Runs a job on the handler slot taken for it, then, while the worker runs, the jobs
+   * claimed ahead, one after the other on this thread; gives the slot back when none is left.
+   */
+  private void run(Lease first) {
+    Lease lease = first;
+    try {
+      while (lease != null) {
+        if (!stillHeld(lease)) {
+          settled(lease);
+        } else {
+          Throwable failure = handle(lease);
+          settle(lease, failure);
+          if (failure instanceof VirtualMachineError e) {
+            throw e;
+          }
+        }
+        lease = phase == Phase.RUNNING ? takePrefetched() : null;
+        if (lease != null && prefetchedCount.get() <= options.prefetch() / 2) {
+          requestPump(); // refill in batches of at least half the prefetch
+        }
+      }
+    } finally {
+      slotFreed();
+    }
+  }
+
+  /**
+   * Whether this worker still holds a job it is about to run. A job claimed ahead may have
+   * waited long: if its renewal was refused, or its lease ran out (renewals failing) and
+   * another worker took it, it is not run.
+   */
+  private boolean stillHeld(Lease lease) {
+    long now = queue.clock.millis();
+    synchronized (lease) {
+      if (lease.lost) {
+        return false;
+      }
+      if (lease.record.leaseUntil > now) {
+        return true;
+      }
+    }
+    try {
+      if (!lease.refresh()) {
+        leaseLost(lease, "start");
+        return false;
+      }
+      renewNow(lease, now);
+    } catch (RuntimeException e) {
+      // the store is failing: run it anyway; its outcome is refused if someone else has it
+      failing(e);
+      return true;
+    }
+    synchronized (lease) {
+      return !lease.lost;
+    }
+  }
+
+  private Throwable handle(Lease lease) {
     try {
       JobRecord r = lease.record();
       S state = queue.codec.decode(r.payload.clone());
-      job = Job.of(queue.name(), r, state, queue.clock.millis());
-      handler.handle(job, lease);
+      handler.handle(Job.of(queue.name(), r, state, queue.clock.millis()), lease);
+      return null;
     } catch (Throwable t) {
-      failure = t;
+      return t;
     }
+  }
+
+  private void slotFreed() {
     running.decrementAndGet();
-    try {
-      settle(lease, failure);
-    } finally {
+    if (phase == Phase.RUNNING) {
+      dispatch(); // a job queued while this thread held the slot
       requestPump();
-    }
-    if (failure instanceof VirtualMachineError e) {
-      throw e;
     }
   }
 

@@ -13,23 +13,33 @@ import java.util.Objects;
  *     (default 2 s, the seed's {@code lockIntervalMs})
  * @param pollInterval how often an idle worker looks for work when the store can't notify,
  *     and the longest it waits even when it can (default 3 s)
+ * @param prefetch how many jobs the worker may claim ahead: held under its lease (renewed
+ *     like a running job's) until a handler slot frees, so that a finishing handler takes its
+ *     next job without waiting for a claim commit (default 0: claim only for free slots).
+ *     Worth it for many short jobs; a job claimed ahead waits on this worker even when
+ *     another node is idle, so keep it small for long jobs. A stopping worker puts the jobs
+ *     it claimed ahead back, in their place, with the attempt not counted.
  */
-public record WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
+public record WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval,
+    int prefetch) {
 
   private static final WorkerOptions DEFAULTS =
-      new WorkerOptions(1, Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(3));
+      new WorkerOptions(1, Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(3), 0);
 
   /**
    * Checks the components.
    *
    * @throws NullPointerException if a duration is null
-   * @throws IllegalArgumentException if {@code concurrency} is negative or over 10,000, a
-   *     duration is not positive (at least 1 ms), or the renew interval is not shorter than
-   *     the lease
+   * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative
+   *     or over 10,000, a duration is not positive (at least 1 ms), or the renew interval is
+   *     not shorter than the lease
    */
   public WorkerOptions {
     if (concurrency < 0 || concurrency > 10_000) {
       throw new IllegalArgumentException("concurrency must be 0 to 10000: " + concurrency);
+    }
+    if (prefetch < 0 || prefetch > 10_000) {
+      throw new IllegalArgumentException("prefetch must be 0 to 10000: " + prefetch);
     }
     positive(leaseDuration, "leaseDuration");
     positive(renewInterval, "renewInterval");
@@ -40,6 +50,20 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
     }
   }
 
+  /**
+   * Options that claim no jobs ahead ({@code prefetch} 0).
+   *
+   * @param concurrency jobs at once; 0 pauses the worker
+   * @param leaseDuration the lease
+   * @param renewInterval the renewal interval, shorter than the lease
+   * @param pollInterval the idle poll interval
+   * @throws NullPointerException if a duration is null
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
+    this(concurrency, leaseDuration, renewInterval, pollInterval, 0);
+  }
+
   private static void positive(Duration d, String name) {
     Objects.requireNonNull(d, name);
     if (d.toMillis() < 1) {
@@ -48,7 +72,7 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
   }
 
   /**
-   * Concurrency 1, lease 5 s, renewal every 2 s, poll every 3 s.
+   * Concurrency 1, lease 5 s, renewal every 2 s, poll every 3 s, no prefetch.
    *
    * @return the defaults
    */
@@ -64,7 +88,7 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
    * @throws IllegalArgumentException if out of range
    */
   public WorkerOptions concurrency(int concurrency) {
-    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval);
+    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
   }
 
   /**
@@ -77,7 +101,7 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
    * @throws IllegalArgumentException if a duration is not positive or renewal is not shorter
    */
   public WorkerOptions lease(Duration lease, Duration renewEvery) {
-    return new WorkerOptions(concurrency, lease, renewEvery, pollInterval);
+    return new WorkerOptions(concurrency, lease, renewEvery, pollInterval, prefetch);
   }
 
   /**
@@ -89,6 +113,17 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
    * @throws IllegalArgumentException if it is not positive
    */
   public WorkerOptions pollInterval(Duration pollInterval) {
-    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval);
+    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
+  }
+
+  /**
+   * Returns these options with another number of jobs claimed ahead.
+   *
+   * @param prefetch jobs to hold beyond the running ones; 0 claims only for free slots
+   * @return the new options
+   * @throws IllegalArgumentException if negative or over 10,000
+   */
+  public WorkerOptions prefetch(int prefetch) {
+    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
   }
 }

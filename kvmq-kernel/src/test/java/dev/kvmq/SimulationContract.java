@@ -78,6 +78,7 @@ public abstract class SimulationContract {
     final FakeClock clock = new FakeClock();
     final Queue<String> queue;
     final List<ManualScheduler> schedulers = new ArrayList<>();
+    final List<Worker<String>> workers = new ArrayList<>();
     final Map<String, Integer> repeatsOf = new HashMap<>();      // chain -> R
     final Map<String, Set<String>> idsOf = new HashMap<>();      // chain -> job ids that ran
     final Map<String, Long> maxToken = new HashMap<>();          // job id -> newest token run
@@ -95,9 +96,10 @@ public abstract class SimulationContract {
     }
 
     void run() {
-      int workers = 2 + r.nextInt(3);
-      for (int i = 0; i < workers; i++) {
-        schedulers.add(newWorker());
+      int count = 2 + r.nextInt(3);
+      for (int i = 0; i < count; i++) {
+        workers.add(null);
+        schedulers.add(newWorker(schedulers.size()));
       }
       int failPercent = r.nextInt(15);
       store.failCommits(op -> faults.nextInt(100) < failPercent,
@@ -106,8 +108,10 @@ public abstract class SimulationContract {
         int a = r.nextInt(100);
         if (a < 25) {
           pushChain();
-        } else if (a < 30) {
+        } else if (a < 28) {
           crashOne();
+        } else if (a < 30) {
+          stopOne();
         } else if (a < 33) {
           store.failCommits(op -> faults.nextInt(100) < failPercent,
               r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
@@ -125,7 +129,7 @@ public abstract class SimulationContract {
       check();
     }
 
-    ManualScheduler newWorker() {
+    ManualScheduler newWorker(int slot) {
       ManualScheduler s = new ManualScheduler(clock);
       int failPercent = r.nextInt(40);
       SplittableRandom outcomes = r.split();
@@ -136,7 +140,9 @@ public abstract class SimulationContract {
         if (outcomes.nextInt(100) < failPercent) {
           throw new IllegalStateException("simulated failure");
         }
-      }, WorkerOptions.defaults().concurrency(1 + r.nextInt(3)).lease(Duration.ofSeconds(5), Duration.ofSeconds(2)), s);
+      }, WorkerOptions.defaults().concurrency(1 + r.nextInt(3)).prefetch(r.nextInt(4))
+          .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)), s);
+      workers.set(slot, w);
       w.addListener(e -> {
         if (e instanceof JobEvent.Completed<String> c) {
           Long before = completedToken.put(c.job().id(), c.job().token());
@@ -169,7 +175,19 @@ public abstract class SimulationContract {
     void crashOne() {
       int i = r.nextInt(schedulers.size());
       schedulers.get(i).shutdownNow();
-      schedulers.set(i, newWorker());
+      schedulers.set(i, newWorker(i));
+    }
+
+    /**
+     * A worker stops as on undeploy: its running handlers finish, the jobs it claimed ahead
+     * go back (or, when that commit fails, expire); then a new worker takes its place.
+     */
+    void stopOne() {
+      int i = r.nextInt(schedulers.size());
+      workers.get(i).stop();
+      schedulers.get(i).runUntilIdle();
+      schedulers.get(i).shutdownNow();
+      schedulers.set(i, newWorker(i));
     }
 
     void drive() {

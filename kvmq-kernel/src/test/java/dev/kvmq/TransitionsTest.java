@@ -66,6 +66,25 @@ class TransitionsTest {
   }
 
   @Test
+  void releaseUndoesAClaimButKeepsTheToken() {
+    JobRecord pushed = pushed(JobOptions.defaults().priority(2));
+    JobRecord r = Transitions.claim(keys, pushed, 1, t0, 5_000).after();
+    assertThat(Transitions.release(keys, r, 2, 0).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    Transitions.Plan plan = Transitions.release(keys, r, 2, 1);
+    JobRecord back = plan.after();
+    assertThat(back.state).isEqualTo(JobRecord.State.READY);
+    assertThat(back.attempt).isZero();
+    assertThat(back.token).isEqualTo(1);
+    assertThat(back.leaseUntil).isZero();
+    assertThat(keys.indexOf(back)).as("its old place in the ready index").isEqualTo(keys.indexOf(pushed));
+    assertThat(plan.operation().checks()).singleElement().satisfies(c -> assertThat(c.versionstamp()).isEqualTo(2));
+    JobRecord again = Transitions.claim(keys, back, 3, t0, 5_000).after();
+    assertThat(again.token).as("fencing: a new claim still gets a larger token").isEqualTo(2);
+    assertThat(again.attempt).isEqualTo(1);
+    assertThat(Transitions.release(keys, back, 3, 1).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
+  }
+
+  @Test
   void holderOperationsRefuseAStaleToken() {
     JobRecord r = claimed(JobOptions.defaults());
     assertThat(Transitions.renew(keys, r, 2, 0, t0, 5_000).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
