@@ -42,7 +42,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-002: a handler that does not implement {@code JobHandler<S>} with a concrete S;</li>
  *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class,
  *       or no usable constructor);</li>
- *   <li>KVMQ-004: bad settings (name, concurrency, durations, renew not shorter than lease);</li>
+ *   <li>KVMQ-004: bad settings (name, concurrency, prefetch, durations, renew not shorter than
+ *       lease);</li>
  *   <li>KVMQ-005: a handler class that is not a CDI bean (add a scope such as
  *       {@code @ApplicationScoped}).</li>
  * </ul>
@@ -178,17 +179,22 @@ public class KvmqExtension implements Extension {
 
   static WorkerOptions options(QueueHandler a, KvmqConfig config) {
     String prefix = "kvmq.queue." + a.value() + ".";
-    int concurrency = config.get(prefix + "concurrency").map(v -> {
-      try {
-        return Integer.parseInt(v);
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(prefix + "concurrency is \"" + v + "\", not a whole number", e);
-      }
-    }).orElse(a.concurrency());
+    int concurrency = wholeNumber(config, prefix + "concurrency", a.concurrency());
+    int prefetch = wholeNumber(config, prefix + "prefetch", a.prefetch());
     Duration lease = config.duration(prefix + "lease", a.lease());
     Duration renew = config.duration(prefix + "renew-every", a.renewEvery());
     Duration poll = config.duration(prefix + "poll-every", a.pollEvery());
-    return new WorkerOptions(concurrency, lease, renew, poll);
+    return new WorkerOptions(concurrency, lease, renew, poll, prefetch);
+  }
+
+  private static int wholeNumber(KvmqConfig config, String key, int otherwise) {
+    return config.get(key).map(v -> {
+      try {
+        return Integer.parseInt(v.strip());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(key + " is \"" + v + "\", not a whole number", e);
+      }
+    }).orElse(otherwise);
   }
 
   /** The S of {@code JobHandler<S>} as {@code c} implements it, or null if not concrete. */

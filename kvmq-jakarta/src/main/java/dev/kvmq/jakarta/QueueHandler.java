@@ -20,7 +20,7 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <p>Each setting can be overridden by configuration: {@code kvmq.queue.<name>.concurrency},
- * {@code .lease}, {@code .renew-every}, {@code .poll-every}. Durations are ISO-8601
+ * {@code .prefetch}, {@code .lease}, {@code .renew-every}, {@code .poll-every}. Durations are ISO-8601
  * ({@code PT30S}).
  */
 @Documented
@@ -41,6 +41,16 @@ public @interface QueueHandler {
    * @return 0 to 10,000 (default 1)
    */
   int concurrency() default 1;
+
+  /**
+   * How many jobs the worker claims ahead, beyond the running ones: they wait under a
+   * renewed lease for a free handler slot, so a finishing handler takes its next job without
+   * waiting for a claim. Raise it for many short jobs; a job claimed ahead waits on this node
+   * even when another is idle. See {@link dev.kvmq.WorkerOptions#prefetch()}.
+   *
+   * @return 0 to 10,000 (default 0: claim only for free slots)
+   */
+  int prefetch() default 0;
 
   /**
    * How long a claim holds a job without renewal.

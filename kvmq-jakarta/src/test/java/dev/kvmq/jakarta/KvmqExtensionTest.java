@@ -108,6 +108,7 @@ class KvmqExtensionTest {
     HandlerSpec mail = ext.handlers().get(0);
     assertThat(mail.payloadType()).isEqualTo(Email.class);
     assertThat(mail.options().concurrency()).isEqualTo(3);
+    assertThat(mail.options().prefetch()).isZero();
     assertThat(mail.options().leaseDuration()).isEqualTo(Duration.ofSeconds(30));
     assertThat(ext.handlers().get(1).payloadType().getTypeName())
         .isEqualTo("java.util.List<java.util.Map<java.lang.String, " + Plain.class.getName() + ">>");
@@ -137,12 +138,17 @@ class KvmqExtensionTest {
     KvmqExtension ext = new KvmqExtension();
     KvmqConfig config = new KvmqConfig(key -> Optional.ofNullable(Map.of(
         "kvmq.queue.mail.concurrency", "8",
+        "kvmq.queue.mail.prefetch", "16",
         "kvmq.queue.mail.lease", "PT1M").get(key)));
     assertThat(ext.check(List.of(MailHandler.class), null, config)).isEmpty();
     assertThat(ext.handlers().get(0).options().concurrency()).isEqualTo(8);
+    assertThat(ext.handlers().get(0).options().prefetch()).isEqualTo(16);
     assertThat(ext.handlers().get(0).options().leaseDuration()).isEqualTo(Duration.ofMinutes(1));
     KvmqConfig bad = new KvmqConfig(key -> key.endsWith("concurrency") ? Optional.of("many") : Optional.empty());
     assertThat(new KvmqExtension().check(List.of(MailHandler.class), null, bad))
         .singleElement().asString().contains("KVMQ-004", "not a whole number");
+    KvmqConfig negative = new KvmqConfig(key -> key.endsWith("prefetch") ? Optional.of("-1") : Optional.empty());
+    assertThat(new KvmqExtension().check(List.of(MailHandler.class), null, negative))
+        .singleElement().asString().contains("KVMQ-004", "prefetch must be 0 to 10000: -1");
   }
 }
