@@ -34,10 +34,13 @@ final class KvmqSut implements Sut {
   private final String settings;
   private final AutoCloseable onClose;
   private final Queue<Integer> queue;
+  /** Jobs claimed ahead; negative: as many as the concurrency. */
+  private final int prefetch;
 
-  KvmqSut(KvStore store, String settings, AutoCloseable onClose) {
+  KvmqSut(KvStore store, String settings, int prefetch, AutoCloseable onClose) {
     this.store = store;
     this.settings = settings;
+    this.prefetch = prefetch;
     this.onClose = onClose;
     this.queue = Queue.builder(store, "bench", INT).build();
   }
@@ -65,11 +68,11 @@ final class KvmqSut implements Sut {
   @Override
   public AutoCloseable start(int threads) {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads);
-    // A handler thread asks for one more pump after the worker has stopped (Worker.run's
-    // finally); once the executor shuts down that request is moot: drop it quietly.
+    // A handler thread may ask for one more pass just as the worker stops; once the executor
+    // shuts down that request is moot: drop it quietly.
     executor.setRejectedExecutionHandler(new ThreadPoolExecutor.DiscardPolicy());
     Worker<Integer> worker = queue.worker((job, ctx) -> Probe.started(job.state()),
-        WorkerOptions.defaults().concurrency(threads), executor);
+        WorkerOptions.defaults().concurrency(threads).prefetch(prefetch < 0 ? threads : prefetch), executor);
     worker.addListener(e -> {
       if (e instanceof JobEvent.Completed<Integer> c) {
         Probe.finished(c.job().state());

@@ -41,6 +41,8 @@ import java.util.stream.Collectors;
  *                       slowest, and a full run must fit in ~25 min on 2 cores)
  *   --jobs N            jobs per drain (default 20000)
  *   --threads N         handler threads of every system (default 8)
+ *   --prefetch N        kvmq's WorkerOptions.prefetch, jobs claimed ahead beyond the running
+ *                       ones (default: as many as the worker's concurrency)
  *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
  *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
@@ -231,7 +233,7 @@ public final class QueueBench {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(QueueBenchChild.class.getName());
     cmd.addAll(List.of("--system", system, "--scenarios", scenarios, "--dir", dir().toString()));
-    for (String k : List.of("jobs", "threads", "pickup-seconds", "pickup-rate", "backlogs", "claim-jobs", "claim-reps",
+    for (String k : List.of("jobs", "threads", "prefetch", "pickup-seconds", "pickup-rate", "backlogs", "claim-jobs", "claim-reps",
         "warmup")) {
       if (opts.containsKey(k)) {
         cmd.addAll(List.of("--" + k, opts.get(k)));

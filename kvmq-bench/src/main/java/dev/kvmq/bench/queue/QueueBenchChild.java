@@ -38,11 +38,14 @@ public final class QueueBenchChild {
 
   private final Map<String, String> opts;
   private final int threads;
+  /** kvmq's jobs claimed ahead; negative: as many as {@link #threads}. */
+  private final int prefetch;
   private int nextId = 1;
 
   private QueueBenchChild(Map<String, String> opts) {
     this.opts = opts;
     this.threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
+    this.prefetch = Integer.parseInt(opts.getOrDefault("prefetch", "-1"));
   }
 
   /**
@@ -109,17 +112,22 @@ public final class QueueBenchChild {
     }
   }
 
+  /** kvmq's worker settings in the drain and pickup scenarios (the claim scenario runs concurrency 1). */
+  private String kvmqWorker() {
+    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? threads : prefetch);
+  }
+
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
     return switch (system) {
-      case "kvmq-memory" -> new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore concurrency=" + threads, null);
+      case "kvmq-memory" -> new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore" + kvmqWorker(), prefetch, null);
       case "kvmq-eclipsestore-fsync" -> new KvmqSut(
           EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
-          "EclipseStoreKvStore FSYNC concurrency=" + threads + " dir=" + dir.getParent(), null);
+          "EclipseStoreKvStore FSYNC" + kvmqWorker() + " dir=" + dir.getParent(), prefetch, null);
       case "kvmq-eclipsestore-pcs" -> new KvmqSut(
           EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
-          "EclipseStoreKvStore PROCESS_CRASH_SAFE concurrency=" + threads + " dir=" + dir.getParent(), null);
+          "EclipseStoreKvStore PROCESS_CRASH_SAFE" + kvmqWorker() + " dir=" + dir.getParent(), prefetch, null);
       case "kvmq-postgres" -> new KvmqSut(PostgresKvStore.builder(pool).build(),
-          "PostgresKvStore concurrency=" + threads, null);
+          "PostgresKvStore" + kvmqWorker(), prefetch, null);
       case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
       case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true);
       case "jobrunr-memory" -> new JobRunrSut(null);
