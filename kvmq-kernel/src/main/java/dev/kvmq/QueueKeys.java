@@ -44,9 +44,9 @@ final class QueueKeys {
     this.paused = root.append("paused");
   }
 
-  /** The prefixes whose changes can give a worker work: ready, delayed, paused. */
+  /** The prefixes whose changes can give a worker work: ready, delayed (a worker watches {@link #paused} apart). */
   List<Key> workerWakeUps() {
-    return List.of(root.append("ready"), root.append("delayed"), paused);
+    return List.of(ready, delayed);
   }
 
   Key corrupt(String id) {

@@ -75,6 +75,11 @@ public final class Worker<S> {
   private final ConcurrentLinkedQueue<Lease> prefetched = new ConcurrentLinkedQueue<>();
   /** The size of {@link #prefetched} (whose own size() counts its nodes). */
   private final AtomicInteger prefetchedCount = new AtomicInteger();
+  /**
+   * The queue is paused (or concurrency is 0), as the last pass read it, or a change of the
+   * paused key was heard since: handler threads start no job claimed ahead while it is set.
+   */
+  private volatile boolean pausedSeen;
   /** Work that stop() waits for: a pump under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger pumpRequests = new AtomicInteger();
@@ -145,6 +150,12 @@ public final class Worker<S> {
       for (Key prefix : keys.workerWakeUps()) {
         subs.add(store.subscribe(prefix, this::requestPump));
       }
+      // A pause (or resume) stops handler threads from starting or claiming more at once,
+      // on this node even before pause() returns; the pass then reads which it was.
+      subs.add(store.subscribe(keys.paused, () -> {
+        pausedSeen = true;
+        requestPump();
+      }));
       subscription = () -> subs.forEach(KvStore.Subscription::close);
     }
     requestPump();
@@ -283,10 +294,13 @@ public final class Worker<S> {
     long now = queue.clock.millis();
     long poll = options.pollInterval().toMillis();
     try {
-      if (options.concurrency() == 0 || store.get(keys.paused).isPresent()) {
+      pausedSeen = options.concurrency() == 0 || store.get(keys.paused).isPresent();
+      if (pausedSeen) {
+        releasePrefetched();
         scheduleWake(now + poll);
         return;
       }
+      dispatch(); // jobs claimed ahead that waited while a pause was in doubt
       boolean more = claimer.promoteDue(now);
       more |= claimer.reclaimExpired(now);
       int wanted = options.concurrency() + options.prefetch() - running.get() - prefetchedCount.get();
@@ -330,7 +344,7 @@ public final class Worker<S> {
 
   /** Starts queued jobs on the executor while handler slots are free. */
   private void dispatch() {
-    while (phase == Phase.RUNNING) {
+    while (phase == Phase.RUNNING && !pausedSeen) {
       int taken = running.get();
       if (taken >= options.concurrency() || prefetchedCount.get() == 0) {
         return;
@@ -366,9 +380,9 @@ public final class Worker<S> {
   }
 
   /**
-   * Gives back the jobs claimed ahead and not started (the worker is stopping): ready again,
-   * in their place, with the attempt not counted. A release that fails leaves the job to
-   * expire and be reclaimed, as after a crash.
+   * Gives back the jobs claimed ahead and not started (the worker is stopping, or the queue
+   * is paused): ready again, in their place, with the attempt not counted. A release that
+   * fails leaves the job to expire and be reclaimed, as after a crash.
    */
   private void releasePrefetched() {
     Lease lease;
@@ -443,7 +457,7 @@ public final class Worker<S> {
             throw e;
           }
         }
-        lease = phase == Phase.RUNNING ? takePrefetched() : null;
+        lease = phase == Phase.RUNNING && !pausedSeen ? takePrefetched() : null;
         if (lease != null && prefetchedCount.get() <= options.prefetch() / 2) {
           requestPump(); // refill in batches of at least half the prefetch
         }

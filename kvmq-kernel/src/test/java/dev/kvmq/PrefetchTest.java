@@ -93,6 +93,26 @@ class PrefetchTest {
   }
 
   @Test
+  void aPausePutsTheJobsClaimedAheadBackAndStartsNoMoreUntilResumed() {
+    push("a", "b", "c", "d", "e");
+    worker((job, ctx) -> {
+      ran.add(job.state());
+      if (job.state().equals("a")) {
+        queue.pause(); // while "b" and "c" wait, claimed ahead
+      }
+    }, WorkerOptions.defaults().concurrency(1).prefetch(2), scheduler);
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("a");
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(4, 0, 0, 0));
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(ran).containsExactly("a");
+    queue.resume();
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("a", "b", "c", "d", "e");
+    assertThat(events).hasSize(5).allMatch(e -> e instanceof JobEvent.Completed);
+  }
+
+  @Test
   void leasesOfJobsClaimedAheadAreRenewedWhileTheyWait() {
     push("long", "next");
     List<String> ranByOther = new ArrayList<>();

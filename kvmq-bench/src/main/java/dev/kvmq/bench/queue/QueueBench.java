@@ -47,6 +47,8 @@ import java.util.stream.Collectors;
  *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
  *   --heap SIZE         -Xmx of every system's JVM (default 4g)
+ *   --jvm-args "ARGS"   more options for every system's JVM, split at spaces; for a profile:
+ *                       "-XX:StartFlightRecording=filename=/tmp/x.jfr,settings=profile"
  *   --dir DIR           where EclipseStore and PostgreSQL write (default java.io.tmpdir)
  *   --report LOG        print the table again from the log of a run (for example one stopped
  *                       before its end); runs nothing
@@ -229,6 +231,9 @@ public final class QueueBench {
     }
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx" + opts.getOrDefault("heap", "4g"));
+    if (opts.containsKey("jvm-args")) {
+      cmd.addAll(Arrays.asList(opts.get("jvm-args").trim().split("\\s+")));
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(QueueBenchChild.class.getName());

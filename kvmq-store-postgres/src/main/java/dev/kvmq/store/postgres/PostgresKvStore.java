@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -60,7 +61,10 @@ import javax.sql.DataSource;
  * keys run side by side. A key's versionstamps increase in the order its writes commit, and
  * every commit's versionstamp is greater than that of every commit that finished before it
  * started. Reads are single statements (one snapshot each) and take no lock.
- * {@link #commitAll} runs its whole batch in one transaction and one flush.
+ * {@link #commitAll} runs its batch in one transaction and one flush, or, when the batch
+ * touches more than {@value #MAX_KEY_LOCKS} keys, in consecutive transactions of up to that
+ * many keys each (an operation is never split), so that a big group commit does not lock the
+ * whole store.
  *
  * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no
  * other transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and
@@ -303,10 +307,15 @@ public final class PostgresKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Here the whole batch is one transaction: the locks of its keys, one call of the commit
-   * function whatever the batch size, and one flush at commit. Each
-   * operation's checks are evaluated against the database as left by the operations before
-   * it; one that fails is refused alone.
+   * <p>Here a batch is one transaction (the locks of its keys, one call of the commit
+   * function, one flush at commit) as long as it touches at most {@value #MAX_KEY_LOCKS}
+   * keys. A bigger batch is cut, in order and between operations, into consecutive
+   * transactions of at most that many keys each: one big transaction would have to lock the
+   * whole store, and make every other commit wait for it (a worker's group commit of 25 or
+   * more completions did, in kvmq-bench). An operation that alone touches more keys is a
+   * transaction of its own and locks the whole store. Each operation's checks are evaluated
+   * against the database as left by the operations before it; one that fails is refused
+   * alone. If the database fails midway, the transactions before the failure are committed.
    *
    * @throws NullPointerException if {@code operations} or one of them is null
    * @throws IllegalStateException if the store is closed
@@ -327,9 +336,50 @@ public final class PostgresKvStore implements KvStore {
     if (!writes) {
       return call(what, (c, a) -> checkOnly(c, operations));
     }
-    Batch batch = call(what, (c, a) -> write(c, a, operations));
-    notifyLocal(batch.applied);
-    return batch.results;
+    List<List<AtomicOperation>> parts = lockGroups(operations);
+    if (parts.size() == 1) {
+      Batch batch = call(what, (c, a) -> write(c, a, operations));
+      notifyLocal(batch.applied);
+      return batch.results;
+    }
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    for (List<AtomicOperation> part : parts) {
+      Batch batch = call(what + " (part of " + part.size() + ")", (c, a) -> write(c, a, part));
+      notifyLocal(batch.applied);
+      results.addAll(batch.results);
+    }
+    return Collections.unmodifiableList(results);
+  }
+
+  /**
+   * Cuts a batch, in order and between operations, into groups that each lock at most
+   * {@link #MAX_KEY_LOCKS} distinct keys (by lock hash); an operation that alone locks more
+   * is a group of its own.
+   */
+  static List<List<AtomicOperation>> lockGroups(List<AtomicOperation> operations) {
+    List<List<AtomicOperation>> groups = new ArrayList<>();
+    List<AtomicOperation> group = new ArrayList<>();
+    Set<Integer> locked = new HashSet<>();
+    for (AtomicOperation op : operations) {
+      Set<Integer> own = new HashSet<>();
+      for (AtomicOperation.Check check : op.checks()) {
+        own.add(lockHash(check.key().encoded()));
+      }
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        own.add(lockHash(m.key().encoded()));
+      }
+      Set<Integer> union = new HashSet<>(locked);
+      union.addAll(own);
+      if (!group.isEmpty() && union.size() > MAX_KEY_LOCKS) {
+        groups.add(group);
+        group = new ArrayList<>();
+        union = own;
+      }
+      group.add(op);
+      locked = union;
+    }
+    groups.add(group);
+    return groups;
   }
 
   /** Operations without mutations: one statement reads the checked keys and the latest versionstamp. */

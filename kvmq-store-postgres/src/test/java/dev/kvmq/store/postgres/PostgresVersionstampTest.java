@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -111,23 +112,65 @@ class PostgresVersionstampTest {
   }
 
   @Test
-  void aHugeBatchLocksTheWholeStore() throws Exception {
-    List<AtomicOperation> huge = new ArrayList<>();
+  void anOperationOnTooManyKeysLocksTheWholeStore() throws Exception {
+    AtomicOperation.Builder huge = AtomicOperation.builder();
     for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
-      huge.add(AtomicOperation.builder().set(Key.of("h", (long) i), new byte[0]).build());
+      huge.set(Key.of("h", (long) i), new byte[0]);
     }
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try (Connection raw = db.unpooled().getConnection()) {
       raw.setAutoCommit(false);
       commitFunction(raw, Key.of("k1")); // an open commit on an unrelated key
-      Future<List<CommitResult>> batch = pool.submit(() -> store.commitAll(huge));
-      TestDatabase.await("the huge batch waits for every open commit", WAIT, () -> waitingForLocks() == 1);
+      Future<CommitResult> batch = pool.submit(() -> store.commit(huge.build()));
+      TestDatabase.await("the huge operation waits for every open commit", WAIT, () -> waitingForLocks() == 1);
       raw.rollback();
-      assertThat(batch.get(1, TimeUnit.MINUTES)).hasSize(huge.size()).allMatch(CommitResult::ok);
+      assertThat(batch.get(1, TimeUnit.MINUTES).ok()).isTrue();
       assertThat(store.get(Key.of("k1"))).isEmpty();
+      assertThat(store.list(KeyRange.prefix(Key.of("h")))).hasSize(PostgresKvStore.MAX_KEY_LOCKS + 1);
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  @Test
+  void aBatchOfManySmallOperationsIsCutIntoTransactionsThatLockOnlyTheirKeys() throws Exception {
+    List<AtomicOperation> many = new ArrayList<>();
+    for (int i = 0; i < 3 * PostgresKvStore.MAX_KEY_LOCKS; i++) {
+      many.add(AtomicOperation.builder().set(Key.of("s", (long) i), new byte[] {(byte) i}).build());
+    }
+    List<List<AtomicOperation>> parts = PostgresKvStore.lockGroups(many);
+    assertThat(parts).hasSize(3).allSatisfy(p -> assertThat(p).hasSize(PostgresKvStore.MAX_KEY_LOCKS));
+    assertThat(parts.stream().flatMap(List::stream).toList()).containsExactlyElementsOf(many);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection raw = db.unpooled().getConnection()) {
+      raw.setAutoCommit(false);
+      commitFunction(raw, Key.of("k1")); // an open commit on an unrelated key does not stop it
+      List<CommitResult> results = pool.submit(() -> store.commitAll(many)).get(1, TimeUnit.MINUTES);
+      assertThat(results).hasSize(many.size()).allMatch(CommitResult::ok);
+      // in order: each part's versionstamps come after the previous part's
+      assertThat(results).extracting(CommitResult::versionstamp).isSorted();
+      assertThat(store.list(KeyRange.prefix(Key.of("s")))).hasSize(many.size());
+      raw.rollback();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void lockGroupsKeepAnOperationWholeAndCountSharedKeysOnce() {
+    AtomicOperation.Builder big = AtomicOperation.builder();
+    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+      big.set(Key.of("b", (long) i), new byte[0]);
+    }
+    AtomicOperation small = AtomicOperation.builder().set(Key.of("x"), new byte[0]).build();
+    AtomicOperation sameKey = AtomicOperation.builder().check(Key.of("x"), 0).set(Key.of("x"), new byte[0]).build();
+    assertThat(PostgresKvStore.lockGroups(List.of(small, big.build(), small)))
+        .extracting(List::size).containsExactly(1, 1, 1);
+    List<AtomicOperation> shared = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      shared.add(i % 2 == 0 ? small : sameKey); // one key in all: one lock
+    }
+    assertThat(PostgresKvStore.lockGroups(shared)).singleElement().asList().hasSize(200);
   }
 
   /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
