@@ -56,12 +56,13 @@ public final class Key implements Comparable<Key> {
 
   private final Object[] parts;
   private final byte[] encoded;
-  private final int hash;
+  /** Arrays.hashCode(encoded), or 0 until first asked for (as String.hash). */
+  private int hash;
+  private boolean hashIsZero;
 
   private Key(Object[] parts, byte[] encoded) {
     this.parts = parts;
     this.encoded = encoded;
-    this.hash = Arrays.hashCode(encoded);
   }
 
   /**
@@ -303,12 +304,22 @@ public final class Key implements Comparable<Key> {
    */
   @Override
   public boolean equals(Object o) {
-    return o instanceof Key k && hash == k.hash && Arrays.equals(encoded, k.encoded);
+    return o instanceof Key k && Arrays.equals(encoded, k.encoded);
   }
 
   @Override
   public int hashCode() {
-    return hash;
+    // computed on first use (most keys are never hashed); a race computes it twice, alike
+    int h = hash;
+    if (h == 0 && !hashIsZero) {
+      h = Arrays.hashCode(encoded);
+      if (h == 0) {
+        hashIsZero = true;
+      } else {
+        hash = h;
+      }
+    }
+    return h;
   }
 
   /**

@@ -34,7 +34,7 @@ final class KvmqSut implements Sut {
   private final String settings;
   private final AutoCloseable onClose;
   private final Queue<Integer> queue;
-  /** Jobs claimed ahead; negative: as many as the concurrency. */
+  /** Jobs claimed ahead; negative: three times the concurrency. */
   private final int prefetch;
 
   KvmqSut(KvStore store, String settings, int prefetch, AutoCloseable onClose) {
@@ -72,7 +72,7 @@ final class KvmqSut implements Sut {
     // shuts down that request is moot: drop it quietly.
     executor.setRejectedExecutionHandler(new ThreadPoolExecutor.DiscardPolicy());
     Worker<Integer> worker = queue.worker((job, ctx) -> Probe.started(job.state()),
-        WorkerOptions.defaults().concurrency(threads).prefetch(prefetch < 0 ? threads : prefetch), executor);
+        WorkerOptions.defaults().concurrency(threads).prefetch(prefetch < 0 ? 3 * threads : prefetch), executor);
     worker.addListener(e -> {
       if (e instanceof JobEvent.Completed<Integer> c) {
         Probe.finished(c.job().state());

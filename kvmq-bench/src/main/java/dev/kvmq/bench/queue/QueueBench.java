@@ -42,7 +42,8 @@ import java.util.stream.Collectors;
  *   --jobs N            jobs per drain (default 20000)
  *   --threads N         handler threads of every system (default 8)
  *   --prefetch N        kvmq's WorkerOptions.prefetch, jobs claimed ahead beyond the running
- *                       ones (default: as many as the worker's concurrency)
+ *                       ones (default: three times the worker's concurrency, so that a worker
+ *                       holds up to 4x its threads, as db-scheduler's lock-and-fetch (1.0, 4.0))
  *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
  *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)

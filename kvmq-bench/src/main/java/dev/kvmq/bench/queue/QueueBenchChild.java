@@ -38,7 +38,7 @@ public final class QueueBenchChild {
 
   private final Map<String, String> opts;
   private final int threads;
-  /** kvmq's jobs claimed ahead; negative: as many as {@link #threads}. */
+  /** kvmq's jobs claimed ahead; negative: three times {@link #threads}. */
   private final int prefetch;
   private int nextId = 1;
 
@@ -114,7 +114,7 @@ public final class QueueBenchChild {
 
   /** kvmq's worker settings in the drain and pickup scenarios (the claim scenario runs concurrency 1). */
   private String kvmqWorker() {
-    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? threads : prefetch);
+    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? 3 * threads : prefetch);
   }
 
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
