@@ -312,7 +312,7 @@ public final class PostgresKvStore implements KvStore {
    * keys. A bigger batch is cut, in order and between operations, into consecutive
    * transactions of at most that many keys each: one big transaction would have to lock the
    * whole store, and make every other commit wait for it (a worker's group commit of 25 or
-   * more completions did, in kvmq-bench). An operation that alone touches more keys is a
+   * more completions is such a batch). An operation that alone touches more keys is a
    * transaction of its own and locks the whole store. Each operation's checks are evaluated
    * against the database as left by the operations before it; one that fails is refused
    * alone. If the database fails midway, the transactions before the failure are committed.
