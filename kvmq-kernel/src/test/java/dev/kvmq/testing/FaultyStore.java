@@ -18,12 +18,11 @@ import java.util.function.Predicate;
  * demand, either before they apply (the commit is lost) or after (applied, but the caller
  * sees an error: the ambiguous outcome of a crash or a lost connection).
  */
-public final class FaultyStore implements KvStore {
+public final class FaultyStore extends ForwardingKvStore {
 
   /** When an injected failure strikes. */
   public enum Mode { BEFORE_APPLY, AFTER_APPLY }
 
-  private final KvStore delegate;
   /** Entries returned by list calls. */
   public final AtomicLong listedEntries = new AtomicLong();
   /** list calls. */
@@ -42,7 +41,7 @@ public final class FaultyStore implements KvStore {
   }
 
   public FaultyStore(KvStore delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   /** Fails every operation matching {@code when} (null: none) in the given mode. */
@@ -80,15 +79,7 @@ public final class FaultyStore implements KvStore {
     return result;
   }
 
-  @Override
-  public long count(KeyRange range) {
-    return delegate.count(range);
-  }
 
-  @Override
-  public CommitResult commit(AtomicOperation operation) {
-    return commitAll(List.of(operation)).get(0);
-  }
 
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> ops) {
@@ -106,18 +97,6 @@ public final class FaultyStore implements KvStore {
     return results;
   }
 
-  @Override
-  public boolean notifiesChanges() {
-    return delegate.notifiesChanges();
-  }
 
-  @Override
-  public Subscription subscribe(Key prefix, Runnable listener) {
-    return delegate.subscribe(prefix, listener);
-  }
 
-  @Override
-  public void close() {
-    delegate.close();
-  }
 }

@@ -8,6 +8,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -330,57 +331,11 @@ class EclipseStoreConcurrentClaimStressTest {
     return new String(e.value(), StandardCharsets.UTF_8);
   }
 
-  /** Delegates every call to the store but {@link KvStore#claim}, which keeps its default. */
-  private static final class Delegating implements KvStore {
-    private final KvStore store;
-
+  /** Passes every call to the store but {@link KvStore#claim}, which keeps its default. */
+  private static final class Delegating extends ForwardingKvStore {
     Delegating(KvStore store) {
-      this.store = store;
-    }
-
-    @Override
-    public Optional<KvEntry> get(Key key) {
-      return store.get(key);
-    }
-
-    @Override
-    public List<Optional<KvEntry>> getMany(List<Key> keys) {
-      return store.getMany(keys);
-    }
-
-    @Override
-    public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
-      return store.list(range, limit, reverse);
-    }
-
-    @Override
-    public long count(KeyRange range) {
-      return store.count(range);
-    }
-
-    @Override
-    public CommitResult commit(AtomicOperation operation) {
-      return store.commit(operation);
-    }
-
-    @Override
-    public List<CommitResult> commitAll(List<AtomicOperation> operations) {
-      return store.commitAll(operations);
-    }
-
-    @Override
-    public boolean notifiesChanges() {
-      return store.notifiesChanges();
-    }
-
-    @Override
-    public Subscription subscribe(Key prefix, Runnable listener) {
-      return store.subscribe(prefix, listener);
-    }
-
-    @Override
-    public void close() {
-      store.close();
+      super(store);
     }
   }
+
 }

@@ -7,6 +7,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,7 @@ import java.util.Optional;
  * versionstamp, so when it commits, the record it deletes is the one read here. Nothing else
  * of the operations changes: checks and mutations pass through as they are.
  */
-final class JournalingStore implements KvStore {
+final class JournalingStore extends ForwardingKvStore {
 
   static final String QUEUE = "jobs";
   static final Key JOBS = Key.of("kvmq", QUEUE, "job");
@@ -36,38 +37,17 @@ final class JournalingStore implements KvStore {
   static final Key CLAIMED = Key.of("journal", "claim");
   static final Key DONE = Key.of("journal", "done");
 
-  private final KvStore delegate;
   private final byte[] node;
 
   JournalingStore(KvStore delegate, String node) {
-    this.delegate = delegate;
+    super(delegate);
     this.node = node.getBytes(StandardCharsets.UTF_8);
   }
 
-  @Override
-  public Optional<KvEntry> get(Key key) {
-    return delegate.get(key);
-  }
 
-  @Override
-  public List<Optional<KvEntry>> getMany(List<Key> keys) {
-    return delegate.getMany(keys);
-  }
 
-  @Override
-  public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
-    return delegate.list(range, limit, reverse);
-  }
 
-  @Override
-  public long count(KeyRange range) {
-    return delegate.count(range);
-  }
 
-  @Override
-  public CommitResult commit(AtomicOperation operation) {
-    return commitAll(List.of(operation)).get(0);
-  }
 
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> operations) {
@@ -128,20 +108,8 @@ final class JournalingStore implements KvStore {
     });
   }
 
-  @Override
-  public boolean notifiesChanges() {
-    return delegate.notifiesChanges();
-  }
 
-  @Override
-  public Subscription subscribe(Key prefix, Runnable listener) {
-    return delegate.subscribe(prefix, listener);
-  }
 
-  @Override
-  public void close() {
-    delegate.close();
-  }
 
   private static AtomicOperation.Builder copy(AtomicOperation op) {
     AtomicOperation.Builder b = AtomicOperation.builder();

@@ -10,6 +10,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
@@ -253,53 +254,12 @@ class PostgresCommitCostBench {
   }
 
   /** The store with the SPI's default claim: everything else is the store's. */
-  private static final class DefaultClaims implements KvStore {
-    private final KvStore d;
-
-    DefaultClaims(KvStore d) {
-      this.d = d;
-    }
-
-    @Override
-    public Optional<KvEntry> get(Key key) {
-      return d.get(key);
-    }
-
-    @Override
-    public List<Optional<KvEntry>> getMany(List<Key> keys) {
-      return d.getMany(keys);
-    }
-
-    @Override
-    public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
-      return d.list(range, limit, reverse);
-    }
-
-    @Override
-    public CommitResult commit(AtomicOperation operation) {
-      return d.commit(operation);
-    }
-
-    @Override
-    public List<CommitResult> commitAll(List<AtomicOperation> operations) {
-      return d.commitAll(operations);
-    }
-
-    @Override
-    public boolean notifiesChanges() {
-      return d.notifiesChanges();
-    }
-
-    @Override
-    public Subscription subscribe(Key prefix, Runnable listener) {
-      return d.subscribe(prefix, listener);
-    }
-
-    @Override
-    public void close() {
-      d.close();
+  private static final class DefaultClaims extends ForwardingKvStore {
+    DefaultClaims(KvStore store) {
+      super(store);
     }
   }
+
 
   private static void notificationLatency(DataSource pool, int samples) throws Exception {
     try (PostgresKvStore sender = PostgresKvStore.builder(pool).tablePrefix("bench_notify").build();
