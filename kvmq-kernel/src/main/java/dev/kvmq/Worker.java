@@ -459,7 +459,7 @@ public final class Worker<S> {
         }
         lease = phase == Phase.RUNNING && !pausedSeen ? takePrefetched() : null;
         if (lease != null && prefetchedCount.get() <= options.prefetch() / 2) {
-          requestPump(); // refill in batches of at least half the prefetch
+          requestPump(); // refill once half the prefetch is used, not after every job
         }
       }
     } finally {
