@@ -6,6 +6,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStore.ClaimPlanner.RecordKeyRule;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,10 +26,12 @@ final class Claimer {
 
   private final QueueKeys keys;
   private final KvStore store;
+  private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
 
   Claimer(QueueKeys keys, KvStore store) {
     this.keys = keys;
     this.store = store;
+    this.recordKeyRule = keys.readyToJob();
   }
 
   /** Moves due delayed jobs to ready; true if there may be more to move. */
@@ -119,6 +122,11 @@ final class Claimer {
     @Override
     public Key recordKey(Key indexKey) {
       return keys.job(QueueKeys.idOf(indexKey));
+    }
+
+    @Override
+    public Optional<RecordKeyRule> recordKeyRule() {
+      return Optional.of(recordKeyRule);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.kvmq;
 
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
-import java.util.List;
+import dev.kvmq.store.KvStore;
 
 /**
  * The key layout of one queue (design.md, "Key layout: claims must not scan").
@@ -44,9 +44,14 @@ final class QueueKeys {
     this.paused = root.append("paused");
   }
 
-  /** The prefixes whose changes can give a worker work: ready, delayed (a worker watches {@link #paused} apart). */
-  List<Key> workerWakeUps() {
-    return List.of(ready, delayed);
+  /** The prefix of the ready index: a change there can give a worker a job to claim. */
+  Key readyIndex() {
+    return ready;
+  }
+
+  /** The prefix of the delayed index: a change there can make a job due earlier. */
+  Key delayedIndex() {
+    return delayed;
   }
 
   Key corrupt(String id) {
@@ -55,6 +60,15 @@ final class QueueKeys {
 
   Key job(String id) {
     return job.append(id);
+  }
+
+  /**
+   * How a ready index key becomes its job's key in bytes: the ready prefix and the rank
+   * (a long: every long encodes to the same length) give way to the job prefix; the id's
+   * encoding stays.
+   */
+  KvStore.ClaimPlanner.RecordKeyRule readyToJob() {
+    return new KvStore.ClaimPlanner.RecordKeyRule(job, ready.append(0L).encoded().length);
   }
 
   KeyRange jobs() {

@@ -80,6 +80,20 @@ public final class Worker<S> {
    * paused key was heard since: handler threads start no job claimed ahead while it is set.
    */
   private volatile boolean pausedSeen;
+  /**
+   * Set when the store announces a change of the paused key; a pass reads the key only then,
+   * at least every pollInterval, or always if the store can't notify.
+   */
+  private volatile boolean pausedChanged = true;
+  /** Set when the store announces a change of the delayed index: a pass must look at it. */
+  private volatile boolean delayedChanged = true;
+  /** Pump only: when the paused key must be read again at the latest. */
+  private long pausedCheckAt;
+  /**
+   * Pump only: the earliest time at which promoting or reclaiming may find something (the
+   * first delayUntil or leaseUntil last read, or the next poll).
+   */
+  private long maintenanceAt;
   /** Work that stop() waits for: a pump under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger pumpRequests = new AtomicInteger();
@@ -147,13 +161,17 @@ public final class Worker<S> {
       // earlier than the one scheduled), a pause or resume. Renewals and completions on
       // other nodes wake nobody.
       List<KvStore.Subscription> subs = new ArrayList<>();
-      for (Key prefix : keys.workerWakeUps()) {
-        subs.add(store.subscribe(prefix, this::requestPump));
-      }
+      subs.add(store.subscribe(keys.readyIndex(), this::requestPump));
+      // a delayed job may be due before the next maintenance the pump planned
+      subs.add(store.subscribe(keys.delayedIndex(), () -> {
+        delayedChanged = true;
+        requestPump();
+      }));
       // A pause (or resume) stops handler threads from starting or claiming more at once,
       // on this node even before pause() returns; the pass then reads which it was.
       subs.add(store.subscribe(keys.paused, () -> {
         pausedSeen = true;
+        pausedChanged = true;
         requestPump();
       }));
       subscription = () -> subs.forEach(KvStore.Subscription::close);
@@ -293,16 +311,27 @@ public final class Worker<S> {
     }
     long now = queue.clock.millis();
     long poll = options.pollInterval().toMillis();
+    boolean notifies = store.notifiesChanges();
     try {
-      pausedSeen = options.concurrency() == 0 || store.get(keys.paused).isPresent();
+      if (!notifies || pausedChanged || now >= pausedCheckAt) {
+        pausedChanged = false; // before the read: a change announced during it reads again
+        pausedSeen = options.concurrency() == 0 || store.get(keys.paused).isPresent();
+        pausedCheckAt = now + poll;
+      }
       if (pausedSeen) {
         releasePrefetched();
         scheduleWake(now + poll);
         return;
       }
       dispatch(); // jobs claimed ahead that waited while a pause was in doubt
-      boolean more = claimer.promoteDue(now);
-      more |= claimer.reclaimExpired(now);
+      boolean more = false;
+      if (!notifies || delayedChanged || now >= maintenanceAt) {
+        delayedChanged = false;
+        boolean moreToMove = claimer.promoteDue(now);
+        moreToMove |= claimer.reclaimExpired(now);
+        maintenanceAt = moreToMove ? now : claimer.nextChange(now + poll);
+        more = moreToMove;
+      }
       int wanted = options.concurrency() + options.prefetch() - running.get() - prefetchedCount.get();
       if (wanted > 0) {
         more |= claim(wanted, now);
@@ -311,9 +340,12 @@ public final class Worker<S> {
       if (more) {
         requestPump();
       } else {
-        scheduleWake(Math.max(now, claimer.nextChange(now + poll)));
+        maintenanceAt = claimer.nextChange(now + poll);
+        scheduleWake(Math.max(now, maintenanceAt));
       }
     } catch (RuntimeException e) {
+      pausedChanged = true;
+      delayedChanged = true;
       failing(e);
       scheduleWake(now + poll);
     }

@@ -4,11 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -128,6 +134,57 @@ class WorkerTest {
     queue.resume();
     scheduler.runUntilIdle();
     assertThat(ran).containsExactly("a");
+  }
+
+  @Test
+  void passesReadThePausedKeyAndLookForDueWorkOnlyWhenEitherMayHaveChanged() {
+    List<String> reads = new ArrayList<>();
+    QueueKeys keys = new QueueKeys("q");
+    KvStore counting = new ForwardingKvStore(store) {
+      @Override
+      public Optional<KvEntry> get(Key key) {
+        if (key.equals(keys.paused)) {
+          reads.add("paused");
+        }
+        return super.get(key);
+      }
+
+      @Override
+      public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
+        if (limit == Claimer.MAINTENANCE_BATCH) {
+          reads.add("due");
+        }
+        return super.list(range, limit, reverse);
+      }
+    };
+    Queue<String> counted = Queue.builder(counting, "q", Codecs.utf8()).clock(clock).random(new Random(1)).build();
+    for (int i = 0; i < 50; i++) {
+      counted.push("job-" + i);
+    }
+    Worker<String> w = counted.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults(), scheduler);
+    w.start();
+    scheduler.runUntilIdle();
+    assertThat(ran).hasSize(50);
+    // 50 jobs, one at a time: 100 passes or more, which read the paused key once, and look
+    // for due delayed jobs and expired leases once (promote and reclaim: two reads)
+    assertThat(reads).containsExactly("paused", "due", "due");
+
+    reads.clear();
+    counted.push("later", JobOptions.defaults().delay(Duration.ofSeconds(10)));
+    scheduler.runUntilIdle();
+    assertThat(reads).as("a new delayed job is looked at").containsExactly("due", "due");
+    scheduler.advance(Duration.ofSeconds(10));
+    assertThat(ran).hasSize(51).last().isEqualTo("later");
+
+    reads.clear();
+    counted.pause();
+    counted.push("paused");
+    scheduler.runUntilIdle();
+    assertThat(reads).as("a pause is read").contains("paused");
+    assertThat(ran).hasSize(51);
+    counted.resume();
+    scheduler.runUntilIdle();
+    assertThat(ran).hasSize(52).last().isEqualTo("paused");
   }
 
   @Test

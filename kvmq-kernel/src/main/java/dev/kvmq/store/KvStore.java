@@ -251,6 +251,42 @@ public interface KvStore extends AutoCloseable {
     List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records);
 
     /**
+     * Tells, if it can, how {@link #recordKey} maps keys in bytes, so that a store can read
+     * the records in the same query as the index entries. A store that uses the rule still
+     * checks every key it yields against {@link #recordKey} and reads the records of the
+     * others apart: a wrong rule costs a read, never a wrong claim.
+     *
+     * @return the rule, or empty (the default) if {@link #recordKey} follows none
+     */
+    default Optional<RecordKeyRule> recordKeyRule() {
+      return Optional.empty();
+    }
+
+    /**
+     * A record key made from an index key in bytes: {@code prefix}'s encoding followed by the
+     * index key's encoding less its first {@code dropped} bytes. For example, the record
+     * {@code ["job", id]} of the index entry {@code ["ready", rank, id]}: the prefix is
+     * {@code ["job"]}, and {@code dropped} the length of {@code ["ready", rank]}'s encoding.
+     *
+     * @param prefix the parts the record key starts with
+     * @param dropped how many leading bytes of the index key's encoding the prefix replaces
+     */
+    record RecordKeyRule(Key prefix, int dropped) {
+      /**
+       * Checks the parts.
+       *
+       * @throws NullPointerException if {@code prefix} is null
+       * @throws IllegalArgumentException if {@code dropped} is negative
+       */
+      public RecordKeyRule {
+        Objects.requireNonNull(prefix, "prefix");
+        if (dropped < 0) {
+          throw new IllegalArgumentException("dropped must not be negative: " + dropped);
+        }
+      }
+    }
+
+    /**
      * The record keys of {@code index}, for stores that implement {@link KvStore#claim}.
      *
      * @param planner the planner

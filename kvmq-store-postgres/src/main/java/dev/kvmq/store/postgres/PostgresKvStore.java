@@ -73,9 +73,14 @@ import javax.sql.DataSource;
  * A call that PostgreSQL rolls back as a deadlock's victim (a claim racing with a delete of
  * the same waiting job) is run again.
  *
- * <p><b>Notifications.</b> A commit sends {@code NOTIFY} in its own transaction, so other
- * nodes hear of it only once it is committed; subscribers on the committing node are called
- * directly after the commit. Payloads name the first three parts of each written key, so a
+ * <p><b>Notifications.</b> Subscribers on the committing node are called directly after the
+ * commit. Other nodes hear of it through {@code NOTIFY}, which a thread of the store sends
+ * after the commit, in a transaction of its own that gathers the notifications of the
+ * commits made meanwhile and does not wait for a flush: PostgreSQL serializes the commits of
+ * all transactions that notify until each is flushed, which in the commit itself would stop
+ * commits from sharing flushes. A notification can be lost if the process dies right after
+ * a commit (or the database fails three times in a row); other nodes then see the change at
+ * their next poll. Payloads name the first three parts of each written key, so a
  * subscription to a prefix of up to three parts (a queue's root {@code [kvmq, queue]}, or one
  * of its indexes) is woken only by its own keys; longer prefixes may be woken spuriously.
  *
@@ -124,16 +129,20 @@ public final class PostgresKvStore implements KvStore {
   private volatile boolean schemaReady;
   private volatile boolean closed;
   private ChangeListener listener; // guarded by this
+  private final Notifier notifier;
 
   private PostgresKvStore(Builder b) {
     this.dataSource = b.dataSource;
     this.listenerDataSource = b.listenerDataSource != null ? b.listenerDataSource : b.dataSource;
     this.tables = new Tables(b.schema, b.tablePrefix);
     this.createSchema = b.createSchema;
-    this.threadFactory = b.threadFactory != null ? b.threadFactory : PostgresKvStore::daemonThread;
+    this.threadFactory = b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-listener");
     this.calls = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId + ")");
     this.listening = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId
         + ", change listener)");
+    ThreadFactory notifierThreads = b.threadFactory != null ? b.threadFactory
+        : r -> daemonThread(r, "kvmq-postgres-notifier");
+    this.notifier = new Notifier(b.dataSource, tables, notifierThreads, nodeId, EVERYONE, MAX_NOTIFY_PAYLOADS);
   }
 
   /**
@@ -167,7 +176,10 @@ public final class PostgresKvStore implements KvStore {
     T run(Connection c, Attempt attempt) throws SQLException;
   }
 
-  /** What one attempt reached: a failure after {@code commitSent} may have committed. */
+  /**
+   * What one attempt reached: a connection failure after {@code commitSent} may have
+   * committed (an error PostgreSQL reports means it did not).
+   */
   private static final class Attempt {
     boolean commitSent;
   }
@@ -413,9 +425,9 @@ public final class PostgresKvStore implements KvStore {
   private record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
 
   /**
-   * One transaction, two round trips: {@code BEGIN} and the commit function (which locks the
-   * keys, checks and writes, see schema-v2.sql), then {@code COMMIT}. The key locks are held
-   * from the function's first statement to the end of the {@code COMMIT}.
+   * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the
+   * keys, checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key
+   * locks are held from the function's first statement to the end of the {@code COMMIT}.
    */
   private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
@@ -436,12 +448,15 @@ public final class PostgresKvStore implements KvStore {
     if (attempt.commitSent && operations != null) {
       // It may have committed: a spurious wake-up is allowed, a missed one is not.
       notifyLocal(operations);
+      notifier.send(announced(operations));
     }
   }
 
   /**
-   * Inside an open transaction: calls the commit function for {@code operations}, then
-   * commits (or rolls back if nothing applied).
+   * Inside an open transaction: calls the commit function for {@code operations} and
+   * commits, in one round trip: the {@code COMMIT} goes in the same message as the call
+   * ({@link Tables#commitAndEnd}). If the call fails, PostgreSQL skips the {@code COMMIT} and
+   * the transaction is rolled back; only a connection failure leaves the outcome unknown.
    */
   private Batch applyAndCommit(Connection c, Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
@@ -466,7 +481,8 @@ public final class PostgresKvStore implements KvStore {
     }
     Integer[] locks = lockKeys(checkKey, mutKey);
     Long[] outcomes;
-    try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
+    attempt.commitSent = true;
+    try (PreparedStatement ps = c.prepareStatement(tables.commitAndEnd)) {
       ps.setInt(1, operations.size());
       ps.setInt(2, tables.lockSpace);
       if (locks == null) {
@@ -481,8 +497,9 @@ public final class PostgresKvStore implements KvStore {
       ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
       ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
       ps.setString(10, tables.channel);
-      ps.setArray(11, c.createArrayOf("text", payloads(operations)));
-      try (ResultSet rs = ps.executeQuery()) {
+      ps.setArray(11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
+      ps.execute();
+      try (ResultSet rs = ps.getResultSet()) {
         rs.next();
         outcomes = (Long[]) rs.getArray(1).getArray();
       }
@@ -500,12 +517,7 @@ public final class PostgresKvStore implements KvStore {
         applied.add(operations.get(i));
       }
     }
-    if (applied.isEmpty()) {
-      c.rollback();
-    } else {
-      attempt.commitSent = true;
-      c.commit();
-    }
+    notifier.send(announced(applied));
     return new Batch(Collections.unmodifiableList(results), applied);
   }
 
@@ -559,7 +571,11 @@ public final class PostgresKvStore implements KvStore {
    * {@code limit} index rows that no other transaction has locked
    * ({@code SELECT ... ORDER BY key LIMIT n FOR UPDATE SKIP LOCKED}), reads their records,
    * calls the planner, and applies the operations with the commit function (key locks,
-   * checks and all, exactly as {@link #commitAll}) before {@code COMMIT}. An index row locked
+   * checks and all, exactly as {@link #commitAll}) before {@code COMMIT}. If the planner
+   * gives a {@linkplain ClaimPlanner#recordKeyRule() record key rule}, the records come in
+   * the same statement as the index rows (a join on the rule's key), so a claim is two
+   * round trips (that statement, then the function and {@code COMMIT}); a record whose key is not the planner's {@code recordKey} is read in a
+   * statement of its own. An index row locked
    * by another claim is being claimed by it: skipping it keeps the queue order for everything
    * this claim can take. The row locks end with the transaction.
    *
@@ -593,35 +609,26 @@ public final class PostgresKvStore implements KvStore {
     List<AtomicOperation> ops = null;
     try {
       List<KvEntry> index = new ArrayList<>(Math.min(limit, 64));
-      try (PreparedStatement ps = c.prepareStatement(tables.lockFirst)) {
+      // the records read with the index rows, by the planner's rule; null where not
+      List<Joined> joined = new ArrayList<>(Math.min(limit, 64));
+      Optional<ClaimPlanner.RecordKeyRule> rule = planner.recordKeyRule();
+      try (PreparedStatement ps = c.prepareStatement(rule.isPresent() ? tables.lockFirstWithRecords : tables.lockFirst)) {
         ps.setBytes(1, range.lowerBound());
         ps.setBytes(2, range.upperBound());
         ps.setLong(3, limit);
+        if (rule.isPresent()) {
+          ps.setBytes(4, rule.get().prefix().encoded());
+          ps.setInt(5, rule.get().dropped() + 1); // SQL counts bytes from 1
+        }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             index.add(entry(rs));
+            byte[] recordKey = rule.isPresent() ? rs.getBytes(4) : null;
+            joined.add(recordKey == null ? null : new Joined(recordKey, rs.getBytes(5), rs.getLong(6)));
           }
         }
       }
-      List<Optional<KvEntry>> records = List.of();
-      if (!index.isEmpty()) {
-        List<Key> recordKeys = ClaimPlanner.recordKeys(planner, index);
-        Map<ByteBuffer, KvEntry> found = new HashMap<>();
-        try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
-          ps.setArray(1, byteaArray(c, recordKeys));
-          try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              KvEntry e = entry(rs);
-              found.put(ByteBuffer.wrap(e.key().encoded()), e);
-            }
-          }
-        }
-        List<Optional<KvEntry>> aligned = new ArrayList<>(recordKeys.size());
-        for (Key k : recordKeys) {
-          aligned.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
-        }
-        records = Collections.unmodifiableList(aligned);
-      }
+      List<Optional<KvEntry>> records = index.isEmpty() ? List.of() : records(c, planner, index, joined);
       ops = List.copyOf(Objects.requireNonNull(
           planner.plan(Collections.unmodifiableList(index), records), "planned operations"));
       if (ops.isEmpty()) {
@@ -637,22 +644,59 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
+  /** A record read with an index row: its key's bytes, value and versionstamp. */
+  private record Joined(byte[] key, byte[] value, long versionstamp) {}
+
   /**
-   * The NOTIFY payloads of a batch: this node's id and the first parts of every key written
-   * (by operations whose checks fail too: a spurious wake-up is allowed). The function sends
-   * them in the transaction, so PostgreSQL delivers them only if it commits.
+   * The record of each index entry: the one read with it where its key is the planner's
+   * record key, the others read in one more statement (none if the planner's rule holds).
    */
-  private String[] payloads(List<AtomicOperation> operations) {
+  private List<Optional<KvEntry>> records(Connection c, ClaimPlanner planner, List<KvEntry> index,
+      List<Joined> joined) throws SQLException {
+    List<Key> recordKeys = ClaimPlanner.recordKeys(planner, index);
+    List<Optional<KvEntry>> records = new ArrayList<>(recordKeys.size());
+    List<Key> missing = new ArrayList<>();
+    for (int i = 0; i < recordKeys.size(); i++) {
+      Joined j = joined.get(i);
+      if (j != null && Arrays.equals(j.key, recordKeys.get(i).encoded())) {
+        records.add(Optional.of(new KvEntry(recordKeys.get(i), j.value, j.versionstamp)));
+      } else {
+        records.add(null);
+        missing.add(recordKeys.get(i));
+      }
+    }
+    if (!missing.isEmpty()) {
+      Map<ByteBuffer, KvEntry> found = new HashMap<>();
+      try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+        ps.setArray(1, byteaArray(c, missing));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            KvEntry e = entry(rs);
+            found.put(ByteBuffer.wrap(e.key().encoded()), e);
+          }
+        }
+      }
+      for (int i = 0; i < records.size(); i++) {
+        if (records.get(i) == null) {
+          records.set(i, Optional.ofNullable(found.get(ByteBuffer.wrap(recordKeys.get(i).encoded()))));
+        }
+      }
+    }
+    return Collections.unmodifiableList(records);
+  }
+
+  /**
+   * What a batch announces to other nodes: the first parts of every key written (by
+   * operations whose checks fail too: a spurious wake-up is allowed), in hex.
+   */
+  private static Set<String> announced(List<AtomicOperation> operations) {
     Set<String> prefixes = new LinkedHashSet<>();
     for (AtomicOperation op : operations) {
       for (AtomicOperation.Mutation m : op.mutations()) {
         prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
       }
     }
-    if (prefixes.size() > MAX_NOTIFY_PAYLOADS) {
-      prefixes = Set.of(EVERYONE);
-    }
-    return prefixes.stream().map(p -> nodeId + ":" + p).toArray(String[]::new);
+    return prefixes;
   }
 
   private static byte[] announcedPrefix(Key key) {
@@ -849,6 +893,7 @@ public final class PostgresKvStore implements KvStore {
       l = listener;
       listener = null;
     }
+    notifier.close();
     subscribers.clear();
     if (l != null) {
       l.stop();
@@ -905,16 +950,25 @@ public final class PostgresKvStore implements KvStore {
           LOG.log(Level.DEBUG, () -> this + ": " + what + " failed on a stale connection; retrying once", e);
           continue;
         }
-        if (deadlocks < DEADLOCK_RETRIES && !attempt.commitSent && DEADLOCK.equals(e.getSQLState())) {
+        // a deadlock's victim was rolled back, even if its COMMIT was sent (PostgreSQL skipped it)
+        if (deadlocks < DEADLOCK_RETRIES && DEADLOCK.equals(e.getSQLState())) {
           deadlocks++;
           LOG.log(Level.DEBUG, () -> this + ": " + what + " was a deadlock's victim; retrying", e);
           continue;
         }
-        throw failure(what, attempt.commitSent ? "the commit's outcome is unknown" : null, e);
+        throw failure(what, mayHaveCommitted(attempt, e) ? "the commit's outcome is unknown" : null, e);
       } finally {
         closeQuietly(c);
       }
     }
+  }
+
+  /**
+   * Whether a failed attempt may have committed: only if its {@code COMMIT} was sent and the
+   * failure is not an error PostgreSQL reported (after which it skips the {@code COMMIT}).
+   */
+  private static boolean mayHaveCommitted(Attempt attempt, SQLException e) {
+    return attempt.commitSent && (e.getSQLState() == null || isConnectionFailure(e));
   }
 
   private KvStoreException failure(String what, String note, SQLException e) {
@@ -1119,8 +1173,8 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
-  private static Thread daemonThread(Runnable r) {
-    Thread t = new Thread(r, "kvmq-postgres-listener");
+  private static Thread daemonThread(Runnable r, String name) {
+    Thread t = new Thread(r, name);
     t.setDaemon(true);
     return t;
   }
@@ -1202,10 +1256,11 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Makes the listener thread, for containers that want their own (managed) threads.
+     * Makes the store's threads (the change listener, and the notifier that sends this
+     * node's change notifications), for containers that want their own (managed) threads.
      *
-     * @param threadFactory the factory, or null for a daemon thread named
-     *     {@code kvmq-postgres-listener} (the default)
+     * @param threadFactory the factory, or null for daemon threads named
+     *     {@code kvmq-postgres-listener} and {@code kvmq-postgres-notifier} (the default)
      * @return this builder
      */
     public Builder threadFactory(ThreadFactory threadFactory) {

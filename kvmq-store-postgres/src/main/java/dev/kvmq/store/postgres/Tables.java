@@ -40,8 +40,11 @@ final class Tables {
   final String listDesc;
   final String count;
   final String lockFirst;
+  final String lockFirstWithRecords;
   final String checkRead;
   final String commit;
+  final String commitAndEnd;
+  final String notifyAndEnd;
   final String readVersion;
   /** The first key of every advisory lock a commit takes: the same on every node. */
   final int lockSpace;
@@ -62,12 +65,22 @@ final class Tables {
     count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
     // A claim's first statement: the first rows of the range that no other transaction holds.
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
+    // The same, with the record each row points at by a planner's rule (prefix, then the
+    // index key from a byte offset on): one round trip instead of two.
+    lockFirstWithRecords = "SELECT i.key, i.value, i.versionstamp, r.key, r.value, r.versionstamp FROM ("
+        + lockFirst + ") i LEFT JOIN " + kv + " r ON r.key = (?::bytea || substring(i.key FROM ?::int))"
+        + " ORDER BY i.key";
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
     checkRead = "SELECT s.last_value, k.key, k.versionstamp FROM " + versionstamps + " s LEFT JOIN " + kv
         + " k ON k.key = ANY (?)";
     // Locks the keys first, then checks and writes: see schema-v2.sql.
     commit = "SELECT " + qualified("commit") + "(?, ?, ?::int4[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
         + " ?::bytea[], ?::bytea[], ?, ?::text[])";
+    // The call and the COMMIT in one message (one round trip); the COMMIT runs only if the
+    // call succeeded, as PostgreSQL skips the rest of a message after an error.
+    commitAndEnd = commit + "; COMMIT";
+    // Change notifications, apart from the commits (see Notifier): no flush to wait for.
+    notifyAndEnd = "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
     lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
   }

@@ -8,6 +8,9 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -18,12 +21,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -255,6 +260,86 @@ class PostgresClaimTest {
     } finally {
       release.countDown();
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aClaimReadsTheRecordsWithTheIndexRowsByThePlannersRuleAndChecksEveryKeyItYields() throws Exception {
+    fill(12);
+    // records a wrong rule would find: ["alt", n], marked taken
+    List<AtomicOperation> alt = new ArrayList<>();
+    for (long n = 0; n < 12; n++) {
+      alt.add(AtomicOperation.builder().set(Key.of("alt", n), new byte[] {1}).build());
+    }
+    assertThat(a.commitAll(alt)).allMatch(CommitResult::ok);
+    List<String> statements = new CopyOnWriteArrayList<>();
+    int indexPrefixBytes = Key.of("idx").encoded().length;
+    try (PostgresKvStore counted = PostgresKvStore.builder(recordingStatements(db.pool(), statements))
+        .schema(schema).build()) {
+      Take right = new RuleTake("a", Key.of("rec"), indexPrefixBytes);
+      assertThat(counted.claim(INDEX, 4, right)).hasSize(4).allMatch(CommitResult::ok);
+      assertThat(right.taken).containsExactly(0L, 1L, 2L, 3L);
+      assertThat(right.stale).isZero();
+      assertThat(statements).as("the records came with the index rows").noneMatch(s -> s.contains("ANY"));
+
+      statements.clear();
+      Take wrong = new RuleTake("b", Key.of("alt"), indexPrefixBytes);
+      assertThat(counted.claim(INDEX, 4, wrong)).hasSize(4).allMatch(CommitResult::ok);
+      assertThat(wrong.stale).as("the records the wrong rule found were not given to the planner").isZero();
+      assertThat(wrong.taken).containsExactly(4L, 5L, 6L, 7L);
+      assertThat(statements).as("the right records were read apart").anyMatch(s -> s.contains("ANY"));
+
+      statements.clear();
+      Take nowhere = new RuleTake("c", Key.of("rec"), indexPrefixBytes + 1);
+      assertThat(counted.claim(INDEX, 4, nowhere)).hasSize(4).allMatch(CommitResult::ok);
+      assertThat(nowhere.taken).containsExactly(8L, 9L, 10L, 11L);
+      assertThat(statements).anyMatch(s -> s.contains("ANY"));
+    }
+    for (long n = 0; n < 12; n++) {
+      String by = n < 4 ? "a" : n < 8 ? "b" : "c";
+      assertThat(new String(a.get(Key.of("rec", n)).orElseThrow().value(), StandardCharsets.UTF_8)).isEqualTo(by);
+      assertThat(a.get(Key.of("alt", n)).orElseThrow().value()).containsExactly(1);
+    }
+  }
+
+  /** {@link Take} with a record key rule, right or wrong. */
+  private static final class RuleTake extends Take {
+    private final KvStore.ClaimPlanner.RecordKeyRule rule;
+
+    RuleTake(String by, Key prefix, int dropped) {
+      super(by);
+      this.rule = new KvStore.ClaimPlanner.RecordKeyRule(prefix, dropped);
+    }
+
+    @Override
+    public Optional<RecordKeyRule> recordKeyRule() {
+      return Optional.of(rule);
+    }
+  }
+
+  /** A data source whose connections note the SQL of every statement they prepare. */
+  private static DataSource recordingStatements(DataSource target, List<String> statements) {
+    return (DataSource) Proxy.newProxyInstance(PostgresClaimTest.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+          Object result = invoke(method, target, args);
+          if (!(result instanceof Connection c)) {
+            return result;
+          }
+          return Proxy.newProxyInstance(PostgresClaimTest.class.getClassLoader(),
+              new Class<?>[] {Connection.class}, (p, m, a) -> {
+                if (m.getName().equals("prepareStatement")) {
+                  statements.add((String) a[0]);
+                }
+                return invoke(m, c, a);
+              });
+        });
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
     }
   }
 

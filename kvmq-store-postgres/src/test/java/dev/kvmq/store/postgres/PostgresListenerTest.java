@@ -66,12 +66,21 @@ class PostgresListenerTest {
       int before = woken.get();
       other.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build());
       TestDatabase.await("woken by the other node", WAIT, () -> woken.get() > before);
-      assertThat(made).hasSize(1);
+      assertThat(made).as("the listener thread").hasSize(1);
       assertThat(made.get(0).isAlive()).isTrue();
+
+      // The first commit through the store starts its notifier thread, from the same factory.
+      AtomicInteger heard = new AtomicInteger();
+      other.subscribe(Key.of("q"), heard::incrementAndGet);
+      TestDatabase.await("the other node listening", WAIT, other::isListening);
+      int heardBefore = heard.get();
+      listening.commit(AtomicOperation.builder().set(Key.of("q", 2L), new byte[] {2}).build());
+      TestDatabase.await("the other node hears the commit", WAIT, () -> heard.get() > heardBefore);
+      assertThat(made).as("the listener and notifier threads").hasSize(2).allMatch(Thread::isAlive);
     } finally {
       listening.close();
     }
-    assertThat(made.get(0).isAlive()).as("close() stops the listener thread").isFalse();
+    assertThat(made).as("close() stops the store's threads").noneMatch(Thread::isAlive);
   }
 
   @Test

@@ -1,11 +1,13 @@
 package dev.kvmq.store.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvStoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,6 +64,28 @@ class PostgresVersionstampTest {
   void close() {
     store.close();
     db.dropSchema(schema);
+  }
+
+  @Test
+  void aCommitThatFailsAfterItsFirstWriteLeavesNothingThoughItsCommitWentInTheSameMessage() throws SQLException {
+    // A trigger fails the batch's second write, after the function wrote the first one; the
+    // COMMIT sent with the call must be skipped, and the first write rolled back.
+    try (Connection c = db.unpooled().getConnection(); Statement st = c.createStatement()) {
+      st.execute("CREATE FUNCTION " + schema + ".refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+          + " BEGIN IF NEW.value = '\\xff'::bytea THEN RAISE EXCEPTION 'refused by the test'; END IF;"
+          + " RETURN NEW; END $$");
+      st.execute("CREATE TRIGGER refuse BEFORE INSERT ON " + schema + ".kvmq_kv FOR EACH ROW EXECUTE FUNCTION "
+          + schema + ".refuse()");
+    }
+    assertThatThrownBy(() -> store.commitAll(List.of(
+            AtomicOperation.builder().set(Key.of("refused", 1L), new byte[] {1}).build(),
+            AtomicOperation.builder().set(Key.of("refused", 2L), new byte[] {(byte) 0xff}).build())))
+        .isInstanceOf(KvStoreException.class)
+        .hasMessageContaining("refused by the test")
+        .hasMessageNotContaining("outcome is unknown");
+    assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).isEmpty();
+    assertThat(store.commit(AtomicOperation.builder().set(Key.of("refused", 3L), new byte[] {3}).build()).ok()).isTrue();
+    assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).hasSize(1);
   }
 
   @Test
