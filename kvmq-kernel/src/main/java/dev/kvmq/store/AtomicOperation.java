@@ -1,7 +1,6 @@
 package dev.kvmq.store;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -158,10 +157,14 @@ public final class AtomicOperation {
    * more, each time giving an independent operation.
    */
   public static final class Builder {
-    private final List<Check> checks = new ArrayList<>();
-    private final Map<Key, Long> checked = new HashMap<>();
-    private final List<Mutation> mutations = new ArrayList<>();
-    private final Set<Key> written = new HashSet<>();
+    /** Up to this many checks or writes, a repeated key is found by a scan, not a hash. */
+    private static final int SCAN_LIMIT = 8;
+    private final List<Check> checks = new ArrayList<>(4);
+    private final List<Mutation> mutations = new ArrayList<>(4);
+    /** The checked keys, once there are more than {@link #SCAN_LIMIT}. */
+    private Map<Key, Long> checked;
+    /** The written keys, once there are more than {@link #SCAN_LIMIT}. */
+    private Set<Key> written;
 
     private Builder() {}
 
@@ -191,9 +194,15 @@ public final class AtomicOperation {
      */
     public Builder check(Key key, long versionstamp) {
       Check check = new Check(key, versionstamp);
-      Long before = checked.putIfAbsent(key, versionstamp);
+      Long before = checkedVersion(key);
       if (before == null) {
         checks.add(check);
+        if (checked != null) {
+          checked.put(key, versionstamp);
+        } else if (checks.size() > SCAN_LIMIT) {
+          checked = new HashMap<>();
+          checks.forEach(c -> checked.put(c.key(), c.versionstamp()));
+        }
       } else if (before != versionstamp) {
         throw new IllegalArgumentException("key " + key + " is checked twice, for versionstamps "
             + before + " and " + versionstamp);
@@ -250,16 +259,45 @@ public final class AtomicOperation {
      * @return the operation with everything added so far
      */
     public AtomicOperation build() {
-      return new AtomicOperation(Collections.unmodifiableList(new ArrayList<>(checks)),
-          Collections.unmodifiableList(new ArrayList<>(mutations)));
+      return new AtomicOperation(List.copyOf(checks), List.copyOf(mutations));
+    }
+
+    private Long checkedVersion(Key key) {
+      if (checked != null) {
+        return checked.get(key);
+      }
+      for (Check c : checks) {
+        if (c.key().equals(key)) {
+          return c.versionstamp();
+        }
+      }
+      return null;
+    }
+
+    private boolean isWritten(Key key) {
+      if (written != null) {
+        return written.contains(key);
+      }
+      for (Mutation m : mutations) {
+        if (m.key().equals(key)) {
+          return true;
+        }
+      }
+      return false;
     }
 
     private Builder write(Key key, byte[] value) {
       Objects.requireNonNull(key, "key");
-      if (!written.add(key)) {
+      if (isWritten(key)) {
         throw new IllegalArgumentException("key " + key + " is written twice in one atomic operation");
       }
       mutations.add(new Mutation(key, value));
+      if (written != null) {
+        written.add(key);
+      } else if (mutations.size() > SCAN_LIMIT) {
+        written = new HashSet<>();
+        mutations.forEach(m -> written.add(m.key()));
+      }
       return this;
     }
   }

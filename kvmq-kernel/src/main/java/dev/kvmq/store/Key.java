@@ -53,6 +53,7 @@ public final class Key implements Comparable<Key> {
   private static final byte LONG = 0x03;
   private static final byte FALSE = 0x04;
   private static final byte TRUE = 0x05;
+  private static final byte[] EMPTY = new byte[0];
 
   private final Object[] parts;
   private final byte[] encoded;
@@ -83,12 +84,10 @@ public final class Key implements Comparable<Key> {
       throw new IllegalArgumentException("a key needs at least one part");
     }
     Object[] copy = new Object[parts.length];
-    Buf out = new Buf(16 * parts.length);
     for (int i = 0; i < parts.length; i++) {
       copy[i] = normalize(parts[i], i);
-      encodePart(copy[i], out);
     }
-    return checked(new Key(copy, out.toByteArray()));
+    return checked(new Key(copy, encode(EMPTY, copy, 0)));
   }
 
   /**
@@ -119,13 +118,10 @@ public final class Key implements Comparable<Key> {
       return this;
     }
     Object[] all = Arrays.copyOf(parts, parts.length + more.length);
-    Buf out = new Buf(encoded.length + 16 * more.length);
-    out.write(encoded);
     for (int i = 0; i < more.length; i++) {
       all[parts.length + i] = normalize(more[i], parts.length + i);
-      encodePart(all[parts.length + i], out);
     }
-    return checked(new Key(all, out.toByteArray()));
+    return checked(new Key(all, encode(encoded, all, parts.length)));
   }
 
   /**
@@ -420,38 +416,56 @@ public final class Key implements Comparable<Key> {
     }
   }
 
-  private static void encodePart(Object part, Buf out) {
-    if (part instanceof byte[] bytes) {
-      out.write(BYTES);
-      writeEscaped(bytes, out);
-    } else if (part instanceof String s) {
-      out.write(STRING);
-      writeEscaped(s.getBytes(StandardCharsets.UTF_8), out);
-    } else if (part instanceof Long l) {
-      out.write(LONG);
-      long v = l ^ Long.MIN_VALUE;
-      for (int shift = 56; shift >= 0; shift -= 8) {
-        out.write((int) (v >>> shift));
-      }
-    } else {
-      out.write((Boolean) part ? TRUE : FALSE);
-    }
-  }
-
-  private static void writeEscaped(byte[] bytes, Buf out) {
-    for (byte b : bytes) {
-      out.write(b);
-      if (b == 0) {
-        out.write(0xFF);
-      }
-    }
-    out.write(0);
-  }
-
   /**
-   * A growable byte array without {@link java.io.ByteArrayOutputStream}'s per-call locking:
-   * keys are encoded on every queue transition, byte by byte.
+   * Encodes {@code parts[from..]} after {@code prefix} (the encoding of the parts before),
+   * into one array of the exact size: keys are encoded on every queue transition.
    */
+  private static byte[] encode(byte[] prefix, Object[] parts, int from) {
+    byte[][] raw = new byte[parts.length - from][];
+    int size = prefix.length;
+    for (int i = from; i < parts.length; i++) {
+      Object part = parts[i];
+      if (part instanceof byte[] || part instanceof String) {
+        byte[] b = part instanceof byte[] bytes ? bytes : ((String) part).getBytes(StandardCharsets.UTF_8);
+        raw[i - from] = b;
+        size += 2 + b.length;
+        for (byte x : b) {
+          if (x == 0) {
+            size++;
+          }
+        }
+      } else {
+        size += part instanceof Long ? 9 : 1;
+      }
+    }
+    byte[] out = Arrays.copyOf(prefix, size);
+    int at = prefix.length;
+    for (int i = from; i < parts.length; i++) {
+      Object part = parts[i];
+      byte[] b = raw[i - from];
+      if (b != null) {
+        out[at++] = part instanceof byte[] ? BYTES : STRING;
+        for (byte x : b) {
+          out[at++] = x;
+          if (x == 0) {
+            out[at++] = (byte) 0xFF;
+          }
+        }
+        out[at++] = 0;
+      } else if (part instanceof Long l) {
+        out[at++] = LONG;
+        long v = l ^ Long.MIN_VALUE;
+        for (int shift = 56; shift >= 0; shift -= 8) {
+          out[at++] = (byte) (v >>> shift);
+        }
+      } else {
+        out[at++] = (Boolean) part ? TRUE : FALSE;
+      }
+    }
+    return out;
+  }
+
+  /** A growable byte array without {@link java.io.ByteArrayOutputStream}'s per-call locking. */
   private static final class Buf {
     private byte[] bytes;
     private int size;
@@ -465,14 +479,6 @@ public final class Key implements Comparable<Key> {
         bytes = Arrays.copyOf(bytes, bytes.length * 2);
       }
       bytes[size++] = (byte) b;
-    }
-
-    void write(byte[] b) {
-      if (size + b.length > bytes.length) {
-        bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + b.length));
-      }
-      System.arraycopy(b, 0, bytes, size, b.length);
-      size += b.length;
     }
 
     byte[] toByteArray() {

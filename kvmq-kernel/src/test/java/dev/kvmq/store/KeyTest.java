@@ -118,6 +118,52 @@ class KeyTest {
     });
   }
 
+  /** The documented encoding, written byte by byte from the class documentation. */
+  static byte[] referenceEncoding(List<Object> parts) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (Object p : parts) {
+      if (p instanceof byte[] || p instanceof String) {
+        out.write(p instanceof byte[] ? 0x01 : 0x02);
+        byte[] b = p instanceof byte[] bytes ? bytes : ((String) p).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        for (byte x : b) {
+          out.write(x);
+          if (x == 0) {
+            out.write(0xFF);
+          }
+        }
+        out.write(0);
+      } else if (p instanceof Long l) {
+        out.write(0x03);
+        long v = l ^ Long.MIN_VALUE;
+        for (int shift = 56; shift >= 0; shift -= 8) {
+          out.write((int) (v >>> shift));
+        }
+      } else {
+        out.write((Boolean) p ? 0x05 : 0x04);
+      }
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void theEncodingIsTheDocumentedOneForOfAndAppendAlike() {
+    // stored keys are these bytes: a change would orphan every store's data
+    assertThat(java.util.HexFormat.of().formatHex(Key.of("kvmq", "q", "job", "01ARZ3NDEKTSV4RRFFQ69G5FAV").encoded()))
+        .isEqualTo("026b766d7100027100026a6f620002303141525a334e44454b5453563452524646513639473546415600");
+    assertThat(Key.of(-1L, true, false, new byte[] {0, 1}, "a\u0000").encoded()).containsExactly(
+        0x03, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0x05, 0x04, 0x01, 0x00, 0xff, 0x01, 0x00, 0x02, 'a', 0x00, 0xff, 0x00);
+    Seeds.forEach("theEncodingIsTheDocumentedOne", 5_000, 1, r -> {
+      List<Object> parts = randomTuple(r);
+      byte[] expected = referenceEncoding(parts);
+      assertThat(Key.of(parts).encoded()).as("of %s", parts).containsExactly(expected);
+      int split = r.nextInt(parts.size());
+      Key head = Key.of(parts.subList(0, split + 1));
+      assertThat(head.append(parts.subList(split + 1, parts.size()).toArray()).encoded())
+          .as("append to %s", head).containsExactly(expected);
+    });
+  }
+
   @Test
   void decodeInvertsEncode() {
     Seeds.forEach("decodeInvertsEncode", 3000, 1, r -> {
