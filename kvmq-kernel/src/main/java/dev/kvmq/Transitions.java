@@ -80,7 +80,8 @@ final class Transitions {
     d.backoff = o.retryBackoff();
     d.payload = payload;
     JobRecord r = d.build();
-    op.checkAbsent(k.job(id)).set(k.job(id), r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
+    Key job = k.job(id);
+    op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
     return r;
   }
 
@@ -159,9 +160,10 @@ final class Transitions {
     if (no != null) {
       return Plan.refused(no);
     }
+    Key job = k.job(r.id);
     AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(k.job(r.id), versionstamp)
-        .delete(k.job(r.id))
+        .check(job, versionstamp)
+        .delete(job)
         .delete(k.indexOf(r));
     JobRecord spawned = null;
     if (r.repeatCount != 0) {
@@ -248,9 +250,10 @@ final class Transitions {
     JobRecord after = d.build();
     Key oldIndex = k.indexOf(before);
     Key newIndex = k.indexOf(after);
+    Key job = k.job(before.id);
     AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(k.job(before.id), versionstamp)
-        .set(k.job(before.id), after.encode());
+        .check(job, versionstamp)
+        .set(job, after.encode());
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
     }

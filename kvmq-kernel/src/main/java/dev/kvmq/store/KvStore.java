@@ -204,9 +204,12 @@ public interface KvStore extends AutoCloseable {
    *
    * <p>Notifications are wake-up hints: a listener may be called when nothing under its
    * prefix changed, and several commits may be reported by one call; it is called after
-   * the commit is visible to reads. The listener runs on a store thread or a committing
-   * thread: it must return quickly and must not call the store; schedule work elsewhere.
-   * Exceptions it throws are logged and ignored.
+   * the commit is visible to reads. A store shared by several processes may lose the
+   * notification of a commit made by a process that dies right after it, so a subscriber
+   * that must not miss a change also looks now and then (the kernel's worker does, every
+   * {@code pollInterval}). The listener runs on a store thread or a committing thread: it
+   * must return quickly and must not call the store; schedule work elsewhere. Exceptions it
+   * throws are logged and ignored.
    *
    * @param prefix the keys of interest
    * @param listener what to call
