@@ -62,10 +62,11 @@ final class Notifier {
   }
 
   /**
-   * Queues the announced prefixes of a commit to send; returns at once. Starts the thread
-   * on first use.
-   *
-   * @throws IllegalStateException if the thread factory refuses to make the thread
+   * Queues the announced prefixes of a commit to send; returns at once and never throws (it
+   * runs after a commit, whose outcome must not look like a failure). Starts the thread on
+   * first use, and again if it ended; if the thread factory makes no thread, the
+   * notifications are dropped with a warning, and other nodes see the changes at their next
+   * poll.
    */
   void send(Collection<String> prefixes) {
     if (prefixes.isEmpty()) {
@@ -76,15 +77,34 @@ final class Notifier {
         return;
       }
       pending.addAll(prefixes);
-      if (thread == null) {
-        thread = threads.newThread(this::run);
-        if (thread == null) {
-          throw new IllegalStateException("the thread factory refused to make the notifier thread");
-        }
-        thread.start();
+      if (thread == null && !startThread()) {
+        pending.clear();
+        return;
       }
       monitor.notifyAll();
     }
+  }
+
+  /** Starts the thread; false (logged) if the factory makes none. Holds the monitor. */
+  private boolean startThread() {
+    Thread t;
+    try {
+      t = threads.newThread(this::run);
+      if (t != null) {
+        t.start();
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, tables + ": the thread factory failed to make the notifier thread; change"
+          + " notifications to other nodes are dropped, which see the changes at their next poll", e);
+      return false;
+    }
+    if (t == null) {
+      LOG.log(Level.WARNING, tables + ": the thread factory made no notifier thread; change notifications"
+          + " to other nodes are dropped, which see the changes at their next poll");
+      return false;
+    }
+    thread = t;
+    return true;
   }
 
   /** Sends what is queued, then stops the thread (waiting a few seconds at most). */
@@ -105,6 +125,18 @@ final class Notifier {
   }
 
   private void run() {
+    try {
+      loop();
+    } finally {
+      synchronized (monitor) {
+        if (thread == Thread.currentThread()) {
+          thread = null; // the next send starts another
+        }
+      }
+    }
+  }
+
+  private void loop() {
     while (true) {
       Set<String> batch;
       synchronized (monitor) {

@@ -98,6 +98,24 @@ class PostgresListenerTest {
     }
   }
 
+  @Test
+  void aCommitSucceedsWhenTheThreadFactoryMakesNoNotifierThread() {
+    // A container's factory may refuse threads (while it shuts down, say): the commit has
+    // happened by then, and must not be reported as failed; the notification is dropped.
+    AtomicInteger asked = new AtomicInteger();
+    try (PostgresKvStore refused = PostgresKvStore.builder(db.pool()).schema(schema)
+        .threadFactory(r -> {
+          asked.incrementAndGet();
+          return null;
+        })
+        .build()) {
+      assertThat(refused.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build()).ok()).isTrue();
+      assertThat(refused.commit(AtomicOperation.builder().set(Key.of("q", 2L), new byte[] {2}).build()).ok()).isTrue();
+      assertThat(refused.get(Key.of("q", 2L))).isPresent();
+      assertThat(asked.get()).as("asked again at the next commit").isEqualTo(2);
+    }
+  }
+
   /** Connections that are not wrappers of anything, as some pools give out. */
   private static DataSource hidingTheDriver(DataSource target) {
     return (DataSource) Proxy.newProxyInstance(PostgresListenerTest.class.getClassLoader(),
