@@ -221,19 +221,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> {
-      Map<ByteBuffer, KvEntry> rows = new HashMap<>();
-      try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
-        ps.setArray(1, byteaArray(c, keys));
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            KvEntry e = entry(rs);
-            rows.put(ByteBuffer.wrap(e.key().encoded()), e);
-          }
-        }
-      }
-      return rows;
-    });
+    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> readKeys(c, keys));
     List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
     for (Key k : keys) {
       result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
@@ -644,6 +632,21 @@ public final class PostgresKvStore implements KvStore {
     }
   }
 
+  /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */
+  private Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
+    Map<ByteBuffer, KvEntry> rows = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+      ps.setArray(1, byteaArray(c, keys));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          KvEntry e = entry(rs);
+          rows.put(ByteBuffer.wrap(e.key().encoded()), e);
+        }
+      }
+    }
+    return rows;
+  }
+
   /** A record read with an index row: its key's bytes, value and versionstamp. */
   private record Joined(byte[] key, byte[] value, long versionstamp) {}
 
@@ -666,16 +669,7 @@ public final class PostgresKvStore implements KvStore {
       }
     }
     if (!missing.isEmpty()) {
-      Map<ByteBuffer, KvEntry> found = new HashMap<>();
-      try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
-        ps.setArray(1, byteaArray(c, missing));
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            KvEntry e = entry(rs);
-            found.put(ByteBuffer.wrap(e.key().encoded()), e);
-          }
-        }
-      }
+      Map<ByteBuffer, KvEntry> found = readKeys(c, missing);
       for (int i = 0; i < records.size(); i++) {
         if (records.get(i) == null) {
           records.set(i, Optional.ofNullable(found.get(ByteBuffer.wrap(recordKeys.get(i).encoded()))));

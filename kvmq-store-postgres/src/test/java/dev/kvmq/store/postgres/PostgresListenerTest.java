@@ -60,27 +60,27 @@ class PostgresListenerTest {
         })
         .build();
     try (PostgresKvStore other = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
-      AtomicInteger woken = new AtomicInteger();
-      listening.subscribe(Key.of("q"), woken::incrementAndGet);
-      TestDatabase.await("listening", WAIT, listening::isListening);
-      int before = woken.get();
-      other.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build());
-      TestDatabase.await("woken by the other node", WAIT, () -> woken.get() > before);
+      heardAcross(other, listening, 1);
       assertThat(made).as("the listener thread").hasSize(1);
       assertThat(made.get(0).isAlive()).isTrue();
 
       // The first commit through the store starts its notifier thread, from the same factory.
-      AtomicInteger heard = new AtomicInteger();
-      other.subscribe(Key.of("q"), heard::incrementAndGet);
-      TestDatabase.await("the other node listening", WAIT, other::isListening);
-      int heardBefore = heard.get();
-      listening.commit(AtomicOperation.builder().set(Key.of("q", 2L), new byte[] {2}).build());
-      TestDatabase.await("the other node hears the commit", WAIT, () -> heard.get() > heardBefore);
+      heardAcross(listening, other, 2);
       assertThat(made).as("the listener and notifier threads").hasSize(2).allMatch(Thread::isAlive);
     } finally {
       listening.close();
     }
     assertThat(made).as("close() stops the store's threads").noneMatch(Thread::isAlive);
+  }
+
+  /** Subscribes {@code hearing} to {@code ["q"]}, commits {@code ["q", n]} through {@code from}, and waits until it is heard. */
+  private static void heardAcross(PostgresKvStore from, PostgresKvStore hearing, long n) {
+    AtomicInteger heard = new AtomicInteger();
+    hearing.subscribe(Key.of("q"), heard::incrementAndGet);
+    TestDatabase.await("listening", WAIT, hearing::isListening);
+    int before = heard.get();
+    from.commit(AtomicOperation.builder().set(Key.of("q", n), new byte[] {(byte) n}).build());
+    TestDatabase.await("the commit heard on the other node", WAIT, () -> heard.get() > before);
   }
 
   @Test
