@@ -31,6 +31,9 @@ final class KvmqSut implements Sut {
   };
 
   private final KvStore store;
+  /** Threads beyond the handler slots, for the worker's passes and lease renewals. */
+  static final int WORKER_TASK_THREADS = 2;
+
   private final String settings;
   private final AutoCloseable onClose;
   private final Queue<Integer> queue;
@@ -67,7 +70,10 @@ final class KvmqSut implements Sut {
 
   @Override
   public AutoCloseable start(int threads) {
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads);
+    // `threads` handler slots, plus threads for the worker's own tasks (its passes and lease
+    // renewals), which run on the same executor: kvmq-jakarta sizes its pool the same way, and
+    // the peers run their schedulers on threads of their own beside their handler threads.
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads + WORKER_TASK_THREADS);
     // A handler thread may ask for one more pass just as the worker stops; once the executor
     // shuts down that request is moot: drop it quietly.
     executor.setRejectedExecutionHandler(new ThreadPoolExecutor.DiscardPolicy());

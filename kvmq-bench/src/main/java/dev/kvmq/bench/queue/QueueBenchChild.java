@@ -114,7 +114,8 @@ public final class QueueBenchChild {
 
   /** kvmq's worker settings in the drain and pickup scenarios (the claim scenario runs concurrency 1). */
   private String kvmqWorker() {
-    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? 3 * threads : prefetch);
+    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? 3 * threads : prefetch)
+        + " executor=" + (threads + KvmqSut.WORKER_TASK_THREADS) + " threads";
   }
 
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
