@@ -338,9 +338,36 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public List<Job<S>> deadLetters() {
+    return deadLetters(store.list(keys.dead()));
+  }
+
+  /**
+   * One page of {@link #deadLetters()}: oldest failure first, after skipping {@code offset}
+   * of them, at most {@code limit}. Reads {@code offset + limit} entries of the dead-letter
+   * index (small keys) and the records of the page only.
+   *
+   * @param offset how many dead letters to skip, 0 or more
+   * @param limit the most to return, 0 or more
+   * @return the page
+   * @throws IllegalArgumentException if {@code offset} or {@code limit} is negative
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public List<Job<S>> deadLetters(int offset, int limit) {
+    if (offset < 0 || limit < 0) {
+      throw new IllegalArgumentException("offset and limit must not be negative: " + offset + ", " + limit);
+    }
+    if (limit == 0) {
+      return List.of();
+    }
+    List<KvEntry> index = store.list(keys.dead(), (int) Math.min((long) offset + limit, Integer.MAX_VALUE), false);
+    return deadLetters(index.subList(Math.min(offset, index.size()), index.size()));
+  }
+
+  private List<Job<S>> deadLetters(List<KvEntry> index) {
     long now = clock.millis();
-    List<Key> ids = new ArrayList<>();
-    for (KvEntry e : store.list(keys.dead())) {
+    List<Key> ids = new ArrayList<>(index.size());
+    for (KvEntry e : index) {
       ids.add(keys.job(QueueKeys.idOf(e.key())));
     }
     List<Job<S>> jobs = new ArrayList<>(ids.size());

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.testkit.FakeClock;
+import dev.kvmq.testkit.ManualScheduler;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -85,6 +86,34 @@ class QueueListingTest {
 
     assertThat(queue.jobs(JobStatus.DELAYED, 0, 10)).isEmpty();
     assertThat(queue.jobs(JobStatus.WAITING, 0, 10)).extracting(e -> e.job().state()).containsExactly("later");
+  }
+
+  @Test
+  void deadLetterPagesAreSlicesOfAllDeadLettersAndDecodeOnlyTheirOwnStates() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    queue.worker((job, ctx) -> {
+      throw new IllegalStateException("no " + job.state());
+    }, WorkerOptions.defaults(), scheduler).start();
+    for (int i = 0; i < 25; i++) {
+      queue.push("dead-" + i); // no retries: dead at its first failure
+      scheduler.runUntilIdle();
+      clock.advance(Duration.ofMillis(i % 3)); // some fail in the same millisecond
+    }
+    List<Job<String>> all = queue.deadLetters();
+    assertThat(all).hasSize(25);
+    for (int offset : new int[] {0, 1, 7, 24, 25, 30}) {
+      for (int limit : new int[] {0, 1, 5, 100, Integer.MAX_VALUE}) {
+        assertThat(queue.deadLetters(offset, limit)).as("offset %d, limit %d", offset, limit)
+            .extracting(Job::id)
+            .containsExactlyElementsOf(all.stream().skip(offset).limit(limit).map(Job::id).toList());
+      }
+    }
+    codec.decodes.set(0);
+    assertThat(queue.deadLetters(20, 3)).extracting(Job::state).containsExactly(
+        all.get(20).state(), all.get(21).state(), all.get(22).state());
+    assertThat(codec.decodes.get()).isEqualTo(3);
+    assertThatThrownBy(() -> queue.deadLetters(-1, 1)).hasMessageContaining("must not be negative");
+    assertThatThrownBy(() -> queue.deadLetters(0, -1)).hasMessageContaining("must not be negative");
   }
 
   @Test

@@ -206,6 +206,18 @@ public final class JobQueue<S> {
   }
 
   /**
+   * Lists one page of the dead letters.
+   *
+   * @param offset how many to skip, 0 or more
+   * @param limit the most to return, 0 or more
+   * @return the page, oldest failure first
+   * @throws IllegalArgumentException if {@code offset} or {@code limit} is negative
+   */
+  public List<Job<S>> deadLetters(int offset, int limit) {
+    return queue.deadLetters(offset, limit);
+  }
+
+  /**
    * Puts a dead letter back in the queue with its retries restored.
    *
    * @param id the dead job's id

@@ -279,17 +279,23 @@ public class QueuesResource {
   }
 
   /**
-   * The dead letters with their last errors.
+   * The dead letters with their last errors, paged.
    *
    * @param name the queue
+   * @param offset how many to skip (default 0)
+   * @param limit the most to return (default 1000)
    * @return the dead jobs, oldest failure first
    */
   @GET
   @Path("{q}/dead")
-  public String dead(@PathParam("q") String name) {
+  public String dead(@PathParam("q") String name, @QueryParam("offset") Integer offset,
+      @QueryParam("limit") Integer limit) {
     admin();
+    Queue<?> q = find(name);
+    int skip = nonNegative(offset, 0, "offset");
+    int max = nonNegative(limit, 1000, "limit");
     JsonArrayBuilder a = Json.createArrayBuilder();
-    find(name).deadLetters().forEach(j -> a.add(job(j, -1)));
+    q.deadLetters(skip, max).forEach(j -> a.add(job(j, -1)));
     return a.build().toString();
   }
 

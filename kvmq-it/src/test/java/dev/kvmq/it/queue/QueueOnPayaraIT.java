@@ -294,6 +294,7 @@ class QueueOnPayaraIT {
         assertThat(admin("GET", "kvmq/queues/plain", null).body()).contains("\"name\":\"plain\"");
         assertThat(admin("GET", "kvmq/queues/plain/jobs", null).statusCode()).isEqualTo(200);
         assertThat(admin("GET", "kvmq/queues/plain/dead", null).statusCode()).isEqualTo(200);
+        assertThat(admin("GET", "kvmq/queues/plain/dead?offset=0&limit=0", null).body()).isEqualTo("[]");
 
         HttpResponse<String> unknownField = admin("POST", "kvmq/queues/plain/jobs",
                 "{\"state\": {\"label\": \"x\"}, \"bogus\": 1}");
@@ -301,6 +302,7 @@ class QueueOnPayaraIT {
         assertProblem(admin("POST", "kvmq/queues/plain/jobs", "not json"), 400);
         assertProblem(admin("POST", "kvmq/queues/plain/jobs", "{\"state\": {\"label\": \"x\"}, \"delayMs\": -1}"), 400);
         assertProblem(admin("GET", "kvmq/queues/plain/jobs?status=nonsense", null), 400);
+        assertProblem(admin("GET", "kvmq/queues/plain/dead?limit=-1", null), 400);
         assertProblem(admin("DELETE", "kvmq/queues/plain/jobs?status=processing", null), 400);
 
         assertProblem(admin("GET", "kvmq/queues/no-such-queue", null), 404);

@@ -322,12 +322,10 @@
     const started = performance.now();
     let jobs;
     try {
+      const params = new URLSearchParams({ offset: view.offset, limit: view.limit + 1 });
       if (view.status === 'dead') {
-        // the API lists dead letters without paging; cut the page here
-        const all = await call('GET', q(name) + '/dead');
-        jobs = all.slice(view.offset, view.offset + view.limit + 1);
+        jobs = await call('GET', q(name) + '/dead?' + params);
       } else {
-        const params = new URLSearchParams({ offset: view.offset, limit: view.limit + 1 });
         if (view.status) params.set('status', view.status);
         jobs = await call('GET', q(name) + '/jobs?' + params);
       }
