@@ -94,6 +94,8 @@ public final class Worker<S> {
    * first delayUntil or leaseUntil last read, or the next poll).
    */
   private long maintenanceAt;
+  /** Pump only: how many jobs the pass's claim took. */
+  private int lastClaimed;
   /** Work that stop() waits for: a pump under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
   private final AtomicInteger pumpRequests = new AtomicInteger();
@@ -325,22 +327,27 @@ public final class Worker<S> {
       }
       dispatch(); // jobs claimed ahead that waited while a pause was in doubt
       boolean more = false;
+      boolean nextChangeRead = false; // maintenanceAt was read in this pass, after the moves
       if (!notifies || delayedChanged || now >= maintenanceAt) {
         delayedChanged = false;
         boolean moreToMove = claimer.promoteDue(now);
         moreToMove |= claimer.reclaimExpired(now);
+        nextChangeRead = !moreToMove;
         maintenanceAt = moreToMove ? now : claimer.nextChange(now + poll);
         more = moreToMove;
       }
       int wanted = options.concurrency() + options.prefetch() - running.get() - prefetchedCount.get();
       if (wanted > 0) {
         more |= claim(wanted, now);
+        nextChangeRead &= lastClaimed == 0; // new leases may end before it
       }
       recovered();
       if (more) {
         requestPump();
       } else {
-        maintenanceAt = claimer.nextChange(now + poll);
+        if (!nextChangeRead) {
+          maintenanceAt = claimer.nextChange(now + poll);
+        }
         scheduleWake(Math.max(now, maintenanceAt));
       }
     } catch (RuntimeException e) {
@@ -357,7 +364,9 @@ public final class Worker<S> {
    */
   private boolean claim(int wanted, long now) {
     boolean[] more = new boolean[1];
-    for (Claimer.Claimed c : claimer.claim(wanted, now, leaseMillis, more)) {
+    List<Claimer.Claimed> claimed = claimer.claim(wanted, now, leaseMillis, more);
+    lastClaimed = claimed.size();
+    for (Claimer.Claimed c : claimed) {
       Lease lease = new Lease(c.record(), c.versionstamp());
       active.put(lease.id, lease);
       inFlight.incrementAndGet();
