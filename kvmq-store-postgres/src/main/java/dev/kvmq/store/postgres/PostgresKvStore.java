@@ -423,17 +423,17 @@ public final class PostgresKvStore implements KvStore {
     try {
       return applyAndCommit(c, attempt, operations);
     } catch (SQLException | RuntimeException e) {
-      failedInTransaction(c, attempt, operations);
+      failedInTransaction(c, attempt, operations, e);
       throw e;
     } finally {
       resetAutoCommit(c);
     }
   }
 
-  /** After a failure inside a transaction: roll back, and wake local subscribers if it may have committed. */
-  private void failedInTransaction(Connection c, Attempt attempt, List<AtomicOperation> operations) {
+  /** After a failure inside a transaction: roll back, and wake subscribers if it may have committed. */
+  private void failedInTransaction(Connection c, Attempt attempt, List<AtomicOperation> operations, Exception e) {
     rollbackQuietly(c);
-    if (attempt.commitSent && operations != null) {
+    if (operations != null && mayHaveCommitted(attempt, e)) {
       // It may have committed: a spurious wake-up is allowed, a missed one is not.
       notifyLocal(operations);
       notifier.send(announced(operations));
@@ -625,7 +625,7 @@ public final class PostgresKvStore implements KvStore {
       }
       return applyAndCommit(c, attempt, ops);
     } catch (SQLException | RuntimeException e) {
-      failedInTransaction(c, attempt, ops);
+      failedInTransaction(c, attempt, ops, e);
       throw e;
     } finally {
       resetAutoCommit(c);
@@ -961,8 +961,9 @@ public final class PostgresKvStore implements KvStore {
    * Whether a failed attempt may have committed: only if its {@code COMMIT} was sent and the
    * failure is not an error PostgreSQL reported (after which it skips the {@code COMMIT}).
    */
-  private static boolean mayHaveCommitted(Attempt attempt, SQLException e) {
-    return attempt.commitSent && (e.getSQLState() == null || isConnectionFailure(e));
+  private static boolean mayHaveCommitted(Attempt attempt, Exception e) {
+    return attempt.commitSent
+        && (!(e instanceof SQLException s) || s.getSQLState() == null || isConnectionFailure(s));
   }
 
   private KvStoreException failure(String what, String note, SQLException e) {

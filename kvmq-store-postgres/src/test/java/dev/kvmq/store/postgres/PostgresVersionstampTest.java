@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,6 +78,10 @@ class PostgresVersionstampTest {
       st.execute("CREATE TRIGGER refuse BEFORE INSERT ON " + schema + ".kvmq_kv FOR EACH ROW EXECUTE FUNCTION "
           + schema + ".refuse()");
     }
+    AtomicInteger woken = new AtomicInteger();
+    store.subscribe(Key.of("refused"), woken::incrementAndGet);
+    TestDatabase.await("listening", WAIT, store::isListening);
+    int wokenBefore = woken.get();
     assertThatThrownBy(() -> store.commitAll(List.of(
             AtomicOperation.builder().set(Key.of("refused", 1L), new byte[] {1}).build(),
             AtomicOperation.builder().set(Key.of("refused", 2L), new byte[] {(byte) 0xff}).build())))
@@ -84,6 +89,7 @@ class PostgresVersionstampTest {
         .hasMessageContaining("refused by the test")
         .hasMessageNotContaining("outcome is unknown");
     assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).isEmpty();
+    assertThat(woken.get()).as("a commit known to have failed wakes nobody").isEqualTo(wokenBefore);
     assertThat(store.commit(AtomicOperation.builder().set(Key.of("refused", 3L), new byte[] {3}).build()).ok()).isTrue();
     assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).hasSize(1);
   }
