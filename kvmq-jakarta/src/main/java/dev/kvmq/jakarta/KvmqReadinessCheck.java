@@ -13,6 +13,7 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
  * <p>Registered by {@link KvmqExtension} only where the server has MicroProfile Health (it
  * carries no bean-defining annotation of its own), so kvmq deploys on servers without it.
  */
+@SuppressWarnings("exports") // public for CDI; MicroProfile Health is optional (requires static)
 public class KvmqReadinessCheck implements HealthCheck {
 
   private static final Key PROBE = Key.of("kvmq", "health");
