@@ -17,6 +17,9 @@ import dev.kvmq.jakarta.QueueHandler;
 @QueueHandler(value = "demo", concurrency = 2, lease = "PT30S", renewEvery = "PT10S")
 public class DemoHandler implements JobHandler<DemoJob> {
 
+    /** Made by CDI. */
+    public DemoHandler() {}
+
     @Inject
     Journal journal;
 

@@ -21,6 +21,9 @@ import jakarta.security.enterprise.identitystore.IdentityStore;
 @BasicAuthenticationMechanismDefinition(realmName = "kvmq demo")
 public class DemoIdentityStore implements IdentityStore {
 
+    /** Made by CDI. */
+    public DemoIdentityStore() {}
+
     /** The admin user. */
     static final String USER = "admin";
 

@@ -24,6 +24,9 @@ import org.eclipse.microprofile.config.ConfigProvider;
 @ApplicationScoped
 public class Journal {
 
+    /** Made by CDI. */
+    public Journal() {}
+
     private FileChannel channel;
 
     /** Opens (or creates) the journal for appending. */

@@ -18,6 +18,9 @@ public record JobCompleted(String queue, Job<?> job, Optional<Job<?>> next) {
   /**
    * Checks the components.
    *
+   * @param queue the queue's name
+   * @param job the job that completed, with its decoded state
+   * @param next the next run, when the job repeats
    * @throws NullPointerException if a component is null
    */
   public JobCompleted {

@@ -16,6 +16,9 @@ public record JobLeaseLost(String queue, Job<?> job, String refusedOutcome) {
   /**
    * Checks the components.
    *
+   * @param queue the queue's name
+   * @param job the job as the worker held it
+   * @param refusedOutcome "complete", "fail", "renew" or "update"
    * @throws NullPointerException if a component is null
    */
   public JobLeaseLost {

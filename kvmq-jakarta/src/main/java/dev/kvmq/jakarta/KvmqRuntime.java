@@ -188,8 +188,8 @@ public class KvmqRuntime {
   private <S> void startWorker(HandlerSpec spec) {
     @SuppressWarnings("unchecked")
     Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
-    @SuppressWarnings("unchecked")
     Bean<?> bean = extension.handlerBean(spec.beanClass());
+    @SuppressWarnings("unchecked")
     JobHandler<S> handler = (JobHandler<S>) (bean != null
         ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
         : beans.createInstance().select(spec.beanClass()).get());

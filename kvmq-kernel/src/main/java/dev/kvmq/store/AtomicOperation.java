@@ -83,6 +83,8 @@ public final class AtomicOperation {
     /**
      * Checks the components.
      *
+     * @param key the key to check
+     * @param versionstamp the expected versionstamp, or {@link AtomicOperation#ABSENT}
      * @throws NullPointerException if {@code key} is null
      * @throws IllegalArgumentException if {@code versionstamp} is negative
      */

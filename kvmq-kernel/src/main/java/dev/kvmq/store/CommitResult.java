@@ -17,6 +17,9 @@ public record CommitResult(boolean ok, long versionstamp) {
   /**
    * Checks the components.
    *
+   * @param ok true if every check held and every mutation was applied
+   * @param versionstamp the versionstamp now carried by every key this commit wrote, when
+   *     {@code ok}; 0 when not
    * @throws IllegalArgumentException if {@code ok} and {@code versionstamp < 1}, or not
    *     {@code ok} and {@code versionstamp != 0}
    */

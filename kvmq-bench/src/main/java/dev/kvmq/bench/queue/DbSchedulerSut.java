@@ -71,6 +71,7 @@ final class DbSchedulerSut implements Sut {
   }
 
   @Override
+  @SuppressWarnings("deprecation") // the call the figures in docs/performance.md were measured with
   public void pushOne(int id) {
     Scheduler s = running;
     // with immediate execution, only the scheduler itself can start a task it schedules at once

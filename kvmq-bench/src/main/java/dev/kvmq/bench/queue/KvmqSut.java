@@ -15,6 +15,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /** kvmq on one store: a queue, and per processing phase a worker on its own executor. */
+@SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 final class KvmqSut implements Sut {
 
   /** A job's state: one int, 4 bytes. */

@@ -30,6 +30,7 @@ import org.quartz.utils.ConnectionProvider;
  * store needs {@code acquireTriggersWithinLock=true}. JDBC: JobStoreTX with the PostgreSQL
  * delegate on the benchmark's pool.
  */
+@SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 final class QuartzSut implements Sut {
 
   /** The pool Quartz's JDBC store uses (Quartz instantiates the provider by class name). */

@@ -141,6 +141,7 @@ public final class QueueBenchChild {
 
   // ---- scenario 1: drain throughput (and memory)
 
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void warmUp(Sut sut) throws Exception {
     int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
     Probe.Phase p = Probe.begin(nextId, n);
@@ -161,6 +162,7 @@ public final class QueueBenchChild {
     }
   }
 
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void drain(Sut sut) throws Exception {
     int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
     RssSampler rss = new RssSampler();
@@ -250,6 +252,7 @@ public final class QueueBenchChild {
 
   // ---- scenario 2: pickup latency
 
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void pickup(Sut sut) throws Exception {
     int seconds = Integer.parseInt(opts.getOrDefault("pickup-seconds", "10"));
     int rate = Integer.parseInt(opts.getOrDefault("pickup-rate", "100"));
@@ -328,6 +331,7 @@ public final class QueueBenchChild {
   }
 
   /** Pushes k ready jobs, drains them with one worker of concurrency 1: µs per job. */
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private double claimRun(Sut sut, int k) throws Exception {
     Probe.Phase p = Probe.begin(nextId, k);
     pushBatches(sut, nextId, k);

@@ -7,6 +7,7 @@ import java.util.List;
  * A system under test: kvmq on one store, or a peer library in one configuration. Every job
  * carries an int; the handler is a no-op that reports to {@link Probe}.
  */
+@SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 interface Sut extends AutoCloseable {
 
   /** The configuration, printed beside the system's rows. */
