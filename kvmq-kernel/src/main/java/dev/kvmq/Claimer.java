@@ -52,11 +52,10 @@ final class Claimer {
     List<AtomicOperation> ops = new ArrayList<>(index.size());
     for (Optional<KvEntry> e : store.getMany(jobKeys(index))) {
       if (e.isPresent()) {
-        JobRecord r = JobRecord.decode(e.get().value());
-        long vs = e.get().versionstamp();
-        Transitions.Plan plan = promote ? Transitions.promote(keys, r, vs, now) : Transitions.reclaim(keys, r, vs, now);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
+        Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+        Transitions.Plan plan = promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+        if (plan instanceof Transitions.Applied applied) {
+          ops.add(applied.operation());
         }
       }
     }
@@ -144,20 +143,16 @@ final class Claimer {
         try {
           r = JobRecord.decode(e.get().value());
         } catch (IllegalStateException corrupt) {
-          String id = QueueKeys.idOf(index.get(i).key());
-          ops.add(AtomicOperation.builder()
-              .check(e.get().key(), e.get().versionstamp())
-              .delete(index.get(i).key())
-              .set(keys.corrupt(id), QueueKeys.EMPTY)
-              .build());
+          Key indexKey = index.get(i).key();
+          ops.add(Transitions.quarantine(keys, indexKey, e.get().versionstamp()).operation());
           planned.add(null);
-          quarantined.add(new Quarantine(id, corrupt));
+          quarantined.add(new Quarantine(QueueKeys.idOf(indexKey), corrupt));
           continue;
         }
-        Transitions.Plan plan = Transitions.claim(keys, r, e.get().versionstamp(), now, leaseMillis);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
-          planned.add(plan.after());
+        Transitions.Plan plan = Transitions.claim(keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+        if (plan instanceof Transitions.Applied applied) {
+          ops.add(applied.operation());
+          planned.add(applied.record());
           quarantined.add(null);
         }
       }
@@ -170,8 +165,7 @@ final class Claimer {
     for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
       List<KvEntry> first = store.list(range, 1, false);
       if (!first.isEmpty()) {
-        Key k = first.get(0).key();
-        at = Math.min(at, k.getLong(k.size() - 2));
+        at = Math.min(at, QueueKeys.timeOf(first.get(0).key()));
       }
     }
     return at;

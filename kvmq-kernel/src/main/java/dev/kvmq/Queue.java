@@ -390,17 +390,16 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean delete(String id) {
-    return onJob(id, "delete job " + id, (r, vs, now) -> {
-      Transitions.Plan plan = Transitions.delete(keys, r, vs, now);
-      if (plan.refused()) {
+    return onJob(id, "delete job " + id, (read, now) -> {
+      Transitions.Plan plan = Transitions.delete(keys, read, now);
+      if (plan instanceof Transitions.Refused) {
         throw new JobProcessingException("job " + id + " of queue " + name()
-            + " is being processed (leased until " + java.time.Instant.ofEpochMilli(r.leaseUntil)
+            + " is being processed (leased until " + java.time.Instant.ofEpochMilli(read.record().leaseUntil)
             + "); delete it after it completes or its lease expires");
       }
       return plan;
     });
   }
-
 
   /**
    * Deletes every job that is not being processed (waiting and delayed; not dead letters)
@@ -414,21 +413,16 @@ public final class Queue<S> {
   public int deleteWaiting() {
     for (int i = 0; i < ATOMIC_RETRIES; i++) {
       long now = clock.millis();
-      AtomicOperation.Builder op = AtomicOperation.builder();
-      int n = 0;
+      List<Transitions.Read> reads = new ArrayList<>();
       for (KvEntry e : store.list(keys.jobs())) {
         JobRecord r = readable(e);
-        if (r == null) {
-          continue;
-        }
-        JobStatus status = r.statusAt(now);
-        if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
-          Transitions.deleteInto(op, keys, r, e.versionstamp());
-          n++;
+        if (r != null) {
+          reads.add(new Transitions.Read(r, e.versionstamp()));
         }
       }
-      if (n == 0 || store.commit(op.build()).ok()) {
-        return n;
+      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now);
+      if (removal.count() == 0 || store.commit(removal.operation()).ok()) {
+        return removal.count();
       }
     }
     throw contention("delete the waiting jobs");
@@ -445,7 +439,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean replayDead(String id) {
-    return onJob(id, "replay job " + id, (r, vs, now) -> Transitions.replay(keys, r, vs));
+    return onJob(id, "replay job " + id, (read, now) -> Transitions.replay(keys, read));
   }
 
 
@@ -459,15 +453,13 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean deleteDead(String id) {
-    return onJob(id, "delete dead job " + id, (r, vs, now) -> r.state == JobRecord.State.DEAD
-        ? Transitions.delete(keys, r, vs, now)
-        : Transitions.Plan.refused(Transitions.Refusal.WRONG_STATE));
+    return onJob(id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
   }
 
   /** Plans a transition of one job from what the store holds. */
   @FunctionalInterface
   private interface Planner {
-    Transitions.Plan plan(JobRecord record, long versionstamp, long now);
+    Transitions.Plan plan(Transitions.Read read, long now);
   }
 
   /**
@@ -484,8 +476,8 @@ public final class Queue<S> {
       if (e.isEmpty()) {
         return false;
       }
-      Transitions.Plan plan = planner.plan(JobRecord.decode(e.get().value()), e.get().versionstamp(), clock.millis());
-      if (plan.refused()) {
+      Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+      if (!(planner.plan(read, clock.millis()) instanceof Transitions.Applied plan)) {
         return false;
       }
       if (store.commit(plan.operation()).ok()) {

@@ -431,14 +431,14 @@ public final class Worker<S> {
       Transitions.Plan plan;
       synchronized (lease) {
         lease.finishing = true; // no more renewals
-        plan = lease.lost ? null : Transitions.release(keys, lease.record, lease.versionstamp, lease.token);
+        plan = lease.lost ? null : Transitions.release(keys, lease.holding());
       }
-      if (plan == null || plan.refused()) {
+      if (!(plan instanceof Transitions.Applied applied)) {
         settled(lease);
         continue;
       }
       Lease released = lease;
-      committer.submit(plan.operation(), (result, error) -> {
+      committer.submit(applied.operation(), (result, error) -> {
         if (error != null || !result.ok()) {
           LOG.log(System.Logger.Level.DEBUG, () -> "could not put back job " + released.id + " of queue "
               + queue.name() + "; it runs again when its lease expires");
@@ -575,12 +575,12 @@ public final class Worker<S> {
         return;
       }
     }
-    if (plan.refused()) {
+    if (!(plan instanceof Transitions.Applied applied)) {
       leaseLost(lease, failure == null ? "complete" : "fail");
       settled(lease);
       return;
     }
-    committer.submit(plan.operation(), (result, error) -> settledCommit(lease, failure, plan, result, error, 0));
+    committer.submit(applied.operation(), (result, error) -> settledCommit(lease, failure, applied, result, error, 0));
   }
 
   private Transitions.Plan plan(Lease lease, Throwable failure) {
@@ -588,21 +588,14 @@ public final class Worker<S> {
     JobRecord r = lease.record;
     if (failure == null) {
       String nextId = r.repeatCount != 0 ? queue.nextId(now) : null;
-      return Transitions.complete(keys, r, lease.versionstamp, lease.token, now, nextId);
+      return Transitions.complete(keys, lease.holding(), now, nextId);
     }
     JobError error = new JobError(failure.getClass().getName(), Objects.toString(failure.getMessage(), ""),
         Instant.ofEpochMilli(now));
-    double random = queue.random.nextDouble();
-    try {
-      return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, error, random);
-    } catch (IllegalArgumentException tooLarge) {
-      // the state plus the error text is over the store's value limit: keep the error's type only
-      JobError shorter = new JobError(error.type(), "(message dropped: the job is too large to keep it)", error.failedAt());
-      return Transitions.fail(keys, r, lease.versionstamp, lease.token, now, shorter, random);
-    }
+    return Transitions.fail(keys, lease.holding(), now, error, queue.random.nextDouble());
   }
 
-  private void settledCommit(Lease lease, Throwable failure, Transitions.Plan plan, CommitResult result,
+  private void settledCommit(Lease lease, Throwable failure, Transitions.Applied plan, CommitResult result,
       RuntimeException error, int retries) {
     if (error != null) {
       failing(error);
@@ -615,10 +608,10 @@ public final class Worker<S> {
       recovered();
       long now = queue.clock.millis();
       if (failure == null) {
-        Optional<Job<S>> next = Optional.ofNullable(plan.spawned()).map(r -> queue.toJob(r, now));
+        Optional<Job<S>> next = plan.spawned().map(r -> queue.toJob(r, now));
         emit(new JobEvent.Completed<>(queue.toJob(lease.record(), now), next));
       } else {
-        JobRecord after = plan.after();
+        JobRecord after = plan.record();
         emit(new JobEvent.Failed<>(queue.toJob(after, now), after.error, failure,
             after.state == JobRecord.State.DEAD));
       }
@@ -632,12 +625,11 @@ public final class Worker<S> {
         again = plan(lease, failure);
       }
     }
-    if (again == null || again.refused()) {
+    if (!(again instanceof Transitions.Applied retry)) {
       leaseLost(lease, failure == null ? "complete" : "fail");
       settled(lease);
       return;
     }
-    Transitions.Plan retry = again;
     committer.submit(retry.operation(),
         (r, e) -> settledCommit(lease, failure, retry, r, e, retries + 1));
   }
@@ -683,7 +675,7 @@ public final class Worker<S> {
     }
     long now = queue.clock.millis();
     List<Lease> leases = new ArrayList<>();
-    List<Transitions.Plan> plans = new ArrayList<>();
+    List<Transitions.Applied> plans = new ArrayList<>();
     List<Long> plannedAt = new ArrayList<>();
     for (Lease l : active.values()) {
       synchronized (l) {
@@ -694,8 +686,7 @@ public final class Worker<S> {
           // Not renewed in time (the store was failing?): someone else may run the job now.
           l.cancel(JobContext.CancelReason.LEASE_LOST);
         }
-        Transitions.Plan plan = Transitions.renew(keys, l.record, l.versionstamp, l.token, now, leaseMillis);
-        if (!plan.refused()) {
+        if (Transitions.renew(keys, l.holding(), now, leaseMillis) instanceof Transitions.Applied plan) {
           leases.add(l);
           plans.add(plan);
           plannedAt.add(l.versionstamp);
@@ -707,7 +698,7 @@ public final class Worker<S> {
     }
     List<CommitResult> results;
     try {
-      results = store.commitAll(plans.stream().map(Transitions.Plan::operation).toList());
+      results = store.commitAll(plans.stream().map(Transitions.Applied::operation).toList());
       recovered();
     } catch (RuntimeException e) {
       failing(e);
@@ -716,7 +707,7 @@ public final class Worker<S> {
     for (int i = 0; i < results.size(); i++) {
       Lease l = leases.get(i);
       if (results.get(i).ok()) {
-        l.adopt(plans.get(i).after(), plannedAt.get(i), results.get(i).versionstamp());
+        l.adopt(plans.get(i).record(), plannedAt.get(i), results.get(i).versionstamp());
       } else if (l.refresh()) {
         renewNow(l, now); // the record changed but is still ours: renew it from what we read
       } else {
@@ -733,16 +724,16 @@ public final class Worker<S> {
       if (l.finishing || l.lost) {
         return;
       }
-      plan = Transitions.renew(keys, l.record, l.versionstamp, l.token, now, leaseMillis);
+      plan = Transitions.renew(keys, l.holding(), now, leaseMillis);
       plannedAt = l.versionstamp;
     }
-    if (plan.refused()) {
+    if (!(plan instanceof Transitions.Applied renewal)) {
       leaseLost(l, "renew");
       return;
     }
-    CommitResult result = store.commit(plan.operation());
+    CommitResult result = store.commit(renewal.operation());
     if (result.ok()) {
-      l.adopt(plan.after(), plannedAt, result.versionstamp());
+      l.adopt(renewal.record(), plannedAt, result.versionstamp());
     } else if (!l.refresh()) {
       leaseLost(l, "renew");
     } // else: changed again under us; the next round renews it
@@ -823,6 +814,11 @@ public final class Worker<S> {
       return record;
     }
 
+    /** What this lease holds now, for a holder's transition. */
+    synchronized Transitions.Holding holding() {
+      return new Transitions.Holding(record, versionstamp, token);
+    }
+
     /** Takes a renewal's result, unless the record was written again since it was planned. */
     synchronized void adopt(JobRecord renewed, long plannedAt, long committedAt) {
       if (versionstamp == plannedAt) {
@@ -889,11 +885,11 @@ public final class Worker<S> {
             throw lostException();
           }
           long now = queue.clock.millis();
-          Transitions.Plan plan = Transitions.update(keys, record, versionstamp, token, now, leaseMillis, change, payload);
-          if (!plan.refused()) {
+          if (Transitions.update(keys, holding(), now, leaseMillis, change, payload)
+              instanceof Transitions.Applied plan) {
             CommitResult result = store.commit(plan.operation());
             if (result.ok()) {
-              record = plan.after();
+              record = plan.record();
               versionstamp = result.versionstamp();
               return;
             }
