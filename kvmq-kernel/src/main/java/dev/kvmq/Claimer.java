@@ -24,6 +24,12 @@ final class Claimer {
   /** A claimed job and the versionstamp of the claim's commit. */
   record Claimed(JobRecord record, long versionstamp) {}
 
+  /**
+   * What one claim took, in queue order, and whether there may be more ready jobs (a full
+   * batch, or lost races).
+   */
+  record Batch(List<Claimed> claimed, boolean more) {}
+
   private final QueueKeys keys;
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
@@ -70,11 +76,8 @@ final class Claimer {
    * {@link KvStore#claim}: a store may let concurrent claims take different jobs instead of
    * colliding on the first ones; every claim still checks the versionstamp of the record it
    * was planned from.
-   *
-   * @param more set to true when there may be more ready jobs (a full batch, or lost races)
    */
-  List<Claimed> claim(int max, long now, long leaseMillis, boolean[] more) {
-    more[0] = false;
+  Batch claim(int max, long now, long leaseMillis) {
     ClaimPlan plan = new ClaimPlan(now, leaseMillis);
     List<CommitResult> results = store.claim(keys.ready(), max, plan);
     List<Claimed> claimed = new ArrayList<>(results.size());
@@ -91,8 +94,7 @@ final class Claimer {
         claimed.add(new Claimed(after, result.versionstamp()));
       }
     }
-    more[0] = plan.seen == max || claimed.size() < plan.seen;
-    return claimed;
+    return new Batch(claimed, plan.seen == max || claimed.size() < plan.seen);
   }
 
   /** An unreadable record moved aside by a claim, and why it could not be read. */
