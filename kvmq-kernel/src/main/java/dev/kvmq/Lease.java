@@ -175,7 +175,7 @@ final class Lease<S> implements JobContext<S> {
         break;
       }
     }
-    core.reporter.leaseLost(this, "update");
+    core.reporter.leaseLost(this, JobEvent.RefusedOutcome.UPDATE);
     throw lostException();
   }
 

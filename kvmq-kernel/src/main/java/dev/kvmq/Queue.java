@@ -365,7 +365,7 @@ public final class Queue<S> {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code pollInterval} is not positive
    */
-  public KvStore.Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
+  public Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
       Consumer<? super List<JobEntry<S>>> listener) {
     return new QueueListener<>(this, executor, pollInterval, listener).start();
   }
@@ -381,8 +381,9 @@ public final class Queue<S> {
    * @throws NullPointerException if {@code listener} is null
    * @throws UnsupportedOperationException if the store can't notify ({@link KvStore#notifiesChanges()})
    */
-  public KvStore.Subscription onChange(Runnable listener) {
-    return store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
+  public Subscription onChange(Runnable listener) {
+    KvStore.Subscription subscription = store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
+    return subscription::close;
   }
 
   /**

@@ -75,7 +75,7 @@ final class Renewer<S> {
       } else if (l.refresh()) {
         renewNow(l, now); // the record changed but is still ours: renew it from what we read
       } else {
-        core.reporter.leaseLost(l, "renew");
+        core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
       }
     }
   }
@@ -87,14 +87,14 @@ final class Renewer<S> {
       return;
     }
     if (!(Transitions.renew(core.keys, held.get(), now, core.leaseMillis) instanceof Transitions.Applied plan)) {
-      core.reporter.leaseLost(l, "renew");
+      core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
       return;
     }
     CommitResult result = core.store.commit(plan.operation());
     if (result.ok()) {
       l.adopt(plan.record(), held.get().versionstamp(), result.versionstamp());
     } else if (!l.refresh()) {
-      core.reporter.leaseLost(l, "renew");
+      core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
     } // else: changed again under us; the next round renews it
   }
 }

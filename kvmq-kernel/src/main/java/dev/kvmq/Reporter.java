@@ -50,10 +50,10 @@ final class Reporter<S> {
    * The worker lost its lease on {@code lease}'s job: the lease is marked lost, its handler
    * told, and (the first time only) the loss logged and reported.
    */
-  void leaseLost(Lease<S> lease, String outcome) {
+  void leaseLost(Lease<S> lease, JobEvent.RefusedOutcome outcome) {
     if (lease.lose()) {
       LOG.log(System.Logger.Level.WARNING, "lost the lease on job " + lease.id + " of queue " + queue.name()
-          + " (token " + lease.token + "); its " + outcome + " was refused");
+          + " (token " + lease.token + "); its " + outcome.word() + " was refused");
       emit(new JobEvent.LeaseLost<>(queue.toJob(lease.record(), queue.clock.millis()), outcome));
     }
   }

@@ -45,11 +45,15 @@ final class Settler<S> {
       return;
     }
     if (!(plan instanceof Transitions.Applied applied)) {
-      core.reporter.leaseLost(lease, failure == null ? "complete" : "fail");
+      core.reporter.leaseLost(lease, refused(failure));
       core.settled(lease);
       return;
     }
     committer.submit(applied.operation(), (result, error) -> committed(lease, failure, applied, result, error, 0));
+  }
+
+  private static JobEvent.RefusedOutcome refused(Throwable failure) {
+    return failure == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
   private Transitions.Plan plan(Transitions.Holding held, Throwable failure) {
@@ -91,7 +95,7 @@ final class Settler<S> {
       again = plan(lease.holding(), failure);
     }
     if (!(again instanceof Transitions.Applied retry)) {
-      core.reporter.leaseLost(lease, failure == null ? "complete" : "fail");
+      core.reporter.leaseLost(lease, refused(failure));
       core.settled(lease);
       return;
     }

@@ -148,7 +148,7 @@ final class Slots<S> {
     }
     try {
       if (!lease.refresh()) {
-        core.reporter.leaseLost(lease, "start");
+        core.reporter.leaseLost(lease, JobEvent.RefusedOutcome.START);
         return false;
       }
       renewer.renewNow(lease, now);

@@ -337,7 +337,7 @@ class WorkerTest {
       assertThat(ran).as("b was taken over while it waited, so it did not run here").containsExactly("a");
       assertThat(events).filteredOn(e -> e instanceof JobEvent.LeaseLost)
           .extracting(e -> ((JobEvent.LeaseLost<String>) e).refusedOutcome())
-          .containsExactlyInAnyOrder("complete", "start");
+          .containsExactlyInAnyOrder(JobEvent.RefusedOutcome.COMPLETE, JobEvent.RefusedOutcome.START);
       assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
     }
   }
