@@ -29,6 +29,7 @@ final class Pass<S> {
   private final Claimer claimer;
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
+  private final Runnable loop;
   /**
    * The queue is paused (or concurrency is 0), as the last pass read it, or a change of the
    * paused key was heard since: handler threads start no job claimed ahead while it is set.
@@ -56,6 +57,7 @@ final class Pass<S> {
     this.core = core;
     this.claimer = new Claimer(core.keys, core.store);
     this.slots = slots;
+    this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
 
   boolean pausedSeen() {
@@ -82,7 +84,7 @@ final class Pass<S> {
   void request() {
     if (requests.getAndIncrement() == 0) {
       try {
-        core.executor.execute(this::loop);
+        core.executor.execute(loop);
       } catch (RejectedExecutionException e) {
         requests.set(0);
         core.reporter.refused(e);
@@ -188,14 +190,14 @@ final class Pass<S> {
     wakeAt = at;
     wakePending = true;
     long generation = ++wakeGeneration;
-    Runnable task = () -> {
+    Runnable task = WorkerCore.named("the wake of a worker of queue " + core.queue.name(), () -> {
       synchronized (this) {
         if (wakeGeneration == generation) {
           wakePending = false;
         }
       }
       request();
-    };
+    });
     try {
       wake = core.executor.schedule(task, Math.max(0, at - core.now()), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {

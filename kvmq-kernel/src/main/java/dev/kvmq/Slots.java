@@ -73,7 +73,8 @@ final class Slots<S> {
         continue;
       }
       try {
-        core.executor.execute(() -> run(lease));
+        core.executor.execute(WorkerCore.named("a handler slot of queue " + core.queue.name() + ", from job "
+            + lease.id + " (attempt " + lease.attempt + ")", () -> run(lease)));
       } catch (RejectedExecutionException e) {
         core.reporter.couldNot("start", lease, e, false);
         running.decrementAndGet();

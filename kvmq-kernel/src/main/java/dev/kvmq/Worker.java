@@ -103,7 +103,9 @@ public final class Worker<S> {
       }
       core.phase = WorkerCore.Phase.RUNNING;
       long renewMillis = core.options.renewInterval().toMillis();
-      renewal = core.executor.scheduleAtFixedRate(renewer::renewAll, renewMillis, renewMillis, TimeUnit.MILLISECONDS);
+      renewal = core.executor.scheduleAtFixedRate(
+          WorkerCore.named("the lease renewal of a worker of queue " + queue.name(), renewer::renewAll),
+          renewMillis, renewMillis, TimeUnit.MILLISECONDS);
     }
     KvStore store = core.store;
     if (store.notifiesChanges()) {

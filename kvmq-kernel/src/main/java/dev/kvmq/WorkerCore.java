@@ -88,6 +88,25 @@ final class WorkerCore<S> {
     return inFlight.get() == 0;
   }
 
+  /**
+   * A task for the executor that says what it is ({@code toString}): a test's
+   * {@link dev.kvmq.testkit.ManualScheduler} names it when a run goes on too long, an
+   * executor in its rejection messages.
+   */
+  static Runnable named(String what, Runnable task) {
+    return new Runnable() {
+      @Override
+      public void run() {
+        task.run();
+      }
+
+      @Override
+      public String toString() {
+        return what;
+      }
+    };
+  }
+
   /** A handler asked the worker to stop ({@link JobContext#stopProcessing()}). */
   void stopWorker() {
     stopWorker.run();
