@@ -33,11 +33,29 @@ final class Claimer {
   private final QueueKeys keys;
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
+  private final int batch;
 
   Claimer(QueueKeys keys, KvStore store) {
+    this(keys, store, MAINTENANCE_BATCH);
+  }
+
+  /** A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones). */
+  Claimer(QueueKeys keys, KvStore store, int batch) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
+    this.batch = batch;
+  }
+
+  /**
+   * Moves one batch of due delayed jobs and one of expired leases to ready; true if there
+   * may be more of either. A claim must wait until this returns false: a job still in the
+   * delayed or leased index may come before every ready job in queue order (docs/semantics.md,
+   * "A worker's pass").
+   */
+  boolean moveDue(long now) {
+    boolean more = promoteDue(now);
+    return reclaimExpired(now) | more;
   }
 
   /** Moves due delayed jobs to ready; true if there may be more to move. */
@@ -51,7 +69,7 @@ final class Claimer {
   }
 
   private boolean move(KeyRange due, long now, boolean promote) {
-    List<KvEntry> index = store.list(due, MAINTENANCE_BATCH, false);
+    List<KvEntry> index = store.list(due, batch, false);
     if (index.isEmpty()) {
       return false;
     }
@@ -68,7 +86,7 @@ final class Claimer {
     if (!ops.isEmpty()) {
       store.commitAll(ops); // a refused check means another worker moved the job first
     }
-    return index.size() == MAINTENANCE_BATCH;
+    return index.size() == batch;
   }
 
   /**

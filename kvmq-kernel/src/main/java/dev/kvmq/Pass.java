@@ -128,13 +128,15 @@ final class Pass<S> {
       boolean nextChangeRead = false; // maintenanceAt was read in this pass, after the moves
       if (!notifies || delayedChanged || now >= maintenanceAt) {
         delayedChanged = false;
-        boolean moreToMove = claimer.promoteDue(now);
-        moreToMove |= claimer.reclaimExpired(now);
+        boolean moreToMove = claimer.moveDue(now);
         nextChangeRead = !moreToMove;
         maintenanceAt = moreToMove ? now : claimer.nextChange(now + poll);
         more = moreToMove;
       }
-      int wanted = slots.wanted();
+      // Claim only once every due job is in the ready index: one left in the delayed or
+      // leased index may come first in queue order. A pass that skipped the moves knows
+      // nothing is due before maintenanceAt (a new earlier one is announced).
+      int wanted = more ? 0 : slots.wanted();
       if (wanted > 0) {
         Claimer.Batch batch = claim(wanted, now);
         more |= batch.more();
