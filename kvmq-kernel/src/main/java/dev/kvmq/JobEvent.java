@@ -28,6 +28,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param next the {@code next} component
      * @throws NullPointerException if a component is null
      */
     public Completed {
@@ -50,6 +52,10 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param error the {@code error} component
+     * @param cause the {@code cause} component
+     * @param dead the {@code dead} component
      * @throws NullPointerException if a component is null
      */
     public Failed {
@@ -95,6 +101,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param refusedOutcome the {@code refusedOutcome} component
      * @throws NullPointerException if a component is null
      */
     public LeaseLost {
