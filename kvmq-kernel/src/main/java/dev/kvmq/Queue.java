@@ -40,7 +40,6 @@ public final class Queue<S> {
   public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
 
   private static final int MAX_NAME_LENGTH = 200;
-  private static final System.Logger LOG = System.getLogger(Queue.class.getName());
 
   final KvStore store;
   final QueueKeys keys;

@@ -67,6 +67,12 @@ final class Reporter<S> {
     }
   }
 
+  /** The executor refused to run a claimed job; it runs again when its lease expires. */
+  void refusedJob(Lease<S> lease, RejectedExecutionException e) {
+    LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
+        + "; it runs again when its lease expires", e);
+  }
+
   /** The store failed: said once per outage. */
   void failing(RuntimeException e) {
     if (!storeFailing) {

@@ -76,7 +76,7 @@ final class Slots<S> {
         core.executor.execute(WorkerCore.named("a handler slot of queue " + core.queue.name() + ", from job "
             + lease.id + " (attempt " + lease.attempt + ")", () -> run(lease)));
       } catch (RejectedExecutionException e) {
-        core.reporter.couldNot("start", lease, e, false);
+        core.reporter.refusedJob(lease, e);
         running.decrementAndGet();
         core.settled(lease);
         return;
