@@ -24,6 +24,10 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
   /**
    * Checks the components.
    *
+   * @param initial the {@code initial} component
+   * @param multiplier the {@code multiplier} component
+   * @param max the {@code max} component
+   * @param jitter the {@code jitter} component
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException if a duration is negative, {@code max < initial},
    *     {@code multiplier} is not a finite number of at least 1, or {@code jitter} is not in

@@ -24,14 +24,38 @@ final class Claimer {
   /** A claimed job and the versionstamp of the claim's commit. */
   record Claimed(JobRecord record, long versionstamp) {}
 
+  /**
+   * What one claim took, in queue order, and whether there may be more ready jobs (a full
+   * batch, or lost races).
+   */
+  record Batch(List<Claimed> claimed, boolean more) {}
+
   private final QueueKeys keys;
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
+  private final int batch;
 
   Claimer(QueueKeys keys, KvStore store) {
+    this(keys, store, MAINTENANCE_BATCH);
+  }
+
+  /** A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones). */
+  Claimer(QueueKeys keys, KvStore store, int batch) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
+    this.batch = batch;
+  }
+
+  /**
+   * Moves one batch of due delayed jobs and one of expired leases to ready; true if there
+   * may be more of either. A claim must wait until this returns false: a job still in the
+   * delayed or leased index may come before every ready job in queue order (docs/semantics.md,
+   * "A worker's pass").
+   */
+  boolean moveDue(long now) {
+    boolean more = promoteDue(now);
+    return reclaimExpired(now) | more;
   }
 
   /** Moves due delayed jobs to ready; true if there may be more to move. */
@@ -45,25 +69,24 @@ final class Claimer {
   }
 
   private boolean move(KeyRange due, long now, boolean promote) {
-    List<KvEntry> index = store.list(due, MAINTENANCE_BATCH, false);
+    List<KvEntry> index = store.list(due, batch, false);
     if (index.isEmpty()) {
       return false;
     }
     List<AtomicOperation> ops = new ArrayList<>(index.size());
     for (Optional<KvEntry> e : store.getMany(jobKeys(index))) {
       if (e.isPresent()) {
-        JobRecord r = JobRecord.decode(e.get().value());
-        long vs = e.get().versionstamp();
-        Transitions.Plan plan = promote ? Transitions.promote(keys, r, vs, now) : Transitions.reclaim(keys, r, vs, now);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
+        Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+        Transitions.Plan plan = promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+        if (plan instanceof Transitions.Applied applied) {
+          ops.add(applied.operation());
         }
       }
     }
     if (!ops.isEmpty()) {
       store.commitAll(ops); // a refused check means another worker moved the job first
     }
-    return index.size() == MAINTENANCE_BATCH;
+    return index.size() == batch;
   }
 
   /**
@@ -71,11 +94,8 @@ final class Claimer {
    * {@link KvStore#claim}: a store may let concurrent claims take different jobs instead of
    * colliding on the first ones; every claim still checks the versionstamp of the record it
    * was planned from.
-   *
-   * @param more set to true when there may be more ready jobs (a full batch, or lost races)
    */
-  List<Claimed> claim(int max, long now, long leaseMillis, boolean[] more) {
-    more[0] = false;
+  Batch claim(int max, long now, long leaseMillis) {
     ClaimPlan plan = new ClaimPlan(now, leaseMillis);
     List<CommitResult> results = store.claim(keys.ready(), max, plan);
     List<Claimed> claimed = new ArrayList<>(results.size());
@@ -92,8 +112,7 @@ final class Claimer {
         claimed.add(new Claimed(after, result.versionstamp()));
       }
     }
-    more[0] = plan.seen == max || claimed.size() < plan.seen;
-    return claimed;
+    return new Batch(claimed, plan.seen == max || claimed.size() < plan.seen);
   }
 
   /** An unreadable record moved aside by a claim, and why it could not be read. */
@@ -144,20 +163,16 @@ final class Claimer {
         try {
           r = JobRecord.decode(e.get().value());
         } catch (IllegalStateException corrupt) {
-          String id = QueueKeys.idOf(index.get(i).key());
-          ops.add(AtomicOperation.builder()
-              .check(e.get().key(), e.get().versionstamp())
-              .delete(index.get(i).key())
-              .set(keys.corrupt(id), QueueKeys.EMPTY)
-              .build());
+          Key indexKey = index.get(i).key();
+          ops.add(Transitions.quarantine(keys, indexKey, e.get().versionstamp()).operation());
           planned.add(null);
-          quarantined.add(new Quarantine(id, corrupt));
+          quarantined.add(new Quarantine(QueueKeys.idOf(indexKey), corrupt));
           continue;
         }
-        Transitions.Plan plan = Transitions.claim(keys, r, e.get().versionstamp(), now, leaseMillis);
-        if (!plan.refused()) {
-          ops.add(plan.operation());
-          planned.add(plan.after());
+        Transitions.Plan plan = Transitions.claim(keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+        if (plan instanceof Transitions.Applied applied) {
+          ops.add(applied.operation());
+          planned.add(applied.record());
           quarantined.add(null);
         }
       }
@@ -170,8 +185,7 @@ final class Claimer {
     for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
       List<KvEntry> first = store.list(range, 1, false);
       if (!first.isEmpty()) {
-        Key k = first.get(0).key();
-        at = Math.min(at, k.getLong(k.size() - 2));
+        at = Math.min(at, QueueKeys.timeOf(first.get(0).key()));
       }
     }
     return at;

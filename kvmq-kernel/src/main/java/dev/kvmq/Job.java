@@ -7,65 +7,241 @@ import java.util.Optional;
 
 /**
  * A job as read from its queue: its state and everything the queue knows about it.
+ * Immutable. Jobs are made by the queue (pushes, reads, listings, events), not by callers,
+ * so fields can be added without breaking anyone.
+ *
+ * <p>Two jobs are equal when every field is: the same job read twice, unchanged, in the
+ * same status. The state is compared with its own {@code equals}.
  *
  * @param <S> the state type
- * @param id the job's id: a ULID, unique, ordered by creation
- * @param queue the queue's name
- * @param state the payload the handler gets
- * @param priority higher runs first
- * @param createdAt when the job was pushed (a repeat is a new job, with a new time)
- * @param status the status when the job was read
- * @param delayUntil when the job is (or was) due
- * @param leaseUntil when the current lease ends, if the job is leased
- * @param repeatCount runs still to come after this one, or {@link JobOptions#REPEAT_FOREVER}
- * @param repeatDelay the wait between a completion and the next run
- * @param retriesLeft retries still allowed after a failure
- * @param retryLimit the retries the job started with
- * @param retryBackoff the wait before each retry
- * @param attempt how many times the job has been claimed, this run included
- * @param token the fencing token of the latest claim: it grows with every claim
- * @param lastError the error of the latest failed attempt, if any
  */
-public record Job<S>(
-    String id,
-    String queue,
-    S state,
-    double priority,
-    Instant createdAt,
-    JobStatus status,
-    Instant delayUntil,
-    Optional<Instant> leaseUntil,
-    long repeatCount,
-    Duration repeatDelay,
-    int retriesLeft,
-    int retryLimit,
-    Backoff retryBackoff,
-    int attempt,
-    long token,
-    Optional<JobError> lastError) {
+public final class Job<S> {
 
-  /**
-   * Checks the components.
-   *
-   * @throws NullPointerException if a component other than {@code state} is null
-   */
-  public Job {
-    Objects.requireNonNull(id, "id");
-    Objects.requireNonNull(queue, "queue");
-    Objects.requireNonNull(createdAt, "createdAt");
-    Objects.requireNonNull(status, "status");
-    Objects.requireNonNull(delayUntil, "delayUntil");
-    Objects.requireNonNull(leaseUntil, "leaseUntil");
-    Objects.requireNonNull(repeatDelay, "repeatDelay");
-    Objects.requireNonNull(retryBackoff, "retryBackoff");
-    Objects.requireNonNull(lastError, "lastError");
+  private final String id;
+  private final String queue;
+  private final S state;
+  private final double priority;
+  private final Instant createdAt;
+  private final JobStatus status;
+  private final Instant delayUntil;
+  private final Optional<Instant> leaseUntil;
+  private final long repeatCount;
+  private final Duration repeatDelay;
+  private final int retriesLeft;
+  private final int retryLimit;
+  private final Backoff retryBackoff;
+  private final int attempt;
+  private final long token;
+  private final Optional<JobError> lastError;
+
+  private Job(String queue, JobRecord r, S state, long now) {
+    this.id = r.id;
+    this.queue = Objects.requireNonNull(queue, "queue");
+    this.state = state;
+    this.priority = r.priority;
+    this.createdAt = Instant.ofEpochMilli(r.createdAt());
+    this.status = r.statusAt(now);
+    this.delayUntil = Instant.ofEpochMilli(r.delayUntil);
+    this.leaseUntil = r.state == JobRecord.State.LEASED ? Optional.of(Instant.ofEpochMilli(r.leaseUntil)) : Optional.empty();
+    this.repeatCount = r.repeatCount;
+    this.repeatDelay = Duration.ofMillis(r.repeatDelay);
+    this.retriesLeft = r.retriesLeft;
+    this.retryLimit = r.retryLimit;
+    this.retryBackoff = r.backoff;
+    this.attempt = r.attempt;
+    this.token = r.token;
+    this.lastError = Optional.ofNullable(r.error);
   }
 
+  /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
   static <S> Job<S> of(String queue, JobRecord r, S state, long now) {
-    return new Job<>(r.id, queue, state, r.priority, Instant.ofEpochMilli(r.createdAt()), r.statusAt(now),
-        Instant.ofEpochMilli(r.delayUntil),
-        r.state == JobRecord.State.LEASED ? Optional.of(Instant.ofEpochMilli(r.leaseUntil)) : Optional.empty(),
-        r.repeatCount, Duration.ofMillis(r.repeatDelay), r.retriesLeft, r.retryLimit, r.backoff, r.attempt,
-        r.token, Optional.ofNullable(r.error));
+    return new Job<>(queue, r, state, now);
+  }
+
+  /**
+   * Returns the job's id: a ULID, unique, ordered by creation.
+   *
+   * @return the id
+   */
+  public String id() {
+    return id;
+  }
+
+  /**
+   * Returns the queue's name.
+   *
+   * @return the name
+   */
+  public String queue() {
+    return queue;
+  }
+
+  /**
+   * Returns the payload the handler gets.
+   *
+   * @return the state; null in a listing when the queue's codec can't decode it
+   */
+  public S state() {
+    return state;
+  }
+
+  /**
+   * Returns the priority: higher runs first.
+   *
+   * @return the priority
+   */
+  public double priority() {
+    return priority;
+  }
+
+  /**
+   * Returns when the job was pushed (a repeat is a new job, with a new time).
+   *
+   * @return the creation time
+   */
+  public Instant createdAt() {
+    return createdAt;
+  }
+
+  /**
+   * Returns the status when the job was read.
+   *
+   * @return the status
+   */
+  public JobStatus status() {
+    return status;
+  }
+
+  /**
+   * Returns when the job is (or was) due.
+   *
+   * @return the due time
+   */
+  public Instant delayUntil() {
+    return delayUntil;
+  }
+
+  /**
+   * Returns when the current lease ends, if the job is leased.
+   *
+   * @return the lease's end, or empty
+   */
+  public Optional<Instant> leaseUntil() {
+    return leaseUntil;
+  }
+
+  /**
+   * Returns the runs still to come after this one.
+   *
+   * @return the count, or {@link JobOptions#REPEAT_FOREVER}
+   */
+  public long repeatCount() {
+    return repeatCount;
+  }
+
+  /**
+   * Returns the wait between a completion and the next run.
+   *
+   * @return the wait
+   */
+  public Duration repeatDelay() {
+    return repeatDelay;
+  }
+
+  /**
+   * Returns the retries still allowed after a failure.
+   *
+   * @return the retries left
+   */
+  public int retriesLeft() {
+    return retriesLeft;
+  }
+
+  /**
+   * Returns the retries the job started with.
+   *
+   * @return the limit
+   */
+  public int retryLimit() {
+    return retryLimit;
+  }
+
+  /**
+   * Returns the wait before each retry.
+   *
+   * @return the backoff
+   */
+  public Backoff retryBackoff() {
+    return retryBackoff;
+  }
+
+  /**
+   * Returns how many times the job has been claimed, this run included.
+   *
+   * @return the attempt
+   */
+  public int attempt() {
+    return attempt;
+  }
+
+  /**
+   * Returns the fencing token of the latest claim: it grows with every claim.
+   *
+   * @return the token
+   */
+  public long token() {
+    return token;
+  }
+
+  /**
+   * Returns the error of the latest failed attempt, if any.
+   *
+   * @return the error, or empty
+   */
+  public Optional<JobError> lastError() {
+    return lastError;
+  }
+
+  /**
+   * Compares every field.
+   *
+   * @param o the other object
+   * @return true if {@code o} is a job with the same fields
+   */
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof Job<?> j)) {
+      return false;
+    }
+    return Double.compare(priority, j.priority) == 0 && repeatCount == j.repeatCount && retriesLeft == j.retriesLeft
+        && retryLimit == j.retryLimit && attempt == j.attempt && token == j.token && id.equals(j.id)
+        && queue.equals(j.queue) && Objects.equals(state, j.state) && createdAt.equals(j.createdAt)
+        && status == j.status && delayUntil.equals(j.delayUntil) && leaseUntil.equals(j.leaseUntil)
+        && repeatDelay.equals(j.repeatDelay) && retryBackoff.equals(j.retryBackoff) && lastError.equals(j.lastError);
+  }
+
+  /**
+   * Hashes every field.
+   *
+   * @return the hash
+   */
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, queue, state, priority, createdAt, status, delayUntil, leaseUntil, repeatCount,
+        repeatDelay, retriesLeft, retryLimit, retryBackoff, attempt, token, lastError);
+  }
+
+  /**
+   * Describes the job: its id, queue, status, priority, attempt, token and state.
+   *
+   * @return the description
+   */
+  @Override
+  public String toString() {
+    return "Job[id=" + id + ", queue=" + queue + ", status=" + status + ", priority=" + priority + ", attempt="
+        + attempt + ", token=" + token + ", delayUntil=" + delayUntil + ", state=" + state + "]";
   }
 }

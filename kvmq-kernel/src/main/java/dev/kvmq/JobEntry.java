@@ -15,6 +15,8 @@ public record JobEntry<S>(Job<S> job, int place) {
   /**
    * Checks the components.
    *
+   * @param job the {@code job} component
+   * @param place the {@code place} component
    * @throws NullPointerException if {@code job} is null
    * @throws IllegalArgumentException if {@code place} is negative
    */

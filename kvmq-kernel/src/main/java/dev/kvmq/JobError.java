@@ -15,6 +15,9 @@ public record JobError(String type, String message, Instant failedAt) {
   /**
    * Checks the components.
    *
+   * @param type the {@code type} component
+   * @param message the {@code message} component
+   * @param failedAt the {@code failedAt} component
    * @throws NullPointerException if a component is null
    */
   public JobError {

@@ -28,6 +28,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param next the {@code next} component
      * @throws NullPointerException if a component is null
      */
     public Completed {
@@ -50,6 +52,10 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param error the {@code error} component
+     * @param cause the {@code cause} component
+     * @param dead the {@code dead} component
      * @throws NullPointerException if a component is null
      */
     public Failed {
@@ -59,20 +65,44 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     }
   }
 
+  /** What a worker tried to record under a lease it had lost, and was refused. */
+  enum RefusedOutcome {
+    /** The job's completion. */
+    COMPLETE,
+    /** The job's failure. */
+    FAIL,
+    /** A renewal of the lease. */
+    RENEW,
+    /** The handler's {@link JobContext#update} of the job. */
+    UPDATE,
+    /** The start of a job claimed ahead, found taken over before it ran (then it did not run). */
+    START;
+
+    /**
+     * The outcome as a lower-case word, as logs and events spell it: "complete", "fail",
+     * "renew", "update" or "start".
+     *
+     * @return the word
+     */
+    public String word() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
+
   /**
    * The worker lost its lease on a job (it expired and another worker claimed it, or the job
    * was deleted): the worker's completion or failure was refused, not applied.
    *
    * @param <S> the state type
    * @param job the job as the worker held it
-   * @param refusedOutcome what the worker tried to record: "complete", "fail", "renew" or
-   *     "update"; or "start" for a job it had claimed ahead and found taken over before it
-   *     ran it (then it did not run it)
+   * @param refusedOutcome what the worker tried to record
    */
-  record LeaseLost<S>(Job<S> job, String refusedOutcome) implements JobEvent<S> {
+  record LeaseLost<S>(Job<S> job, RefusedOutcome refusedOutcome) implements JobEvent<S> {
     /**
      * Checks the components.
      *
+     * @param job the {@code job} component
+     * @param refusedOutcome the {@code refusedOutcome} component
      * @throws NullPointerException if a component is null
      */
     public LeaseLost {

@@ -43,6 +43,13 @@ public record JobOptions(
   /**
    * Checks the components.
    *
+   * @param priority the {@code priority} component
+   * @param delay the {@code delay} component
+   * @param delayUntil the {@code delayUntil} component
+   * @param repeatCount the {@code repeatCount} component
+   * @param repeatDelay the {@code repeatDelay} component
+   * @param retryCount the {@code retryCount} component
+   * @param retryBackoff the {@code retryBackoff} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or
    *     neither of {@code delay} and {@code delayUntil} are given, or {@code delay} is
    *     negative; if {@code repeatCount < -1}, {@code repeatDelay} is negative, or

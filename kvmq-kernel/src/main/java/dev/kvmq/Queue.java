@@ -1,17 +1,12 @@
 package dev.kvmq;
 
 import dev.kvmq.store.AtomicOperation;
-import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
-import dev.kvmq.store.KeyRange;
-import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -45,8 +40,6 @@ public final class Queue<S> {
   public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
 
   private static final int MAX_NAME_LENGTH = 200;
-  private static final System.Logger LOG = System.getLogger(Queue.class.getName());
-  private static final int ATOMIC_RETRIES = 20;
 
   final KvStore store;
   final QueueKeys keys;
@@ -54,6 +47,8 @@ public final class Queue<S> {
   final InstantSource clock;
   final RandomGenerator random;
   private final Ulid ulid;
+  private final QueueListing<S> listing;
+  private final QueueCommands<S> commands;
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -62,6 +57,8 @@ public final class Queue<S> {
     this.clock = b.clock;
     this.random = b.random;
     this.ulid = new Ulid(b.random);
+    this.listing = new QueueListing<>(this);
+    this.commands = new QueueCommands<>(this, listing);
   }
 
   /**
@@ -159,32 +156,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails; the jobs may or may not be stored
    */
   public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
-    Objects.requireNonNull(states, "states");
-    Objects.requireNonNull(options, "options");
-    if (states.isEmpty()) {
-      return List.of();
-    }
-    List<byte[]> payloads = new ArrayList<>(states.size());
-    for (S state : states) {
-      payloads.add(encode(state));
-    }
-    long now = clock.millis();
-    AtomicOperation.Builder op = AtomicOperation.builder();
-    List<JobRecord> records = new ArrayList<>(states.size());
-    for (byte[] payload : payloads) {
-      records.add(Transitions.pushInto(op, keys, ulid.next(now), payload, options, now));
-    }
-    CommitResult result = store.commit(op.build());
-    if (!result.ok()) {
-      throw new IllegalStateException("a new job id was already taken in queue " + name()
-          + ": two id generators made the same ULID. Indicates a bug.");
-    }
-    List<Job<S>> jobs = new ArrayList<>(records.size());
-    int i = 0;
-    for (S state : states) {
-      jobs.add(Job.of(name(), records.get(i++), state, now));
-    }
-    return jobs;
+    return commands.pushAll(states, options);
   }
 
   // ---- pause
@@ -272,45 +244,8 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public List<JobEntry<S>> jobs(JobStatus status, int offset, int limit) {
-    if (status == JobStatus.DEAD) {
-      throw new IllegalArgumentException("dead letters are listed by deadLetters(), not jobs(DEAD, ...)");
-    }
-    if (offset < 0 || limit < 0) {
-      throw new IllegalArgumentException("offset and limit must not be negative: " + offset + ", " + limit);
-    }
-    long now = clock.millis();
-    List<JobRecord> records = new ArrayList<>();
-    for (KvEntry e : store.list(keys.jobs())) {
-      JobRecord r = readable(e);
-      if (r != null && r.state != JobRecord.State.DEAD) {
-        records.add(r);
-      }
-    }
-    records.sort(QUEUE_ORDER);
-    List<JobEntry<S>> entries = new ArrayList<>(Math.min(limit, records.size()));
-    int place = 0;
-    int skipped = 0;
-    for (JobRecord r : records) {
-      JobStatus st = r.statusAt(now);
-      int at = st == JobStatus.PROCESSING ? 0 : ++place;
-      if (status != null && st != status) {
-        continue;
-      }
-      if (skipped < offset) {
-        skipped++;
-        continue;
-      }
-      if (entries.size() == limit) {
-        break;
-      }
-      entries.add(new JobEntry<>(toJob(r, now), at));
-    }
-    return entries;
+    return listing.jobs(status, offset, limit);
   }
-
-  /** Priority (higher first), then creation (the id). */
-  static final Comparator<JobRecord> QUEUE_ORDER =
-      Comparator.<JobRecord>comparingLong(r -> QueueKeys.rank(r.priority)).thenComparing(r -> r.id);
 
   /**
    * Counts the jobs per status from the queue's indexes, without reading the jobs.
@@ -338,7 +273,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public List<Job<S>> deadLetters() {
-    return deadLetters(store.list(keys.dead()));
+    return listing.deadLetters(0, Integer.MAX_VALUE);
   }
 
   /**
@@ -354,29 +289,8 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public List<Job<S>> deadLetters(int offset, int limit) {
-    if (offset < 0 || limit < 0) {
-      throw new IllegalArgumentException("offset and limit must not be negative: " + offset + ", " + limit);
-    }
-    if (limit == 0) {
-      return List.of();
-    }
-    List<KvEntry> index = store.list(keys.dead(), (int) Math.min((long) offset + limit, Integer.MAX_VALUE), false);
-    return deadLetters(index.subList(Math.min(offset, index.size()), index.size()));
+    return listing.deadLetters(offset, limit);
   }
-
-  private List<Job<S>> deadLetters(List<KvEntry> index) {
-    long now = clock.millis();
-    List<Key> ids = new ArrayList<>(index.size());
-    for (KvEntry e : index) {
-      ids.add(keys.job(QueueKeys.idOf(e.key())));
-    }
-    List<Job<S>> jobs = new ArrayList<>(ids.size());
-    for (Optional<KvEntry> e : store.getMany(ids)) {
-      e.map(this::readable).ifPresent(r -> jobs.add(toJob(r, now)));
-    }
-    return jobs;
-  }
-
   // ---- delete and replay
 
   /**
@@ -390,17 +304,8 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean delete(String id) {
-    return onJob(id, "delete job " + id, (r, vs, now) -> {
-      Transitions.Plan plan = Transitions.delete(keys, r, vs, now);
-      if (plan.refused()) {
-        throw new JobProcessingException("job " + id + " of queue " + name()
-            + " is being processed (leased until " + java.time.Instant.ofEpochMilli(r.leaseUntil)
-            + "); delete it after it completes or its lease expires");
-      }
-      return plan;
-    });
+    return commands.delete(id);
   }
-
 
   /**
    * Deletes every job that is not being processed (waiting and delayed; not dead letters)
@@ -412,26 +317,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public int deleteWaiting() {
-    for (int i = 0; i < ATOMIC_RETRIES; i++) {
-      long now = clock.millis();
-      AtomicOperation.Builder op = AtomicOperation.builder();
-      int n = 0;
-      for (KvEntry e : store.list(keys.jobs())) {
-        JobRecord r = readable(e);
-        if (r == null) {
-          continue;
-        }
-        JobStatus status = r.statusAt(now);
-        if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
-          Transitions.deleteInto(op, keys, r, e.versionstamp());
-          n++;
-        }
-      }
-      if (n == 0 || store.commit(op.build()).ok()) {
-        return n;
-      }
-    }
-    throw contention("delete the waiting jobs");
+    return commands.deleteWaiting();
   }
 
   /**
@@ -445,9 +331,8 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean replayDead(String id) {
-    return onJob(id, "replay job " + id, (r, vs, now) -> Transitions.replay(keys, r, vs));
+    return commands.replayDead(id);
   }
-
 
   /**
    * Deletes a dead letter.
@@ -459,42 +344,8 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails
    */
   public boolean deleteDead(String id) {
-    return onJob(id, "delete dead job " + id, (r, vs, now) -> r.state == JobRecord.State.DEAD
-        ? Transitions.delete(keys, r, vs, now)
-        : Transitions.Plan.refused(Transitions.Refusal.WRONG_STATE));
+    return commands.deleteDead(id);
   }
-
-  /** Plans a transition of one job from what the store holds. */
-  @FunctionalInterface
-  private interface Planner {
-    Transitions.Plan plan(JobRecord record, long versionstamp, long now);
-  }
-
-  /**
-   * Reads a job, plans, and commits, again while the job changes under us (up to
-   * {@link #ATOMIC_RETRIES} times). False if there is no such job or the plan is refused.
-   */
-  private boolean onJob(String id, String what, Planner planner) {
-    Objects.requireNonNull(id, "id");
-    if (!Ulid.isValid(id)) {
-      return false;
-    }
-    for (int i = 0; i < ATOMIC_RETRIES; i++) {
-      Optional<KvEntry> e = store.get(keys.job(id));
-      if (e.isEmpty()) {
-        return false;
-      }
-      Transitions.Plan plan = planner.plan(JobRecord.decode(e.get().value()), e.get().versionstamp(), clock.millis());
-      if (plan.refused()) {
-        return false;
-      }
-      if (store.commit(plan.operation()).ok()) {
-        return true;
-      }
-    }
-    throw contention(what);
-  }
-
 
   // ---- listen and work
 
@@ -513,7 +364,7 @@ public final class Queue<S> {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code pollInterval} is not positive
    */
-  public KvStore.Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
+  public Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
       Consumer<? super List<JobEntry<S>>> listener) {
     return new QueueListener<>(this, executor, pollInterval, listener).start();
   }
@@ -529,8 +380,9 @@ public final class Queue<S> {
    * @throws NullPointerException if {@code listener} is null
    * @throws UnsupportedOperationException if the store can't notify ({@link KvStore#notifiesChanges()})
    */
-  public KvStore.Subscription onChange(Runnable listener) {
-    return store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
+  public Subscription onChange(Runnable listener) {
+    KvStore.Subscription subscription = store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
+    return subscription::close;
   }
 
   /**
@@ -559,16 +411,6 @@ public final class Queue<S> {
     return Job.of(name(), r, state, now);
   }
 
-  /** Decodes a record, or logs and returns null for one that can't be read (listings skip it). */
-  private JobRecord readable(KvEntry e) {
-    try {
-      return JobRecord.decode(e.value());
-    } catch (IllegalStateException corrupt) {
-      LOG.log(System.Logger.Level.ERROR, "job " + e.key() + " of queue " + name() + " can't be read; skipped", corrupt);
-      return null;
-    }
-  }
-
   /** Encodes a state, refusing one larger than {@link #MAX_STATE_BYTES}. */
   byte[] encode(S state) {
     byte[] bytes = codec.encode(Objects.requireNonNull(state, "state"));
@@ -581,11 +423,6 @@ public final class Queue<S> {
 
   String nextId(long now) {
     return ulid.next(now);
-  }
-
-  private IllegalStateException contention(String what) {
-    return new IllegalStateException("could not " + what + " in queue " + name() + ": the queue changed under "
-        + ATOMIC_RETRIES + " attempts in a row; pause the queue and try again");
   }
 
   @Override

@@ -111,6 +111,14 @@ final class QueueKeys {
     };
   }
 
+  /**
+   * The time a delayed or leased index key is ordered by: its job's delayUntil or
+   * leaseUntil.
+   */
+  static long timeOf(Key indexKey) {
+    return indexKey.getLong(indexKey.size() - 2);
+  }
+
   /** The job id an index key points at: its last part. */
   static String idOf(Key indexKey) {
     return indexKey.getString(indexKey.size() - 1);

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /** {@link Queue#listen}: lists again after a change, or when a status is due to change. */
-final class QueueListener<S> implements KvStore.Subscription {
+final class QueueListener<S> implements Subscription {
 
   private static final System.Logger LOG = System.getLogger(QueueListener.class.getName());
 

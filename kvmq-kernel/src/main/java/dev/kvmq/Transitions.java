@@ -1,31 +1,28 @@
 package dev.kvmq;
 
+import dev.kvmq.TransitionTable.Event;
+import dev.kvmq.TransitionTable.Node;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KvStore;
 import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * The queue's state machine: pure functions from the current record (and its versionstamp)
- * and the time to the one atomic operation that makes the next state true.
+ * The queue's state machine: pure functions from what was read (a record and its
+ * versionstamp, {@link Read}; for a lease holder also its fencing token, {@link Holding})
+ * and the time to the one atomic operation that makes the next state true, or a
+ * {@link Refused refusal} with its reason.
  *
  * <p>No clock, no I/O, no randomness that is not passed in. Every operation checks the
  * versionstamp of the record it was planned from, so a plan made from a stale read fails
- * its commit instead of overwriting a newer state; lease-holder operations (renew, update,
- * complete, fail) also require the caller's fencing token, so a worker whose lease was
- * taken over is refused even if it read the newest record.
+ * its commit instead of overwriting a newer state; lease-holder operations (release, renew,
+ * update, complete, fail) also require the caller's fencing token, so a worker whose lease
+ * was taken over is refused even if it read the newest record.
  *
- * <pre>
- *   push      -> READY | DELAYED
- *   DELAYED   -promote (due)-------> READY
- *   READY     -claim---------------> LEASED (token + 1, attempt + 1)
- *   LEASED    -reclaim (expired)---> READY
- *   LEASED    -release (not run)---> READY (attempt - 1)
- *   LEASED    -renew / update------> LEASED
- *   LEASED    -complete------------> gone (+ a new job if it repeats)
- *   LEASED    -fail----------------> READY | DELAYED (retry) | DEAD
- *   DEAD      -replay--------------> READY
- *   any but a live LEASED -delete--> gone
- * </pre>
+ * <p>The moves allowed at all are the {@link TransitionTable}; every plan built here is
+ * checked against it (a move outside it throws {@link IllegalStateException}: a bug).
  */
 final class Transitions {
 
@@ -43,26 +40,53 @@ final class Transitions {
     WRONG_STATE
   }
 
-  /** The plan of a transition: the operation to commit, or why there is none. */
-  record Plan(AtomicOperation operation, JobRecord after, JobRecord spawned, Refusal refusal) {
-    static Plan of(AtomicOperation op, JobRecord after) {
-      return new Plan(op, after, null, null);
-    }
+  /** A job as read: its record and the versionstamp it was read at. */
+  record Read(JobRecord record, long versionstamp) {}
 
-    static Plan refused(Refusal why) {
-      return new Plan(null, null, null, why);
-    }
+  /** A job as its lease holder holds it: the record, its versionstamp, and the holder's token. */
+  record Holding(JobRecord record, long versionstamp, long token) {}
 
-    boolean refused() {
-      return refusal != null;
+  /** The plan of a transition: {@link Applied} or {@link Refused}. */
+  sealed interface Plan permits Applied, Refused {}
+
+  /**
+   * A planned transition.
+   *
+   * @param operation what to commit
+   * @param after the job's record after the commit; empty when the job is gone
+   * @param spawned the next run a completion writes, when the job repeats
+   */
+  record Applied(AtomicOperation operation, Optional<JobRecord> after, Optional<JobRecord> spawned)
+      implements Plan {
+
+    /** The record after the commit, for a transition that keeps the job. */
+    JobRecord record() {
+      return after.orElseThrow(() -> new IllegalStateException("the transition removed the job. Indicates a bug."));
     }
   }
 
+  /**
+   * A transition that was not planned.
+   *
+   * @param refusal why
+   */
+  record Refused(Refusal refusal) implements Plan {}
+
+  /** Many jobs removed in one operation; {@code count} of them (the operation is empty for 0). */
+  record Removal(AtomicOperation operation, int count) {}
+
+  private static final Refused LEASE_LOST = new Refused(Refusal.LEASE_LOST);
+  private static final Refused PROCESSING = new Refused(Refusal.PROCESSING);
+  private static final Refused WRONG_STATE = new Refused(Refusal.WRONG_STATE);
+
+  /** The error kept when the handler's message would make the record too large to store. */
+  static final String MESSAGE_DROPPED = "(message dropped: the job is too large to keep it)";
+
   /** A new job: READY, or DELAYED when it is due later than {@code now}. */
-  static Plan push(QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
+  static Applied push(QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
     AtomicOperation.Builder op = AtomicOperation.builder();
     JobRecord r = pushInto(op, k, id, payload, o, now);
-    return Plan.of(op.build(), r);
+    return new Applied(op.build(), Optional.of(r), Optional.empty());
   }
 
   /** Adds a new job to a larger operation (a batch push) and returns its record. */
@@ -80,36 +104,59 @@ final class Transitions {
     d.backoff = o.retryBackoff();
     d.payload = payload;
     JobRecord r = d.build();
+    TransitionTable.check(Event.PUSH, Node.ABSENT, Node.of(r));
     Key job = k.job(id);
     op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
     return r;
   }
 
   /** A delayed job whose time has come joins the ready index, in its priority place. */
-  static Plan promote(QueueKeys k, JobRecord r, long versionstamp, long now) {
+  static Plan promote(QueueKeys k, Read read, long now) {
+    JobRecord r = read.record();
     if (r.state != JobRecord.State.DELAYED || r.delayUntil > now) {
-      return Plan.refused(Refusal.WRONG_STATE);
+      return WRONG_STATE;
     }
-    return move(k, r, versionstamp, r.draft().state(JobRecord.State.READY));
+    return move(Event.PROMOTE, k, read, r.draft().state(JobRecord.State.READY));
   }
 
   /** A job whose lease expired (its worker died or stalled) returns to the ready index. */
-  static Plan reclaim(QueueKeys k, JobRecord r, long versionstamp, long now) {
+  static Plan reclaim(QueueKeys k, Read read, long now) {
+    JobRecord r = read.record();
     if (r.state != JobRecord.State.LEASED || r.leaseUntil > now) {
-      return Plan.refused(Refusal.WRONG_STATE);
+      return WRONG_STATE;
     }
-    return move(k, r, versionstamp, r.draft().state(JobRecord.State.READY).leaseUntil(0));
+    return move(Event.RECLAIM, k, read, r.draft().state(JobRecord.State.READY).leaseUntil(0));
   }
 
   /** A ready job is leased until {@code now + lease}, under a new, larger fencing token. */
-  static Plan claim(QueueKeys k, JobRecord r, long versionstamp, long now, long leaseMillis) {
+  static Plan claim(QueueKeys k, Read read, long now, long leaseMillis) {
+    JobRecord r = read.record();
     if (r.state != JobRecord.State.READY) {
-      return Plan.refused(Refusal.WRONG_STATE);
+      return WRONG_STATE;
     }
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
     d.attempt = r.attempt + 1;
-    return move(k, r, versionstamp, d);
+    return move(Event.CLAIM, k, read, d);
+  }
+
+  /**
+   * An index entry whose record can't be decoded is moved aside, to
+   * {@link QueueKeys#corrupt}, so that one bad record does not stop the queue; the record
+   * itself is kept for inspection. The operation checks the record's versionstamp.
+   *
+   * @param indexKey the index entry that points at the record
+   * @param versionstamp the versionstamp the unreadable record was read at
+   */
+  static Applied quarantine(QueueKeys k, Key indexKey, long versionstamp) {
+    TransitionTable.check(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED);
+    String id = QueueKeys.idOf(indexKey);
+    AtomicOperation op = AtomicOperation.builder()
+        .check(k.job(id), versionstamp)
+        .delete(indexKey)
+        .set(k.corrupt(id), QueueKeys.EMPTY)
+        .build();
+    return new Applied(op, Optional.empty(), Optional.empty());
   }
 
   /**
@@ -117,55 +164,55 @@ final class Transitions {
    * stopping): ready again, in its place, with the attempt it never made not counted. The
    * token stays, so the next claim's token is still larger than any before it.
    */
-  static Plan release(QueueKeys k, JobRecord r, long versionstamp, long token) {
-    Refusal no = holderCheck(r, token);
-    if (no != null) {
-      return Plan.refused(no);
+  static Plan release(QueueKeys k, Holding h) {
+    if (!holds(h)) {
+      return LEASE_LOST;
     }
+    JobRecord r = h.record();
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY).leaseUntil(0);
     d.attempt = r.attempt - 1;
-    return move(k, r, versionstamp, d);
+    return move(Event.RELEASE, k, read(h), d);
   }
 
   /** The lease holder extends its lease to {@code now + lease}. */
-  static Plan renew(QueueKeys k, JobRecord r, long versionstamp, long token, long now, long leaseMillis) {
-    Refusal no = holderCheck(r, token);
-    if (no != null) {
-      return Plan.refused(no);
+  static Plan renew(QueueKeys k, Holding h, long now, long leaseMillis) {
+    if (!holds(h)) {
+      return LEASE_LOST;
     }
-    return move(k, r, versionstamp, r.draft().leaseUntil(Math.max(r.leaseUntil, now + leaseMillis)));
+    JobRecord r = h.record();
+    return move(Event.RENEW, k, read(h), r.draft().leaseUntil(Math.max(r.leaseUntil, now + leaseMillis)));
   }
 
   /** The lease holder changes the job while it runs (the seed's updateJob); renews too. */
-  static Plan update(QueueKeys k, JobRecord r, long versionstamp, long token, long now, long leaseMillis,
-      JobChange change, byte[] payload) {
-    Refusal no = holderCheck(r, token);
-    if (no != null) {
-      return Plan.refused(no);
+  static Plan update(QueueKeys k, Holding h, long now, long leaseMillis, JobChange change, byte[] payload) {
+    if (!holds(h)) {
+      return LEASE_LOST;
     }
+    JobRecord r = h.record();
     JobRecord.Draft d = r.draft().leaseUntil(Math.max(r.leaseUntil, now + leaseMillis));
-    if (payload != null) {
-      d.payload = payload;
-    }
+    d.payload = payload;
     change.applyTo(d);
-    return move(k, r, versionstamp, d);
+    return move(Event.UPDATE, k, read(h), d);
   }
 
   /**
    * The lease holder completes the job: it is gone, and if it repeats, its next run is
    * written in the same operation as a new job {@code nextId} at the back of the queue.
+   *
+   * @param nextId the id of the next run; read only when the job repeats
    */
-  static Plan complete(QueueKeys k, JobRecord r, long versionstamp, long token, long now, String nextId) {
-    Refusal no = holderCheck(r, token);
-    if (no != null) {
-      return Plan.refused(no);
+  static Plan complete(QueueKeys k, Holding h, long now, String nextId) {
+    if (!holds(h)) {
+      return LEASE_LOST;
     }
+    JobRecord r = h.record();
+    TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
     Key job = k.job(r.id);
     AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(job, versionstamp)
+        .check(job, h.versionstamp())
         .delete(job)
         .delete(k.indexOf(r));
-    JobRecord spawned = null;
+    Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
       d.id = nextId;
@@ -178,24 +225,28 @@ final class Transitions {
       d.retryLimit = r.retryLimit;
       d.backoff = r.backoff;
       d.payload = r.payload;
-      spawned = d.build();
-      op.checkAbsent(k.job(nextId)).set(k.job(nextId), spawned.encode()).set(k.indexOf(spawned), QueueKeys.EMPTY);
+      JobRecord next = d.build();
+      TransitionTable.check(Event.REPEAT, Node.ABSENT, Node.of(next));
+      op.checkAbsent(k.job(nextId)).set(k.job(nextId), next.encode()).set(k.indexOf(next), QueueKeys.EMPTY);
+      spawned = Optional.of(next);
     }
-    return new Plan(op.build(), null, spawned, null);
+    return new Applied(op.build(), Optional.empty(), spawned);
   }
 
   /**
    * The lease holder reports a failed attempt: with retries left the job returns, keeping
    * its id and so its place, due after the backoff; with none left it becomes a dead letter.
+   * When the error's message would make the record larger than the store takes, the message
+   * is replaced by {@link #MESSAGE_DROPPED} (the error's type stays): an outcome is never lost
+   * to the size of its message.
    *
    * @param random a number in [0, 1) for the backoff's jitter
    */
-  static Plan fail(QueueKeys k, JobRecord r, long versionstamp, long token, long now, JobError error,
-      double random) {
-    Refusal no = holderCheck(r, token);
-    if (no != null) {
-      return Plan.refused(no);
+  static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random) {
+    if (!holds(h)) {
+      return LEASE_LOST;
     }
+    JobRecord r = h.record();
     JobRecord.Draft d = r.draft().leaseUntil(0);
     d.error = error;
     if (r.retriesLeft > 0) {
@@ -206,57 +257,86 @@ final class Transitions {
     } else {
       d.state = JobRecord.State.DEAD;
     }
-    return move(k, r, versionstamp, d);
+    if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
+      d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
+    }
+    return move(Event.FAIL, k, read(h), d);
   }
 
   /** A dead letter goes back to the queue with its retries restored. */
-  static Plan replay(QueueKeys k, JobRecord r, long versionstamp) {
+  static Plan replay(QueueKeys k, Read read) {
+    JobRecord r = read.record();
     if (r.state != JobRecord.State.DEAD) {
-      return Plan.refused(Refusal.WRONG_STATE);
+      return WRONG_STATE;
     }
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY);
     d.retriesLeft = r.retryLimit;
     d.delayUntil = 0;
-    return move(k, r, versionstamp, d);
+    return move(Event.REPLAY, k, read, d);
   }
 
   /** Removes a job that is not being processed under a live lease. */
-  static Plan delete(QueueKeys k, JobRecord r, long versionstamp, long now) {
+  static Plan delete(QueueKeys k, Read read, long now) {
+    JobRecord r = read.record();
     if (r.state == JobRecord.State.LEASED && r.leaseUntil > now) {
-      return Plan.refused(Refusal.PROCESSING);
+      return PROCESSING;
     }
-    AtomicOperation op = AtomicOperation.builder()
-        .check(k.job(r.id), versionstamp)
-        .delete(k.job(r.id))
-        .delete(k.indexOf(r))
-        .build();
-    return Plan.of(op, null);
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    deleteInto(op, k, read);
+    return new Applied(op.build(), Optional.empty(), Optional.empty());
   }
 
-  /** Adds the deletion of {@code r} (planned at {@code versionstamp}) to a larger operation. */
-  static void deleteInto(AtomicOperation.Builder op, QueueKeys k, JobRecord r, long versionstamp) {
-    op.check(k.job(r.id), versionstamp).delete(k.job(r.id)).delete(k.indexOf(r));
+  /** Removes a dead letter; any other job is refused ({@link Refusal#WRONG_STATE}). */
+  static Plan deleteDead(QueueKeys k, Read read, long now) {
+    return read.record().state == JobRecord.State.DEAD ? delete(k, read, now) : WRONG_STATE;
   }
 
-  private static Refusal holderCheck(JobRecord r, long token) {
-    if (r.state != JobRecord.State.LEASED || r.token != token) {
-      return Refusal.LEASE_LOST;
+  /**
+   * Removes, in one operation, every job of {@code reads} that is waiting or delayed at
+   * {@code now} (the seed's deleteWaitingJobs): not the ones processed under a live lease,
+   * not the dead letters.
+   */
+  static Removal deleteWaiting(QueueKeys k, List<Read> reads, long now) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    int n = 0;
+    for (Read read : reads) {
+      JobStatus status = read.record().statusAt(now);
+      if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
+        deleteInto(op, k, read);
+        n++;
+      }
     }
-    return null;
+    return new Removal(op.build(), n);
   }
 
-  /** The record moves from one state (or index position) to another. */
-  private static Plan move(QueueKeys k, JobRecord before, long versionstamp, JobRecord.Draft d) {
+  private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read) {
+    JobRecord r = read.record();
+    TransitionTable.check(Event.DELETE, Node.of(r), Node.ABSENT);
+    op.check(k.job(r.id), read.versionstamp()).delete(k.job(r.id)).delete(k.indexOf(r));
+  }
+
+  private static boolean holds(Holding h) {
+    return h.record().state == JobRecord.State.LEASED && h.record().token == h.token();
+  }
+
+  private static Read read(Holding h) {
+    return new Read(h.record(), h.versionstamp());
+  }
+
+  /** The record moves from one state (or index position) to another, as the table allows. */
+  private static Applied move(Event event, QueueKeys k, Read read, JobRecord.Draft d) {
+    JobRecord before = read.record();
     JobRecord after = d.build();
+    TransitionTable.check(event, Node.of(before), Node.of(after));
     Key oldIndex = k.indexOf(before);
     Key newIndex = k.indexOf(after);
     Key job = k.job(before.id);
     AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(job, versionstamp)
+        .check(job, read.versionstamp())
         .set(job, after.encode());
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
     }
-    return Plan.of(op.build(), after);
+    return new Applied(op.build(), Optional.of(after), Optional.empty());
   }
 }

@@ -29,6 +29,11 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
   /**
    * Checks the components.
    *
+   * @param concurrency the {@code concurrency} component
+   * @param leaseDuration the {@code leaseDuration} component
+   * @param renewInterval the {@code renewInterval} component
+   * @param pollInterval the {@code pollInterval} component
+   * @param prefetch the {@code prefetch} component
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative
    *     or over 10,000, a duration is not positive (at least 1 ms), or the renew interval is

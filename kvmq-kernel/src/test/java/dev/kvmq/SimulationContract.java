@@ -10,6 +10,7 @@ import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -55,8 +56,37 @@ public abstract class SimulationContract {
     return Integer.getInteger("kvmq.simulation.runs", 2000);
   }
 
+  /**
+   * The edges of the transition table a full run of this test must walk. Not renew and
+   * release: the simulated handlers return at once, so no lease outlives a pass (the model
+   * test walks renew; WorkerTest's claiming-ahead tests walk release).
+   */
+  static final Set<TransitionTable.Edge> WALKS = EnumSet.complementOf(EnumSet.of(TransitionTable.Edge.UPDATE,
+      TransitionTable.Edge.RENEW, TransitionTable.Edge.RELEASE,
+      TransitionTable.Edge.FAIL_RETRY_READY, TransitionTable.Edge.REPLAY, TransitionTable.Edge.DELETE_READY,
+      TransitionTable.Edge.DELETE_DELAYED, TransitionTable.Edge.DELETE_EXPIRED_LEASE, TransitionTable.Edge.DELETE_DEAD,
+      TransitionTable.Edge.QUARANTINE));
+
+  /**
+   * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
+   * throws otherwise); a full run (every seed, the default number of runs) walks each edge
+   * the simulated workers can take.
+   */
   @Test
   void invariantsHoldUnderFailedCommitsAndCrashedWorkers() {
+    Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
+    TransitionTable.recordOnThisThread(walked::add);
+    try {
+      simulate();
+    } finally {
+      TransitionTable.stopRecording();
+    }
+    if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
+      assertThat(walked).as("edges of the transition table the simulation walked").containsAll(WALKS);
+    }
+  }
+
+  private void simulate() {
     Seeds.forEach("invariantsHoldUnderFailedCommitsAndCrashedWorkers", runs(), 1, r -> {
       KvStore raw;
       try {

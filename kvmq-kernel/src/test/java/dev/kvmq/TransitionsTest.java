@@ -15,12 +15,35 @@ class TransitionsTest {
   final String id = Ulid.format(t0, 1, 2);
   final String nextId = Ulid.format(t0 + 5, 3, 4);
 
+  static Transitions.Read read(JobRecord r, long versionstamp) {
+    return new Transitions.Read(r, versionstamp);
+  }
+
+  static Transitions.Holding hold(JobRecord r, long versionstamp, long token) {
+    return new Transitions.Holding(r, versionstamp, token);
+  }
+
+  /** The plan's operation and record, or a failure if it was refused. */
+  static Transitions.Applied applied(Transitions.Plan p) {
+    assertThat(p).isInstanceOf(Transitions.Applied.class);
+    return (Transitions.Applied) p;
+  }
+
+  static JobRecord after(Transitions.Plan p) {
+    return applied(p).record();
+  }
+
+  static Transitions.Refusal refusal(Transitions.Plan p) {
+    assertThat(p).isInstanceOf(Transitions.Refused.class);
+    return ((Transitions.Refused) p).refusal();
+  }
+
   JobRecord pushed(JobOptions o) {
-    return Transitions.push(keys, id, new byte[] {1}, o, t0).after();
+    return Transitions.push(keys, id, new byte[] {1}, o, t0).record();
   }
 
   JobRecord claimed(JobOptions o) {
-    return Transitions.claim(keys, pushed(o), 1, t0, 5_000).after();
+    return after(Transitions.claim(keys, read(pushed(o), 1), t0, 5_000));
   }
 
   @Test
@@ -40,8 +63,8 @@ class TransitionsTest {
   @Test
   void promoteOnlyWhenDue() {
     JobRecord delayed = pushed(JobOptions.defaults().delay(Duration.ofSeconds(1)));
-    assertThat(Transitions.promote(keys, delayed, 1, t0 + 999).refusal()).isEqualTo(Transitions.Refusal.WRONG_STATE);
-    assertThat(Transitions.promote(keys, delayed, 1, t0 + 1_000).after().state).isEqualTo(JobRecord.State.READY);
+    assertThat(refusal(Transitions.promote(keys, read(delayed, 1), t0 + 999))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(after(Transitions.promote(keys, read(delayed, 1), t0 + 1_000)).state).isEqualTo(JobRecord.State.READY);
   }
 
   @Test
@@ -51,9 +74,9 @@ class TransitionsTest {
     assertThat(r.token).isEqualTo(1);
     assertThat(r.attempt).isEqualTo(1);
     assertThat(r.leaseUntil).isEqualTo(t0 + 5_000);
-    assertThat(Transitions.claim(keys, r, 2, t0, 5_000).refusal()).isEqualTo(Transitions.Refusal.WRONG_STATE);
-    JobRecord back = Transitions.reclaim(keys, r, 2, t0 + 5_000).after();
-    JobRecord again = Transitions.claim(keys, back, 3, t0 + 5_000, 5_000).after();
+    assertThat(refusal(Transitions.claim(keys, read(r, 2), t0, 5_000))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    JobRecord back = after(Transitions.reclaim(keys, read(r, 2), t0 + 5_000));
+    JobRecord again = after(Transitions.claim(keys, read(back, 3), t0 + 5_000, 5_000));
     assertThat(again.token).isEqualTo(2);
     assertThat(again.attempt).isEqualTo(2);
   }
@@ -61,86 +84,146 @@ class TransitionsTest {
   @Test
   void reclaimOnlyAfterTheLeaseEnds() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(Transitions.reclaim(keys, r, 2, t0 + 4_999).refused()).isTrue();
-    assertThat(Transitions.reclaim(keys, r, 2, t0 + 5_000).after().state).isEqualTo(JobRecord.State.READY);
+    assertThat(refusal(Transitions.reclaim(keys, read(r, 2), t0 + 4_999))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(after(Transitions.reclaim(keys, read(r, 2), t0 + 5_000)).state).isEqualTo(JobRecord.State.READY);
   }
 
   @Test
   void releaseUndoesAClaimButKeepsTheToken() {
     JobRecord pushed = pushed(JobOptions.defaults().priority(2));
-    JobRecord r = Transitions.claim(keys, pushed, 1, t0, 5_000).after();
-    assertThat(Transitions.release(keys, r, 2, 0).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    Transitions.Plan plan = Transitions.release(keys, r, 2, 1);
-    JobRecord back = plan.after();
+    JobRecord r = after(Transitions.claim(keys, read(pushed, 1), t0, 5_000));
+    assertThat(refusal(Transitions.release(keys, hold(r, 2, 0)))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    Transitions.Applied plan = applied(Transitions.release(keys, hold(r, 2, 1)));
+    JobRecord back = plan.record();
     assertThat(back.state).isEqualTo(JobRecord.State.READY);
     assertThat(back.attempt).isZero();
     assertThat(back.token).isEqualTo(1);
     assertThat(back.leaseUntil).isZero();
     assertThat(keys.indexOf(back)).as("its old place in the ready index").isEqualTo(keys.indexOf(pushed));
     assertThat(plan.operation().checks()).singleElement().satisfies(c -> assertThat(c.versionstamp()).isEqualTo(2));
-    JobRecord again = Transitions.claim(keys, back, 3, t0, 5_000).after();
+    JobRecord again = after(Transitions.claim(keys, read(back, 3), t0, 5_000));
     assertThat(again.token).as("fencing: a new claim still gets a larger token").isEqualTo(2);
     assertThat(again.attempt).isEqualTo(1);
-    assertThat(Transitions.release(keys, back, 3, 1).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.release(keys, hold(back, 3, 1)))).isEqualTo(Transitions.Refusal.LEASE_LOST);
   }
 
   @Test
   void holderOperationsRefuseAStaleToken() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(Transitions.renew(keys, r, 2, 0, t0, 5_000).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(Transitions.complete(keys, r, 2, 0, t0, nextId).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(Transitions.fail(keys, r, 2, 0, t0, err(), 0).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(Transitions.update(keys, r, 2, 0, t0, 5_000, JobChange.none(), null).refusal())
+    assertThat(refusal(Transitions.renew(keys, hold(r, 2, 0), t0, 5_000))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.complete(keys, hold(r, 2, 0), t0, nextId))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.fail(keys, hold(r, 2, 0), t0, err(), 0))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.update(keys, hold(r, 2, 0), t0, 5_000, JobChange.none(), new byte[0])))
         .isEqualTo(Transitions.Refusal.LEASE_LOST);
     // the holder itself may renew even after its lease ran out, as long as no one took over
-    assertThat(Transitions.renew(keys, r, 2, 1, t0 + 9_000, 5_000).after().leaseUntil).isEqualTo(t0 + 14_000);
+    assertThat(after(Transitions.renew(keys, hold(r, 2, 1), t0 + 9_000, 5_000)).leaseUntil).isEqualTo(t0 + 14_000);
   }
 
   @Test
   void completeWritesTheRepeatInTheSameOperation() {
     JobRecord r = claimed(JobOptions.defaults().repeat(2, Duration.ofSeconds(3)).retry(1, Backoff.NONE));
-    Transitions.Plan p = Transitions.complete(keys, r, 2, 1, t0 + 10, nextId);
-    assertThat(p.spawned().id).isEqualTo(nextId);
-    assertThat(p.spawned().repeatCount).isEqualTo(1);
-    assertThat(p.spawned().delayUntil).isEqualTo(t0 + 3_010);
-    assertThat(p.spawned().token).isZero();
-    assertThat(p.spawned().retriesLeft).isEqualTo(1);
+    Transitions.Applied p = applied(Transitions.complete(keys, hold(r, 2, 1), t0 + 10, nextId));
+    assertThat(p.after()).as("the completed job is gone").isEmpty();
+    JobRecord spawned = p.spawned().orElseThrow();
+    assertThat(spawned.id).isEqualTo(nextId);
+    assertThat(spawned.repeatCount).isEqualTo(1);
+    assertThat(spawned.delayUntil).isEqualTo(t0 + 3_010);
+    assertThat(spawned.token).isZero();
+    assertThat(spawned.retriesLeft).isEqualTo(1);
     assertThat(p.operation().mutations()).extracting(m -> m.isDelete()).containsExactly(true, true, false, false);
     JobRecord forever = claimed(JobOptions.defaults().repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
-    assertThat(Transitions.complete(keys, forever, 2, 1, t0, nextId).spawned().repeatCount)
+    assertThat(applied(Transitions.complete(keys, hold(forever, 2, 1), t0, nextId)).spawned().orElseThrow().repeatCount)
         .isEqualTo(JobOptions.REPEAT_FOREVER);
     JobRecord once = claimed(JobOptions.defaults());
-    assertThat(Transitions.complete(keys, once, 2, 1, t0, null).spawned()).isNull();
+    assertThat(applied(Transitions.complete(keys, hold(once, 2, 1), t0, null)).spawned()).isEmpty();
   }
 
   @Test
   void failRetriesKeepingTheIdThenDies() {
     JobRecord r = claimed(JobOptions.defaults().retry(1, Backoff.fixed(Duration.ofSeconds(2))));
-    JobRecord retry = Transitions.fail(keys, r, 2, 1, t0 + 100, err(), 0).after();
+    JobRecord retry = after(Transitions.fail(keys, hold(r, 2, 1), t0 + 100, err(), 0));
     assertThat(retry.id).isEqualTo(id);
     assertThat(retry.state).isEqualTo(JobRecord.State.DELAYED);
     assertThat(retry.delayUntil).isEqualTo(t0 + 2_100);
     assertThat(retry.retriesLeft).isZero();
     assertThat(retry.error).isEqualTo(err());
-    JobRecord again = Transitions.claim(keys, Transitions.promote(keys, retry, 3, t0 + 2_100).after(), 4, t0 + 2_100, 5_000).after();
-    JobRecord dead = Transitions.fail(keys, again, 5, 2, t0 + 2_200, err(), 0).after();
+    JobRecord promoted = after(Transitions.promote(keys, read(retry, 3), t0 + 2_100));
+    JobRecord again = after(Transitions.claim(keys, read(promoted, 4), t0 + 2_100, 5_000));
+    JobRecord dead = after(Transitions.fail(keys, hold(again, 5, 2), t0 + 2_200, err(), 0));
     assertThat(dead.state).isEqualTo(JobRecord.State.DEAD);
-    assertThat(Transitions.replay(keys, dead, 6).after().retriesLeft).isEqualTo(1);
-    assertThat(Transitions.replay(keys, again, 6).refused()).isTrue();
+    assertThat(after(Transitions.replay(keys, read(dead, 6))).retriesLeft).isEqualTo(1);
+    assertThat(refusal(Transitions.replay(keys, read(again, 6)))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+  }
+
+  @Test
+  void failDropsAMessageThatMakesTheRecordTooLargeButKeepsTheType() {
+    byte[] nearlyFull = new byte[dev.kvmq.store.KvStore.MAX_VALUE_BYTES - 1_000];
+    JobRecord big = after(Transitions.claim(keys,
+        read(Transitions.push(keys, id, nearlyFull, JobOptions.defaults(), t0).record(), 1), t0, 5_000));
+    JobError wordy = new JobError("E", "x".repeat(2_000), Instant.ofEpochMilli(t0));
+    Transitions.Applied dead = applied(Transitions.fail(keys, hold(big, 2, 1), t0, wordy, 0));
+    assertThat(dead.record().state).isEqualTo(JobRecord.State.DEAD);
+    assertThat(dead.record().error).isEqualTo(new JobError("E", Transitions.MESSAGE_DROPPED, wordy.failedAt()));
+    JobRecord small = claimed(JobOptions.defaults());
+    assertThat(after(Transitions.fail(keys, hold(small, 2, 1), t0, wordy, 0)).error).as("fits: kept whole")
+        .isEqualTo(wordy);
   }
 
   @Test
   void deleteIsRefusedUnderALiveLeaseOnly() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(Transitions.delete(keys, r, 2, t0 + 4_999).refusal()).isEqualTo(Transitions.Refusal.PROCESSING);
-    assertThat(Transitions.delete(keys, r, 2, t0 + 5_000).refused()).isFalse();
+    assertThat(refusal(Transitions.delete(keys, read(r, 2), t0 + 4_999))).isEqualTo(Transitions.Refusal.PROCESSING);
+    assertThat(applied(Transitions.delete(keys, read(r, 2), t0 + 5_000)).after()).isEmpty();
+  }
+
+  @Test
+  void deleteDeadRemovesDeadLettersOnly() {
+    JobRecord r = claimed(JobOptions.defaults());
+    JobRecord dead = after(Transitions.fail(keys, hold(r, 2, 1), t0, err(), 0));
+    assertThat(refusal(Transitions.deleteDead(keys, read(r, 2), t0 + 9_000))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(refusal(Transitions.deleteDead(keys, read(pushed(JobOptions.defaults()), 1), t0)))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
+    Transitions.Applied gone = applied(Transitions.deleteDead(keys, read(dead, 3), t0));
+    assertThat(gone.operation().mutations()).extracting(m -> m.key())
+        .containsExactlyInAnyOrder(keys.job(id), keys.indexOf(dead));
+  }
+
+  @Test
+  void deleteWaitingTakesWaitingAndDelayedJobsOnly() {
+    String other = Ulid.format(t0, 7, 8);
+    String third = Ulid.format(t0, 9, 10);
+    JobRecord waiting = pushed(JobOptions.defaults());
+    JobRecord delayed = Transitions.push(keys, other, new byte[0], JobOptions.defaults().delay(Duration.ofSeconds(9)), t0)
+        .record();
+    JobRecord leased = after(Transitions.claim(keys,
+        read(Transitions.push(keys, third, new byte[0], JobOptions.defaults(), t0).record(), 1), t0, 5_000));
+    JobRecord dead = after(Transitions.fail(keys, hold(leased, 2, 1), t0, err(), 0));
+    Transitions.Removal live = Transitions.deleteWaiting(keys,
+        java.util.List.of(read(waiting, 1), read(delayed, 1), read(leased, 2), read(dead, 3)), t0 + 1);
+    assertThat(live.count()).as("not the live lease, not the dead letter").isEqualTo(2);
+    assertThat(live.operation().checks()).extracting(c -> c.key()).containsExactly(keys.job(id), keys.job(other));
+    Transitions.Removal expired = Transitions.deleteWaiting(keys, java.util.List.of(read(leased, 2)), t0 + 5_000);
+    assertThat(expired.count()).as("an expired lease is waiting again").isEqualTo(1);
+  }
+
+  @Test
+  void quarantineMovesTheIndexEntryAsideAndKeepsTheRecord() {
+    JobRecord r = pushed(JobOptions.defaults());
+    Transitions.Applied q = Transitions.quarantine(keys, keys.indexOf(r), 4);
+    assertThat(q.operation().checks()).singleElement().satisfies(c -> {
+      assertThat(c.key()).isEqualTo(keys.job(id));
+      assertThat(c.versionstamp()).isEqualTo(4);
+    });
+    assertThat(q.operation().mutations()).extracting(m -> m.key(), m -> m.isDelete())
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(keys.indexOf(r), true),
+            org.assertj.core.groups.Tuple.tuple(keys.corrupt(id), false));
   }
 
   @Test
   void recordsRoundTripThroughTheirEncoding() {
-    JobRecord r = Transitions.fail(keys, claimed(JobOptions.defaults().priority(-2.5)
+    JobRecord r = after(Transitions.fail(keys, hold(claimed(JobOptions.defaults().priority(-2.5)
         .retry(3, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(9), 0.25))
-        .repeat(4, Duration.ofMinutes(1))), 2, 1, t0, err(), 0.3).after();
+        .repeat(4, Duration.ofMinutes(1))), 2, 1), t0, err(), 0.3));
     JobRecord back = JobRecord.decode(r.encode());
     assertThat(back.encode()).isEqualTo(r.encode());
     assertThat(back.priority).isEqualTo(-2.5);

@@ -65,6 +65,32 @@ class WorkerTest {
     assertThat(events).hasSize(5).allMatch(e -> e instanceof JobEvent.Completed);
   }
 
+  /**
+   * More delayed jobs fall due at once than one promotion batch moves
+   * ({@link Claimer#MAINTENANCE_BATCH}): 300 low-priority jobs due at t, one high-priority
+   * job due at t + 1 ms, and the clock jumps past both. The high one runs first (priority,
+   * then age), not after the low ones that happened to be promoted in the first batch.
+   */
+  @Test
+  void jobsThatFallDueTogetherRunInPriorityOrderEvenBeyondOnePromotionBatch() {
+    int low = Claimer.MAINTENANCE_BATCH + 44;
+    List<String> lows = new ArrayList<>();
+    for (int i = 0; i < low; i++) {
+      lows.add("low-" + i);
+    }
+    queue.pushAll(lows, JobOptions.defaults().priority(-1).delay(Duration.ofSeconds(10)));
+    clock.advance(Duration.ofMillis(1));
+    queue.push("high", JobOptions.defaults().priority(5).delay(Duration.ofSeconds(10)));
+    worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(1).prefetch(0));
+    scheduler.runUntilIdle();
+    assertThat(ran).isEmpty();
+    clock.advance(Duration.ofSeconds(11));
+    scheduler.runUntilIdle();
+    assertThat(ran).hasSize(low + 1);
+    assertThat(ran.get(0)).as("the high-priority job runs first").isEqualTo("high");
+    assertThat(ran.subList(1, ran.size())).containsExactlyElementsOf(lows);
+  }
+
   @Test
   void aDelayedJobDoesNotBlockTheJobsBehindIt() {
     queue.push("delayed", JobOptions.defaults().priority(10).delay(Duration.ofSeconds(30)));
@@ -337,7 +363,7 @@ class WorkerTest {
       assertThat(ran).as("b was taken over while it waited, so it did not run here").containsExactly("a");
       assertThat(events).filteredOn(e -> e instanceof JobEvent.LeaseLost)
           .extracting(e -> ((JobEvent.LeaseLost<String>) e).refusedOutcome())
-          .containsExactlyInAnyOrder("complete", "start");
+          .containsExactlyInAnyOrder(JobEvent.RefusedOutcome.COMPLETE, JobEvent.RefusedOutcome.START);
       assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
     }
   }

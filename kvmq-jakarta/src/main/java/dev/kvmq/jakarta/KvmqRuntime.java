@@ -310,7 +310,7 @@ public class KvmqRuntime {
       if (m != null) {
         m.leaseLost(queue);
       }
-      event = new JobLeaseLost(queue, l.job(), l.refusedOutcome());
+      event = new JobLeaseLost(queue, l.job(), l.refusedOutcome().word());
     }
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
     selected.fire(event);

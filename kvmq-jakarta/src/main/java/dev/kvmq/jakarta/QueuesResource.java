@@ -7,7 +7,7 @@ import dev.kvmq.JobProcessingException;
 import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
-import dev.kvmq.store.KvStore;
+import dev.kvmq.Subscription;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
@@ -397,7 +397,7 @@ public class QueuesResource {
     admin();
     Queue<?> q = find(name);
     AtomicInteger pending = new AtomicInteger();
-    KvStore.Subscription[] sub = new KvStore.Subscription[1];
+    Subscription[] sub = new Subscription[1];
     Runnable send = new Runnable() {
       @Override
       public void run() {
@@ -436,7 +436,7 @@ public class QueuesResource {
     request.run();
   }
 
-  private KvStore.Subscription pollEvery(Duration interval, Runnable request) {
+  private Subscription pollEvery(Duration interval, Runnable request) {
     var f = runtime.executor().scheduleAtFixedRate(request, interval.toMillis(), interval.toMillis(),
         java.util.concurrent.TimeUnit.MILLISECONDS);
     return () -> f.cancel(false);

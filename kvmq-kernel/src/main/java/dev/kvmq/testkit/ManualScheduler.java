@@ -2,7 +2,9 @@ package dev.kvmq.testkit;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
 import java.util.PriorityQueue;
@@ -39,22 +41,84 @@ import java.util.concurrent.TimeUnit;
  * <p>One test thread drives it; other threads (a store's own threads, say) may submit tasks
  * at any time, and tasks run without holding the scheduler's lock. Tasks may submit more
  * tasks; those run in the same call if due.
+ *
+ * <p>A run is bounded, so that a handler that fails or repeats forever fails the test
+ * instead of hanging it: one call of {@link #runUntilIdle()} or {@link #advance(Duration)}
+ * (with the calls nested in its tasks) runs at most {@link #DEFAULT_MAX_TASKS} tasks, and
+ * its tasks may move the clock at most {@link #DEFAULT_MAX_SPAN} past where the call meant
+ * to end (now for {@code runUntilIdle}, now plus the duration for {@code advance}).
+ * {@link #ManualScheduler(FakeClock, int, Duration)} sets other limits. A run past either
+ * limit throws {@link RunawayException}, whose message says what ran last and what is still
+ * scheduled.
  */
 public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
+  /** The most tasks one run (a call and the calls nested in its tasks) runs by default: 100,000. */
+  public static final int DEFAULT_MAX_TASKS = 100_000;
+
+  /** How far a run's tasks may move the clock past the run's end by default: 30 days. */
+  public static final Duration DEFAULT_MAX_SPAN = Duration.ofDays(30);
+
+  private static final int RECENT = 5;
+
   private final FakeClock clock;
+  private final int maxTasks;
+  private final Duration maxSpan;
   private final PriorityQueue<Task<?>> tasks = new PriorityQueue<>();
   private long sequence;
   private boolean shutdown;
+  // the run under way; touched by the driving thread only
+  private int depth;
+  private long ranInRun;
+  private Instant runStart;
+  private Instant runLimit;
+  private final Deque<String> recent = new ArrayDeque<>();
 
   /**
-   * Makes a scheduler on {@code clock}.
+   * Makes a scheduler on {@code clock} with the default limits ({@link #DEFAULT_MAX_TASKS},
+   * {@link #DEFAULT_MAX_SPAN}).
    *
    * @param clock the time tasks are due by; {@link #advance} moves it
    * @throws NullPointerException if {@code clock} is null
    */
   public ManualScheduler(FakeClock clock) {
+    this(clock, DEFAULT_MAX_TASKS, DEFAULT_MAX_SPAN);
+  }
+
+  /**
+   * Makes a scheduler on {@code clock} whose runs stop with a {@link RunawayException} after
+   * {@code maxTasks} tasks, or once their tasks move the clock more than {@code maxSpan} past
+   * the run's end.
+   *
+   * @param clock the time tasks are due by; {@link #advance} moves it
+   * @param maxTasks the most tasks one run may run, 1 or more
+   * @param maxSpan how far one run's tasks may move the clock past its end, zero or more
+   * @throws NullPointerException if {@code clock} or {@code maxSpan} is null
+   * @throws IllegalArgumentException if {@code maxTasks} is less than 1 or {@code maxSpan}
+   *     is negative
+   */
+  public ManualScheduler(FakeClock clock, int maxTasks, Duration maxSpan) {
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.maxSpan = Objects.requireNonNull(maxSpan, "maxSpan");
+    if (maxTasks < 1) {
+      throw new IllegalArgumentException("maxTasks must be at least 1: " + maxTasks);
+    }
+    if (maxSpan.isNegative()) {
+      throw new IllegalArgumentException("maxSpan must not be negative: " + maxSpan);
+    }
+    this.maxTasks = maxTasks;
+  }
+
+  /**
+   * A run went past its limits: a task that keeps scheduling work due at once (a handler
+   * that fails or repeats forever with no delay), or one that keeps moving the clock.
+   */
+  public static final class RunawayException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    RunawayException(String message) {
+      super(message);
+    }
   }
 
   /**
@@ -75,15 +139,68 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
    * renewals, other jobs) run nested in that call.
    *
    * @return how many tasks ran
+   * @throws RunawayException if the run went past the scheduler's limits (see the class
+   *     comment); the tasks that ran stay done, the rest stay scheduled
    */
   public int runUntilIdle() {
+    begin(clock.instant());
+    try {
+      return drain();
+    } finally {
+      depth--;
+    }
+  }
+
+  private int drain() {
     int ran = 0;
     Task<?> t;
     while ((t = nextDue(clock.instant())) != null) {
       t.run(); // outside the lock: a store thread may submit work meanwhile
       ran++;
+      ranInRun++;
+      if (recent.size() == RECENT) {
+        recent.removeFirst();
+      }
+      recent.addLast(t.toString());
+      checkLimits();
     }
     return ran;
+  }
+
+  /** Starts a run meant to end at {@code end}, or joins the run under way (a nested call). */
+  private void begin(Instant end) {
+    if (depth++ == 0) {
+      ranInRun = 0;
+      runStart = clock.instant();
+      runLimit = end.plus(maxSpan);
+      recent.clear();
+    }
+  }
+
+  private void checkLimits() {
+    boolean tooMany = ranInRun >= maxTasks;
+    boolean tooFar = clock.instant().isAfter(runLimit);
+    if (!tooMany && !tooFar) {
+      return;
+    }
+    List<Task<?>> pending;
+    synchronized (this) {
+      pending = new ArrayList<>(tasks);
+    }
+    pending.sort(null);
+    StringBuilder b = new StringBuilder("ManualScheduler stopped a runaway run: ");
+    b.append(tooMany ? "it ran " + ranInRun + " tasks (limit " + maxTasks + ")"
+        : "its tasks moved the clock to " + clock.instant() + ", past the limit " + runLimit + " (" + maxSpan
+            + " after the run's end)");
+    b.append(", from ").append(runStart).append(" to ").append(clock.instant()).append(". Last run: ")
+        .append(String.join("; ", recent)).append(". Still scheduled: ").append(pending.size()).append(" task(s)");
+    for (int i = 0; i < Math.min(RECENT, pending.size()); i++) {
+      Task<?> p = pending.get(i);
+      b.append(i == 0 ? ", next: " : "; ").append(p).append(" due ").append(p.due);
+    }
+    b.append(". A handler that fails or repeats forever with no delay keeps a worker busy at one instant;"
+        + " if the test needs a longer run, make the scheduler with new ManualScheduler(clock, maxTasks, maxSpan)");
+    throw new RunawayException(b.toString());
   }
 
   /**
@@ -95,6 +212,8 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
    * @return how many tasks ran
    * @throws NullPointerException if {@code duration} is null
    * @throws IllegalArgumentException if {@code duration} is negative
+   * @throws RunawayException if the run went past the scheduler's limits (see the class
+   *     comment); the tasks that ran stay done, the rest stay scheduled
    */
   public int advance(Duration duration) {
     Objects.requireNonNull(duration, "duration");
@@ -102,7 +221,16 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
       throw new IllegalArgumentException("time moves forward only: " + duration);
     }
     Instant end = clock.instant().plus(duration);
-    int ran = runUntilIdle();
+    begin(end);
+    try {
+      return advanceTo(end);
+    } finally {
+      depth--;
+    }
+  }
+
+  private int advanceTo(Instant end) {
+    int ran = drain();
     while (true) {
       Task<?> next;
       synchronized (this) {
@@ -114,10 +242,12 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
       if (next.due.isAfter(clock.instant())) {
         clock.set(next.due);
       }
-      ran += runUntilIdle();
+      ran += drain();
     }
-    clock.set(end);
-    return ran + runUntilIdle();
+    if (end.isAfter(clock.instant())) {
+      clock.set(end);
+    }
+    return ran + drain();
   }
 
   /**
@@ -223,12 +353,19 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   private final class Task<V> extends FutureTask<V> implements ScheduledFuture<V> {
     private final long seq = sequence++;
     private final long periodNanos;
+    private final Object source;
     private Instant due;
 
     Task(Runnable runnable, Callable<V> callable, Instant due, long periodNanos) {
       super(callable != null ? callable : java.util.concurrent.Executors.callable(runnable, null));
       this.due = due;
       this.periodNanos = periodNanos;
+      this.source = callable != null ? callable : runnable;
+    }
+
+    @Override
+    public String toString() {
+      return source.toString();
     }
 
     @Override

@@ -178,7 +178,7 @@ class TestKitExampleTest {
     scheduler.runUntilIdle();
     assertEquals(1, events.size());
     JobEvent.LeaseLost<String> lost = (JobEvent.LeaseLost<String>) events.get(0);
-    assertEquals("complete", lost.refusedOutcome());
+    assertEquals(JobEvent.RefusedOutcome.COMPLETE, lost.refusedOutcome());
     assertEquals(Optional.of(JobContext.CancelReason.LEASE_LOST), context.get().cancelReason());
   }
 

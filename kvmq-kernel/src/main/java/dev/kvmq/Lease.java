@@ -1,0 +1,223 @@
+package dev.kvmq;
+
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.KvEntry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A job a {@link Worker} claimed: the lease it holds (the record as last read or written,
+ * its versionstamp, the fencing token), and the handler's view of it ({@link JobContext}).
+ *
+ * <p>Locking: this object's monitor guards {@code record}, {@code versionstamp},
+ * {@code finishing} and {@code lost}; it is held while planning from them and, in
+ * {@link #update}, while committing the update (so no renewal is planned from a record the
+ * update is replacing). No other lock is taken while holding it, except the store's.
+ * Cancellation is a latch and a copy-on-write list of actions, run outside the monitor.
+ *
+ * @param <S> the state type
+ */
+final class Lease<S> implements JobContext<S> {
+
+  /** How often a holder's write is planned again after its record changed under it. */
+  static final int RETRIES = 5;
+
+  private static final System.Logger LOG = System.getLogger(Worker.class.getName());
+
+  final String id;
+  final long token;
+  final int attempt;
+  private final WorkerCore<S> core;
+  // guarded by this
+  private JobRecord record;
+  private long versionstamp;
+  /** The job ran (or is given back): no more renewals. */
+  private boolean finishing;
+  /** Someone else has the job now: nothing more is written under this lease. */
+  private boolean lost;
+
+  private final CountDownLatch cancelled = new CountDownLatch(1);
+  private volatile CancelReason reason;
+  private final List<Runnable> onCancel = new CopyOnWriteArrayList<>();
+
+  Lease(WorkerCore<S> core, JobRecord record, long versionstamp) {
+    this.core = core;
+    this.id = record.id;
+    this.token = record.token;
+    this.attempt = record.attempt;
+    this.record = record;
+    this.versionstamp = versionstamp;
+  }
+
+  synchronized JobRecord record() {
+    return record;
+  }
+
+  synchronized long versionstamp() {
+    return versionstamp;
+  }
+
+  /** What this lease holds now, for a holder's transition. */
+  synchronized Transitions.Holding holding() {
+    return new Transitions.Holding(record, versionstamp, token);
+  }
+
+  synchronized boolean isLost() {
+    return lost;
+  }
+
+  /** Marks the lease lost and tells the handler; true the first time. */
+  boolean lose() {
+    boolean first;
+    synchronized (this) {
+      first = !lost;
+      lost = true;
+    }
+    cancel(CancelReason.LEASE_LOST);
+    return first;
+  }
+
+  /**
+   * Marks the job finished (no more renewals) and returns what it holds, or empty when the
+   * lease is already lost.
+   */
+  synchronized Optional<Transitions.Holding> finish() {
+    finishing = true;
+    return lost ? Optional.empty() : Optional.of(holding());
+  }
+
+  /** What a renewal plans from, or empty when the job is finishing or the lease lost. */
+  synchronized Optional<Transitions.Holding> renewable() {
+    return finishing || lost ? Optional.empty() : Optional.of(holding());
+  }
+
+  /** Takes a renewal's result, unless the record was written again since it was planned. */
+  synchronized void adopt(JobRecord renewed, long plannedAt, long committedAt) {
+    if (versionstamp == plannedAt) {
+      record = renewed;
+      versionstamp = committedAt;
+    }
+  }
+
+  /** Reads the job again; true if this lease still holds it (and adopts what was read). */
+  boolean refresh() {
+    Optional<KvEntry> e = core.store.get(core.keys.job(id));
+    if (e.isEmpty()) {
+      return false;
+    }
+    JobRecord r = JobRecord.decode(e.get().value());
+    if (r.state != JobRecord.State.LEASED || r.token != token) {
+      return false;
+    }
+    synchronized (this) {
+      record = r;
+      versionstamp = e.get().versionstamp();
+    }
+    return true;
+  }
+
+  void cancel(CancelReason why) {
+    synchronized (this) {
+      if (reason != null) {
+        return;
+      }
+      reason = why;
+    }
+    cancelled.countDown();
+    for (Runnable r : onCancel) {
+      if (onCancel.remove(r)) {
+        runQuietly(r);
+      }
+    }
+  }
+
+  @Override
+  public long token() {
+    return token;
+  }
+
+  @Override
+  public int attempt() {
+    return attempt;
+  }
+
+  @Override
+  public void update(S state) {
+    update(state, JobChange.none());
+  }
+
+  @Override
+  public void update(S state, JobChange change) {
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(change, "change");
+    byte[] payload = core.queue.encode(state);
+    for (int i = 0; i < RETRIES; i++) {
+      synchronized (this) {
+        if (lost) {
+          throw lostException();
+        }
+        if (Transitions.update(core.keys, holding(), core.now(), core.leaseMillis, change, payload)
+            instanceof Transitions.Applied plan) {
+          CommitResult result = core.store.commit(plan.operation());
+          if (result.ok()) {
+            record = plan.record();
+            versionstamp = result.versionstamp();
+            return;
+          }
+        }
+      }
+      if (!refresh()) {
+        break;
+      }
+    }
+    core.reporter.leaseLost(this, JobEvent.RefusedOutcome.UPDATE);
+    throw lostException();
+  }
+
+  private LeaseLostException lostException() {
+    return new LeaseLostException("the lease on job " + id + " of queue " + core.queue.name() + " (token " + token
+        + ") is lost: another worker may be running it");
+  }
+
+  @Override
+  public boolean isCancelled() {
+    return reason != null;
+  }
+
+  @Override
+  public Optional<CancelReason> cancelReason() {
+    return Optional.ofNullable(reason);
+  }
+
+  @Override
+  public boolean awaitCancellation(Duration timeout) throws InterruptedException {
+    return cancelled.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void onCancel(Runnable action) {
+    Objects.requireNonNull(action, "action");
+    onCancel.add(action);
+    if (reason != null && onCancel.remove(action)) {
+      runQuietly(action);
+    }
+  }
+
+  @Override
+  public void stopProcessing() {
+    core.stopWorker();
+  }
+
+  private void runQuietly(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "a cancel action of job " + id + " failed; ignored", e);
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package dev.kvmq;
+
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A worker's pass, the one place that decides when the worker claims: it reads whether the
+ * queue is paused, promotes due delayed jobs, reclaims expired leases, claims as many ready
+ * jobs as there is room for ({@link Slots#wanted()}), hands them to the slots, and
+ * schedules its next wake (docs/semantics.md, "A worker's pass"). A pass is asked for
+ * ({@link #request()}) when the worker starts, when the store announces a change of the
+ * ready or delayed index or the paused key, when a handler finishes (or has used half the
+ * jobs claimed ahead), and at a scheduled wake.
+ *
+ * <p>Locking: one pass at a time, without a lock: {@code requests} counts the requests,
+ * and the thread that raises it from zero runs passes until it falls back to zero, so the
+ * pass-only fields are confined to one thread at a time. The flags the store's
+ * notifications set are volatile. The wake ({@code wake}, {@code wakeAt},
+ * {@code wakePending}, {@code wakeGeneration}) is guarded by this object's monitor; no other
+ * lock is taken while holding it.
+ *
+ * @param <S> the state type
+ */
+final class Pass<S> {
+
+  private final WorkerCore<S> core;
+  private final Claimer claimer;
+  private final Slots<S> slots;
+  private final AtomicInteger requests = new AtomicInteger();
+  private final Runnable loop;
+  /**
+   * The queue is paused (or concurrency is 0), as the last pass read it, or a change of the
+   * paused key was heard since: handler threads start no job claimed ahead while it is set.
+   */
+  private volatile boolean pausedSeen;
+  /** Set when the store announces a change of the paused key: the pass reads the key again. */
+  private volatile boolean pausedChanged = true;
+  /** Set when the store announces a change of the delayed index: a pass must look at it. */
+  private volatile boolean delayedChanged = true;
+  /** Pass only: when the paused key must be read again at the latest. */
+  private long pausedCheckAt;
+  /**
+   * Pass only: the earliest time at which promoting or reclaiming may find something (the
+   * first delayUntil or leaseUntil last read, or the next poll).
+   */
+  private long maintenanceAt;
+  // guarded by this
+  private ScheduledFuture<?> wake;
+  private long wakeAt;
+  /** True from scheduling a wake until its task starts: only then may a later wake be skipped. */
+  private boolean wakePending;
+  private long wakeGeneration;
+
+  Pass(WorkerCore<S> core, Slots<S> slots) {
+    this.core = core;
+    this.claimer = new Claimer(core.keys, core.store);
+    this.slots = slots;
+    this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
+  }
+
+  boolean pausedSeen() {
+    return pausedSeen;
+  }
+
+  /** The store announced a change of the delayed index: a job may be due before the planned wake. */
+  void delayedChanged() {
+    delayedChanged = true;
+    request();
+  }
+
+  /**
+   * The store announced a change of the paused key: handler threads start or claim no more
+   * at once, on this node even before pause() returns; the pass then reads which it was.
+   */
+  void pausedChanged() {
+    pausedSeen = true;
+    pausedChanged = true;
+    request();
+  }
+
+  /** Asks for a pass: runs one on the executor unless one is under way (which then runs again). */
+  void request() {
+    if (requests.getAndIncrement() == 0) {
+      try {
+        core.executor.execute(loop);
+      } catch (RejectedExecutionException e) {
+        requests.set(0);
+        core.reporter.refused(e);
+      }
+    }
+  }
+
+  private void loop() {
+    int seen;
+    do {
+      seen = requests.get();
+      core.enter();
+      try {
+        once();
+      } finally {
+        core.leave();
+      }
+    } while (requests.addAndGet(-seen) != 0);
+  }
+
+  private void once() {
+    if (!core.running()) {
+      return;
+    }
+    long now = core.now();
+    long poll = core.options.pollInterval().toMillis();
+    boolean notifies = core.store.notifiesChanges();
+    try {
+      if (!notifies || pausedChanged || now >= pausedCheckAt) {
+        pausedChanged = false; // before the read: a change announced during it reads again
+        pausedSeen = core.options.concurrency() == 0 || core.store.get(core.keys.paused).isPresent();
+        pausedCheckAt = now + poll;
+      }
+      if (pausedSeen) {
+        slots.releaseWaiting();
+        scheduleWake(now + poll);
+        return;
+      }
+      slots.dispatch(); // jobs claimed ahead that waited while a pause was in doubt
+      boolean more = false;
+      boolean nextChangeRead = false; // maintenanceAt was read in this pass, after the moves
+      if (!notifies || delayedChanged || now >= maintenanceAt) {
+        delayedChanged = false;
+        boolean moreToMove = claimer.moveDue(now);
+        nextChangeRead = !moreToMove;
+        maintenanceAt = moreToMove ? now : claimer.nextChange(now + poll);
+        more = moreToMove;
+      }
+      // Claim only once every due job is in the ready index: one left in the delayed or
+      // leased index may come first in queue order. A pass that skipped the moves knows
+      // nothing is due before maintenanceAt (a new earlier one is announced).
+      int wanted = more ? 0 : slots.wanted();
+      if (wanted > 0) {
+        Claimer.Batch batch = claim(wanted, now);
+        more |= batch.more();
+        nextChangeRead &= batch.claimed().isEmpty(); // new leases may end before it
+      }
+      core.reporter.recovered();
+      if (more) {
+        request();
+      } else {
+        if (!nextChangeRead) {
+          maintenanceAt = claimer.nextChange(now + poll);
+        }
+        scheduleWake(Math.max(now, maintenanceAt));
+      }
+    } catch (RuntimeException e) {
+      pausedChanged = true;
+      delayedChanged = true;
+      core.reporter.failing(e);
+      scheduleWake(now + poll);
+    }
+  }
+
+  /**
+   * Claims up to {@code wanted} ready jobs, queues them for handler slots and starts as many
+   * as there are free slots.
+   */
+  private Claimer.Batch claim(int wanted, long now) {
+    Claimer.Batch batch = claimer.claim(wanted, now, core.leaseMillis);
+    for (Claimer.Claimed c : batch.claimed()) {
+      slots.offer(core.hold(c.record(), c.versionstamp()));
+    }
+    // stop() sets the phase, then releases what is queued: whichever of the two looks last
+    // sees both the phase and the leases just queued
+    if (core.running()) {
+      slots.dispatch();
+    } else {
+      slots.releaseWaiting();
+    }
+    return batch;
+  }
+
+  /** Schedules the next pass at {@code at}, unless one is due as early already. */
+  synchronized void scheduleWake(long at) {
+    if (!core.running()) {
+      return;
+    }
+    if (wakePending && wakeAt <= at) {
+      return;
+    }
+    if (wake != null) {
+      wake.cancel(false);
+    }
+    wakeAt = at;
+    wakePending = true;
+    long generation = ++wakeGeneration;
+    Runnable task = WorkerCore.named("the wake of a worker of queue " + core.queue.name(), () -> {
+      synchronized (this) {
+        if (wakeGeneration == generation) {
+          wakePending = false;
+        }
+      }
+      request();
+    });
+    try {
+      wake = core.executor.schedule(task, Math.max(0, at - core.now()), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      wakePending = false;
+      core.reporter.refused(e);
+    }
+  }
+
+  /** The worker stops: no more wakes (one under way finds the worker not running). */
+  synchronized void cancelWake() {
+    if (wake != null) {
+      wake.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+package dev.kvmq;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.KvEntry;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a {@link Queue} changes on request, each as read, plan ({@link Transitions}),
+ * commit: pushes, deletes, replays. A plan whose commit fails because the job changed under
+ * it is made again from a fresh read, up to {@link #ATOMIC_RETRIES} times.
+ *
+ * <p>Locking: none (no state of its own); the versionstamp checks of the store order
+ * concurrent callers.
+ *
+ * @param <S> the state type
+ */
+final class QueueCommands<S> {
+
+  static final int ATOMIC_RETRIES = 20;
+
+  private final Queue<S> queue;
+  private final QueueKeys keys;
+  private final QueueListing<S> listing;
+
+  QueueCommands(Queue<S> queue, QueueListing<S> listing) {
+    this.queue = queue;
+    this.keys = queue.keys;
+    this.listing = listing;
+  }
+
+  /** See {@link Queue#pushAll}. */
+  List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (states.isEmpty()) {
+      return List.of();
+    }
+    List<byte[]> payloads = new ArrayList<>(states.size());
+    for (S state : states) {
+      payloads.add(queue.encode(state));
+    }
+    long now = queue.clock.millis();
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    List<JobRecord> records = new ArrayList<>(states.size());
+    for (byte[] payload : payloads) {
+      records.add(Transitions.pushInto(op, keys, queue.nextId(now), payload, options, now));
+    }
+    CommitResult result = queue.store.commit(op.build());
+    if (!result.ok()) {
+      throw new IllegalStateException("a new job id was already taken in queue " + queue.name()
+          + ": two id generators made the same ULID. Indicates a bug.");
+    }
+    List<Job<S>> jobs = new ArrayList<>(records.size());
+    int i = 0;
+    for (S state : states) {
+      jobs.add(Job.of(queue.name(), records.get(i++), state, now));
+    }
+    return jobs;
+  }
+
+  /** See {@link Queue#delete}. */
+  boolean delete(String id) {
+    return onJob(id, "delete job " + id, (read, now) -> {
+      Transitions.Plan plan = Transitions.delete(keys, read, now);
+      if (plan instanceof Transitions.Refused) {
+        throw new JobProcessingException("job " + id + " of queue " + queue.name()
+            + " is being processed (leased until " + Instant.ofEpochMilli(read.record().leaseUntil)
+            + "); delete it after it completes or its lease expires");
+      }
+      return plan;
+    });
+  }
+
+  /** See {@link Queue#deleteWaiting}. */
+  int deleteWaiting() {
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      long now = queue.clock.millis();
+      List<Transitions.Read> reads = new ArrayList<>();
+      for (KvEntry e : queue.store.list(keys.jobs())) {
+        JobRecord r = listing.readable(e);
+        if (r != null) {
+          reads.add(new Transitions.Read(r, e.versionstamp()));
+        }
+      }
+      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now);
+      if (removal.count() == 0 || queue.store.commit(removal.operation()).ok()) {
+        return removal.count();
+      }
+    }
+    throw contention("delete the waiting jobs");
+  }
+
+  /** See {@link Queue#replayDead}. */
+  boolean replayDead(String id) {
+    return onJob(id, "replay job " + id, (read, now) -> Transitions.replay(keys, read));
+  }
+
+  /** See {@link Queue#deleteDead}. */
+  boolean deleteDead(String id) {
+    return onJob(id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
+  }
+
+  /** Plans a transition of one job from what the store holds. */
+  @FunctionalInterface
+  private interface Planner {
+    Transitions.Plan plan(Transitions.Read read, long now);
+  }
+
+  /**
+   * Reads a job, plans, and commits, again while the job changes under us (up to
+   * {@link #ATOMIC_RETRIES} times). False if there is no such job or the plan is refused.
+   */
+  private boolean onJob(String id, String what, Planner planner) {
+    Objects.requireNonNull(id, "id");
+    if (!Ulid.isValid(id)) {
+      return false;
+    }
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      Optional<KvEntry> e = queue.store.get(keys.job(id));
+      if (e.isEmpty()) {
+        return false;
+      }
+      Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+      if (!(planner.plan(read, queue.clock.millis()) instanceof Transitions.Applied plan)) {
+        return false;
+      }
+      if (queue.store.commit(plan.operation()).ok()) {
+        return true;
+      }
+    }
+    throw contention(what);
+  }
+
+  private IllegalStateException contention(String what) {
+    return new IllegalStateException("could not " + what + " in queue " + queue.name() + ": the queue changed under "
+        + ATOMIC_RETRIES + " attempts in a row; pause the queue and try again");
+  }
+}

@@ -1,0 +1,104 @@
+package dev.kvmq;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+
+/**
+ * What a {@link Worker} tells: its {@link JobEvent}s to its listeners, and its outages to
+ * the log, one line when one begins and one when it ends (a failing store, an executor that
+ * refuses work), never one per pass or per job.
+ *
+ * <p>Locking: none. Listeners are a copy-on-write list; the outage flags are volatile (two
+ * threads seeing an outage begin at once may both log it: a second line, never a lost one).
+ *
+ * @param <S> the state type
+ */
+final class Reporter<S> {
+
+  private static final System.Logger LOG = System.getLogger(Worker.class.getName());
+
+  private final Queue<S> queue;
+  private final WorkerOptions options;
+  private final List<Consumer<? super JobEvent<S>>> listeners = new CopyOnWriteArrayList<>();
+  private volatile boolean storeFailing;
+  private volatile boolean executorRefused;
+
+  Reporter(Queue<S> queue, WorkerOptions options) {
+    this.queue = queue;
+    this.options = options;
+  }
+
+  void addListener(Consumer<? super JobEvent<S>> listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** Tells every listener; what one throws is logged and ignored. */
+  void emit(JobEvent<S> event) {
+    for (Consumer<? super JobEvent<S>> l : listeners) {
+      try {
+        l.accept(event);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "a job listener of queue " + queue.name() + " failed; ignored", e);
+      }
+    }
+  }
+
+  /**
+   * The worker lost its lease on {@code lease}'s job: the lease is marked lost, its handler
+   * told, and (the first time only) the loss logged and reported.
+   */
+  void leaseLost(Lease<S> lease, JobEvent.RefusedOutcome outcome) {
+    if (lease.lose()) {
+      LOG.log(System.Logger.Level.WARNING, "lost the lease on job " + lease.id + " of queue " + queue.name()
+          + " (token " + lease.token + "); its " + outcome.word() + " was refused");
+      emit(new JobEvent.LeaseLost<>(queue.toJob(lease.record(), queue.clock.millis()), outcome));
+    }
+  }
+
+  /** The executor refuses work (it was shut down): said once, not on every wake-up. */
+  void refused(RejectedExecutionException e) {
+    if (!executorRefused) {
+      executorRefused = true;
+      LOG.log(System.Logger.Level.WARNING, "the executor refuses the worker of queue " + queue.name()
+          + "; it processes nothing until the executor accepts work again (stop the worker before its executor)", e);
+    }
+  }
+
+  /** The executor refused to run a claimed job; it runs again when its lease expires. */
+  void refusedJob(Lease<S> lease, RejectedExecutionException e) {
+    LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
+        + "; it runs again when its lease expires", e);
+  }
+
+  /** The store failed: said once per outage. */
+  void failing(RuntimeException e) {
+    if (!storeFailing) {
+      storeFailing = true;
+      LOG.log(System.Logger.Level.WARNING, "the store of queue " + queue.name()
+          + " is failing; the worker keeps trying every " + options.pollInterval(), e);
+    }
+  }
+
+  /** The store works: ends an outage, if one was logged. */
+  void recovered() {
+    if (storeFailing) {
+      storeFailing = false;
+      LOG.log(System.Logger.Level.INFO, "the store of queue " + queue.name() + " works again");
+    }
+  }
+
+  /** Logs (at DEBUG: it is no outage) a job claimed ahead that could not be given back. */
+  void couldNotRelease(Lease<S> lease) {
+    LOG.log(System.Logger.Level.DEBUG, () -> "could not put back job " + lease.id + " of queue " + queue.name()
+        + "; it runs again when its lease expires");
+  }
+
+  /** Logs a job the worker could not record or start; it runs again when its lease expires. */
+  void couldNot(String what, Lease<S> lease, Throwable why, boolean error) {
+    LOG.log(error ? System.Logger.Level.ERROR : System.Logger.Level.WARNING, "could not " + what + " job "
+        + lease.id + " of queue " + queue.name() + "; it runs again when its lease expires", why);
+  }
+}

@@ -1,0 +1,123 @@
+package dev.kvmq;
+
+import dev.kvmq.store.CommitResult;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Settling a job that ran: plans its completion or failure with {@link Transitions} from
+ * what its lease holds, submits the operation to the worker's {@link GroupCommitter} (many
+ * handler threads' outcomes share one commit, and a handler thread does not wait for it),
+ * reports the event after the commit, and plans again (up to {@link Lease#RETRIES} times)
+ * when the record changed under it but is still this worker's. Also gives back jobs
+ * claimed ahead that never ran ({@link #release}).
+ *
+ * <p>Locking: none of its own. What a lease holds is read under the lease's monitor
+ * ({@link Lease#finish()}); planning, the commit's callback and the events run outside
+ * every lock, on the handler thread or on the group committer's leader.
+ *
+ * @param <S> the state type
+ */
+final class Settler<S> {
+
+  private final WorkerCore<S> core;
+  private final GroupCommitter committer;
+
+  Settler(WorkerCore<S> core) {
+    this.core = core;
+    this.committer = new GroupCommitter(core.store);
+  }
+
+  /** Records the outcome of a job that ran: completed ({@code failure} null) or failed. */
+  void settle(Lease<S> lease, Throwable failure) {
+    Optional<Transitions.Holding> held = lease.finish();
+    if (held.isEmpty()) {
+      core.settled(lease); // already reported; another worker owns the job now
+      return;
+    }
+    Transitions.Plan plan;
+    try {
+      plan = plan(held.get(), failure);
+    } catch (RuntimeException e) {
+      core.reporter.couldNot("record the outcome of", lease, e, true);
+      core.settled(lease);
+      return;
+    }
+    if (!(plan instanceof Transitions.Applied applied)) {
+      core.reporter.leaseLost(lease, refused(failure));
+      core.settled(lease);
+      return;
+    }
+    committer.submit(applied.operation(), (result, error) -> committed(lease, failure, applied, result, error, 0));
+  }
+
+  private static JobEvent.RefusedOutcome refused(Throwable failure) {
+    return failure == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
+  }
+
+  private Transitions.Plan plan(Transitions.Holding held, Throwable failure) {
+    long now = core.now();
+    if (failure == null) {
+      String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
+      return Transitions.complete(core.keys, held, now, nextId);
+    }
+    JobError error = new JobError(failure.getClass().getName(), Objects.toString(failure.getMessage(), ""),
+        Instant.ofEpochMilli(now));
+    return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble());
+  }
+
+  private void committed(Lease<S> lease, Throwable failure, Transitions.Applied plan, CommitResult result,
+      RuntimeException error, int retries) {
+    if (error != null) {
+      core.reporter.failing(error);
+      core.reporter.couldNot("record the outcome of", lease, error, false);
+      core.settled(lease);
+      return;
+    }
+    if (result.ok()) {
+      core.reporter.recovered();
+      long now = core.now();
+      if (failure == null) {
+        Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
+        core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
+      } else {
+        JobRecord after = plan.record();
+        core.reporter.emit(new JobEvent.Failed<>(core.queue.toJob(after, now), after.error, failure,
+            after.state == JobRecord.State.DEAD));
+      }
+      core.settled(lease);
+      return;
+    }
+    // The record changed since we planned (a renewal landed, or someone else took the job).
+    Transitions.Plan again = null;
+    if (retries < Lease.RETRIES && lease.refresh()) {
+      again = plan(lease.holding(), failure);
+    }
+    if (!(again instanceof Transitions.Applied retry)) {
+      core.reporter.leaseLost(lease, refused(failure));
+      core.settled(lease);
+      return;
+    }
+    committer.submit(retry.operation(), (r, e) -> committed(lease, failure, retry, r, e, retries + 1));
+  }
+
+  /**
+   * Gives back a job claimed ahead and not started (the worker is stopping, or the queue is
+   * paused): ready again, in its place, with the attempt not counted. A release that fails
+   * leaves the job to expire and be reclaimed, as after a crash.
+   */
+  void release(Lease<S> lease) {
+    Optional<Transitions.Holding> held = lease.finish(); // no more renewals
+    if (held.isEmpty() || !(Transitions.release(core.keys, held.get()) instanceof Transitions.Applied plan)) {
+      core.settled(lease);
+      return;
+    }
+    committer.submit(plan.operation(), (result, error) -> {
+      if (error != null || !result.ok()) {
+        core.reporter.couldNotRelease(lease);
+      }
+      core.settled(lease);
+    });
+  }
+}

@@ -1,0 +1,174 @@
+package dev.kvmq;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Handler slots and the jobs claimed ahead: up to {@code concurrency} handlers run at once,
+ * each on an executor thread; claimed jobs wait, leased and in queue order, for a free slot.
+ * A handler thread that finishes a job takes the next waiting one at once, on the same
+ * thread, and asks for a pass once half the prefetch is used (not after every job); it
+ * gives its slot back when none is waiting.
+ *
+ * <p>Locking: none; lock-free counters. A slot is taken by a compare-and-set on
+ * {@code running} before a job is taken from {@code waiting}, and given back if there was
+ * none; {@code waitingCount} is the queue's size (its own size() counts nodes). While the
+ * queue is paused (or a pause is in doubt: {@link Pass#pausedSeen()}) or the worker is not
+ * running, no waiting job is started.
+ *
+ * @param <S> the state type
+ */
+final class Slots<S> {
+
+  private final WorkerCore<S> core;
+  private final JobHandler<S> handler;
+  private final Settler<S> settler;
+  private final Renewer<S> renewer;
+  private Pass<S> pass;
+  /** Handler slots taken. */
+  private final AtomicInteger running = new AtomicInteger();
+  /** Jobs claimed ahead, in queue order, waiting for a handler slot; also in {@code core.active}. */
+  private final ConcurrentLinkedQueue<Lease<S>> waiting = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger waitingCount = new AtomicInteger();
+
+  Slots(WorkerCore<S> core, JobHandler<S> handler, Settler<S> settler, Renewer<S> renewer) {
+    this.core = core;
+    this.handler = handler;
+    this.settler = settler;
+    this.renewer = renewer;
+  }
+
+  /** Connects the pass this worker's handlers ask for (made after the slots). */
+  void attach(Pass<S> pass) {
+    this.pass = pass;
+  }
+
+  /** How many more jobs the worker may hold: free slots plus room among the waiting ones. */
+  int wanted() {
+    return core.options.concurrency() + core.options.prefetch() - running.get() - waitingCount.get();
+  }
+
+  /** Queues a claimed job for a slot. */
+  void offer(Lease<S> lease) {
+    waiting.add(lease);
+    waitingCount.incrementAndGet();
+  }
+
+  /** Starts waiting jobs on the executor while handler slots are free. */
+  void dispatch() {
+    while (core.running() && !pass.pausedSeen()) {
+      int taken = running.get();
+      if (taken >= core.options.concurrency() || waitingCount.get() == 0) {
+        return;
+      }
+      if (!running.compareAndSet(taken, taken + 1)) {
+        continue;
+      }
+      Lease<S> lease = take();
+      if (lease == null) {
+        // another thread took it; give the slot back and look again, so that a job queued
+        // while this thread held the slot is not left waiting
+        running.decrementAndGet();
+        continue;
+      }
+      try {
+        core.executor.execute(WorkerCore.named("a handler slot of queue " + core.queue.name() + ", from job "
+            + lease.id + " (attempt " + lease.attempt + ")", () -> run(lease)));
+      } catch (RejectedExecutionException e) {
+        core.reporter.refusedJob(lease, e);
+        running.decrementAndGet();
+        core.settled(lease);
+        return;
+      }
+    }
+  }
+
+  /**
+   * Gives back every waiting job (the worker is stopping, or the queue is paused): see
+   * {@link Settler#release}.
+   */
+  void releaseWaiting() {
+    Lease<S> lease;
+    while ((lease = take()) != null) {
+      settler.release(lease);
+    }
+  }
+
+  private Lease<S> take() {
+    Lease<S> lease = waiting.poll();
+    if (lease != null) {
+      waitingCount.decrementAndGet();
+    }
+    return lease;
+  }
+
+  /**
+   * Runs a job on the slot taken for it, then, while the worker runs, the waiting jobs one
+   * after the other on this thread; gives the slot back when none is left.
+   */
+  private void run(Lease<S> first) {
+    Lease<S> lease = first;
+    try {
+      while (lease != null) {
+        if (!stillHeld(lease)) {
+          core.settled(lease);
+        } else {
+          Throwable failure = handle(lease);
+          settler.settle(lease, failure);
+          if (failure instanceof VirtualMachineError e) {
+            throw e;
+          }
+        }
+        lease = core.running() && !pass.pausedSeen() ? take() : null;
+        if (lease != null && waitingCount.get() <= core.options.prefetch() / 2) {
+          pass.request(); // refill once half the prefetch is used, not after every job
+        }
+      }
+    } finally {
+      running.decrementAndGet();
+      if (core.running()) {
+        dispatch(); // a job queued while this thread held the slot
+        pass.request();
+      }
+    }
+  }
+
+  /**
+   * Whether this worker still holds a job it is about to run. A job claimed ahead may have
+   * waited long: if its renewal was refused, or its lease ran out (renewals failing) and
+   * another worker took it, it is not run.
+   */
+  private boolean stillHeld(Lease<S> lease) {
+    long now = core.now();
+    if (lease.isLost()) {
+      return false;
+    }
+    if (lease.record().leaseUntil > now) {
+      return true;
+    }
+    try {
+      if (!lease.refresh()) {
+        core.reporter.leaseLost(lease, JobEvent.RefusedOutcome.START);
+        return false;
+      }
+      renewer.renewNow(lease, now);
+    } catch (RuntimeException e) {
+      // the store is failing: run it anyway; its outcome is refused if someone else has it
+      core.reporter.failing(e);
+      return true;
+    }
+    return !lease.isLost();
+  }
+
+  private Throwable handle(Lease<S> lease) {
+    try {
+      JobRecord r = lease.record();
+      S state = core.queue.codec.decode(r.payload.clone());
+      handler.handle(Job.of(core.queue.name(), r, state, core.now()), lease);
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
+  }
+}

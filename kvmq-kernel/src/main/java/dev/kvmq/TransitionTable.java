@@ -1,0 +1,212 @@
+package dev.kvmq;
+
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The queue's state machine as data: every allowed {@link Edge} (an event taking a job from
+ * one {@link Node} to another), and the table {@code state x event -> allowed next states}
+ * derived from them. {@link Transitions} checks every plan it builds against it; a plan
+ * outside the table is a bug, not a refusal.
+ *
+ * <p>Which edge applies, and when (a lease that is live or expired, a delay that is due),
+ * is decided by the functions of {@link Transitions}; the table says which moves exist at
+ * all. {@link #render()} prints it; the Javadoc of {@link Edge} lists it.
+ */
+final class TransitionTable {
+
+  private TransitionTable() {}
+
+  /** Where a job is: one of its record's states, or no record. */
+  enum Node {
+    /** No record (not pushed yet, or gone). */
+    ABSENT,
+    /** In the ready index. */
+    READY,
+    /** In the delayed index. */
+    DELAYED,
+    /** In the leased index. */
+    LEASED,
+    /** In the dead-letter index. */
+    DEAD,
+    /** A record that can't be decoded, still in an index. */
+    UNREADABLE,
+    /** An unreadable record moved aside: in no index, kept for inspection. */
+    QUARANTINED;
+
+    /** The node of a decoded record. */
+    static Node of(JobRecord r) {
+      return switch (r.state) {
+        case READY -> READY;
+        case DELAYED -> DELAYED;
+        case LEASED -> LEASED;
+        case DEAD -> DEAD;
+      };
+    }
+  }
+
+  /** What happens to a job. */
+  enum Event {
+    /** A new job is written. */
+    PUSH,
+    /** The next run of a repeating job is written by its completion. */
+    REPEAT,
+    /** A delayed job fell due. */
+    PROMOTE,
+    /** A worker leases a ready job. */
+    CLAIM,
+    /** A lease expired; the job is ready again. */
+    RECLAIM,
+    /** The holder gives back a job it never started. */
+    RELEASE,
+    /** The holder extends its lease. */
+    RENEW,
+    /** The holder changes the job while it runs. */
+    UPDATE,
+    /** The holder completes the job. */
+    COMPLETE,
+    /** The holder reports a failed attempt. */
+    FAIL,
+    /** A dead letter goes back to the queue. */
+    REPLAY,
+    /** A job not processed under a live lease is removed. */
+    DELETE,
+    /** An unreadable record's index entry is moved aside. */
+    QUARANTINE
+  }
+
+  /**
+   * Every allowed move, and nothing else:
+   * <pre>
+   *   ABSENT     -push-------> READY | DELAYED
+   *   ABSENT     -repeat-----> READY | DELAYED   (written by a completion)
+   *   DELAYED    -promote----> READY             (due)
+   *   READY      -claim------> LEASED            (token + 1, attempt + 1)
+   *   LEASED     -reclaim----> READY             (expired)
+   *   LEASED     -release----> READY             (attempt - 1)
+   *   LEASED     -renew------> LEASED
+   *   LEASED     -update-----> LEASED
+   *   LEASED     -complete---> ABSENT
+   *   LEASED     -fail-------> READY | DELAYED | DEAD
+   *   DEAD       -replay-----> READY
+   *   READY | DELAYED | DEAD | LEASED (expired) -delete-> ABSENT
+   *   UNREADABLE -quarantine-> QUARANTINED
+   * </pre>
+   */
+  enum Edge {
+    PUSH_READY(Event.PUSH, Node.ABSENT, Node.READY),
+    PUSH_DELAYED(Event.PUSH, Node.ABSENT, Node.DELAYED),
+    REPEAT_READY(Event.REPEAT, Node.ABSENT, Node.READY),
+    REPEAT_DELAYED(Event.REPEAT, Node.ABSENT, Node.DELAYED),
+    PROMOTE(Event.PROMOTE, Node.DELAYED, Node.READY),
+    CLAIM(Event.CLAIM, Node.READY, Node.LEASED),
+    RECLAIM(Event.RECLAIM, Node.LEASED, Node.READY),
+    RELEASE(Event.RELEASE, Node.LEASED, Node.READY),
+    RENEW(Event.RENEW, Node.LEASED, Node.LEASED),
+    UPDATE(Event.UPDATE, Node.LEASED, Node.LEASED),
+    COMPLETE(Event.COMPLETE, Node.LEASED, Node.ABSENT),
+    FAIL_RETRY_READY(Event.FAIL, Node.LEASED, Node.READY),
+    FAIL_RETRY_DELAYED(Event.FAIL, Node.LEASED, Node.DELAYED),
+    FAIL_DEAD(Event.FAIL, Node.LEASED, Node.DEAD),
+    REPLAY(Event.REPLAY, Node.DEAD, Node.READY),
+    DELETE_READY(Event.DELETE, Node.READY, Node.ABSENT),
+    DELETE_DELAYED(Event.DELETE, Node.DELAYED, Node.ABSENT),
+    DELETE_EXPIRED_LEASE(Event.DELETE, Node.LEASED, Node.ABSENT),
+    DELETE_DEAD(Event.DELETE, Node.DEAD, Node.ABSENT),
+    QUARANTINE(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED);
+
+    final Event event;
+    final Node from;
+    final Node to;
+
+    Edge(Event event, Node from, Node to) {
+      this.event = event;
+      this.from = from;
+      this.to = to;
+    }
+  }
+
+  /** {@code event -> from -> allowed next nodes}, derived from {@link Edge}. */
+  private static final Map<Event, Map<Node, Set<Node>>> TABLE = table();
+
+  private static final ThreadLocal<Consumer<Edge>> RECORDER = new ThreadLocal<>();
+
+  private static Map<Event, Map<Node, Set<Node>>> table() {
+    Map<Event, Map<Node, Set<Node>>> t = new EnumMap<>(Event.class);
+    for (Edge e : Edge.values()) {
+      t.computeIfAbsent(e.event, x -> new EnumMap<>(Node.class))
+          .computeIfAbsent(e.from, x -> EnumSet.noneOf(Node.class))
+          .add(e.to);
+    }
+    t.replaceAll((event, row) -> {
+      row.replaceAll((from, to) -> Collections.unmodifiableSet(to));
+      return Collections.unmodifiableMap(row);
+    });
+    return Collections.unmodifiableMap(t);
+  }
+
+  /** The nodes {@code event} may take a job to from {@code from}; empty if none. */
+  static Set<Node> next(Node from, Event event) {
+    return TABLE.getOrDefault(event, Map.of()).getOrDefault(from, Set.of());
+  }
+
+  /** The edge of {@code event} from {@code from} to {@code to}, if the table has it. */
+  static Optional<Edge> edge(Event event, Node from, Node to) {
+    for (Edge e : Edge.values()) {
+      if (e.event == event && e.from == from && e.to == to) {
+        return Optional.of(e);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Checks a planned move against the table and tells the recorder of this thread, if one
+   * is installed.
+   *
+   * @throws IllegalStateException if the table has no such edge: a transition planned a move
+   *     the state machine does not allow
+   */
+  static Edge check(Event event, Node from, Node to) {
+    Edge e = edge(event, from, to).orElseThrow(() -> new IllegalStateException("a transition planned "
+        + event + " from " + from + " to " + to + ", which the transition table does not allow. Indicates a bug."));
+    Consumer<Edge> recorder = RECORDER.get();
+    if (recorder != null) {
+      recorder.accept(e);
+    }
+    return e;
+  }
+
+  /**
+   * Calls {@code recorder} with every edge planned on this thread until {@link #stopRecording()}
+   * (tests: which edges the model test and the simulation walk).
+   */
+  static void recordOnThisThread(Consumer<Edge> recorder) {
+    RECORDER.set(recorder);
+  }
+
+  /** Removes this thread's recorder. */
+  static void stopRecording() {
+    RECORDER.remove();
+  }
+
+  /** The table as text, one line per state and event. */
+  static String render() {
+    StringBuilder b = new StringBuilder();
+    for (Node from : Node.values()) {
+      for (Event event : Event.values()) {
+        Set<Node> to = next(from, event);
+        if (!to.isEmpty()) {
+          b.append(String.format(Locale.ROOT, "%-11s -%-10s-> %s%n", from, event.name().toLowerCase(Locale.ROOT), to));
+        }
+      }
+    }
+    return b.toString();
+  }
+}
