@@ -1,6 +1,8 @@
 package dev.kvmq.jakarta;
 
 import dev.kvmq.store.eclipsestore.Durability;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -77,13 +79,66 @@ final class KvmqConfig {
     if (configured.isPresent()) {
       return Path.of(configured.get());
     }
+    return defaultDataDir(System::getProperty);
+  }
+
+  /** The data directory kvmq picks when {@code kvmq.data-dir} is not set. */
+  static Path defaultDataDir(Function<String, String> systemProperties) {
     for (String root : new String[] {"com.sun.aas.instanceRoot", "jboss.server.data.dir"}) {
-      String dir = System.getProperty(root);
+      String dir = systemProperties.apply(root);
       if (dir != null) {
         return Path.of(dir, "kvmq");
       }
     }
     return Path.of("kvmq-data").toAbsolutePath();
+  }
+
+  /**
+   * Why the EclipseStore data directory is not durable, or empty if it is: the directory was
+   * not chosen ({@code kvmq.data-dir} unset) and kvmq's default lies under the JVM's temporary
+   * directory ({@code java.io.tmpdir}), as Payara Micro's instance directory does when it is
+   * started without {@code --rootdir} (a new temporary directory at every start). Real paths
+   * are compared (symbolic links resolved), also for a directory that does not exist yet.
+   * Only for the {@code eclipsestore} store.
+   *
+   * @param systemProperties the JVM's system properties
+   * @return the problem, with the fix, as a KVMQ-006 message
+   */
+  Optional<String> temporaryDataDir(Function<String, String> systemProperties) {
+    if (!store().equals("eclipsestore") || get("kvmq.data-dir").isPresent()) {
+      return Optional.empty();
+    }
+    String tmp = systemProperties.apply("java.io.tmpdir");
+    if (tmp == null || tmp.isBlank()) {
+      return Optional.empty();
+    }
+    Path dir = defaultDataDir(systemProperties);
+    Path realTmp = realPath(Path.of(tmp));
+    if (!realPath(dir).startsWith(realTmp)) {
+      return Optional.empty();
+    }
+    boolean payara = systemProperties.apply("com.sun.aas.instanceRoot") != null;
+    return Optional.of("KVMQ-006: kvmq's default data directory " + dir + " is under the temporary directory "
+        + realTmp + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
+        + "directory that lasts" + (payara ? ", or start Payara Micro with --rootdir DIR (its instance directory"
+        + " is a new temporary directory at every start without it)" : ""));
+  }
+
+  /** The real path of {@code p}: of its nearest existing ancestor, with the rest appended. */
+  private static Path realPath(Path p) {
+    Path abs = p.toAbsolutePath().normalize();
+    Path existing = abs;
+    while (existing != null && !Files.exists(existing)) {
+      existing = existing.getParent();
+    }
+    if (existing == null) {
+      return abs;
+    }
+    try {
+      return existing.toRealPath().resolve(existing.relativize(abs));
+    } catch (IOException e) {
+      return abs;
+    }
   }
 
   Durability durability() {
