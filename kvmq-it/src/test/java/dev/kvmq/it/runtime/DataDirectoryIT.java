@@ -1,7 +1,11 @@
 package dev.kvmq.it.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.junit.jupiter.api.Tag;
@@ -29,9 +34,11 @@ import dev.kvmq.it.Wars;
  *   <li>Without {@code --rootdir} Payara Micro's instance directory is a new temporary directory
  *       at every start, so kvmq's default data directory under it would lose every job at a
  *       restart: the deployment fails, and the log says why (KVMQ-006) and what to set.</li>
- *   <li>With {@code --rootdir DIR}, as docs/getting-started.md says, the WAR deploys; a job
- *       delayed by an hour is still there after a restart. Jobs pushed to a queue that no handler
- *       of the WAR takes give one WARNING line, not one per job.</li>
+ *   <li>With {@code --rootdir DIR} and a preboot command file that binds HTTP to 127.0.0.1,
+ *       as docs/getting-started.md says, the WAR deploys, answers on 127.0.0.1 and not on the
+ *       machine's other address; a job delayed by an hour is still there after a restart. Jobs pushed to a queue that no handler
+ *       of the WAR takes give one WARNING line, not one per job, and after the restart one
+ *       more when the queue is opened with those jobs in it.</li>
  * </ol>
  *
  * <p>Payara Micro is started as a process: Arquillian's adapter reports a failed deployment
@@ -63,14 +70,25 @@ class DataDirectoryIT {
                     .as("the application is not deployed").isEqualTo(404);
         }
 
-        // 2. --rootdir: deploys, keeps a delayed job over a restart.
+        // 2. --rootdir (and 127.0.0.1 only, by a preboot command file, as getting-started.md says):
+        // deploys, keeps a delayed job over a restart.
         Path root = work.resolve("payara-root");
+        Path preboot = Files.writeString(work.resolve("preboot.txt"), "set configs.config.server-config."
+                + "network-config.network-listeners.network-listener.http-listener.address=127.0.0.1\n");
+        List<String> options = List.of("--rootdir", root.toString(), "--prebootcommandfile", preboot.toString());
         String id;
-        try (ServerProcess payara = start(work, war, port, List.of("--rootdir", root.toString()), "rootdir-1.log")) {
+        try (ServerProcess payara = start(work, war, port, options, "rootdir-1.log")) {
             id = Wait.until("the application to answer", Duration.ofMinutes(2), () -> {
                 payara.assertAlive();
                 return get(port, "op=delay");
             }, s -> !s.isEmpty());
+            Optional<InetAddress> other = nonLoopbackAddress();
+            if (other.isPresent()) {
+                assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(URI.create("http://"
+                        + other.get().getHostAddress() + ":" + port + "/billing/durable?op=status&id=x"))
+                        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString()))
+                        .as("nothing listens on %s", other.get()).isInstanceOf(java.io.IOException.class);
+            }
             assertThat(get(port, "op=status&id=" + id)).isEqualTo("DELAYED");
             get(port, "op=unhandled");
             get(port, "op=unhandled");
@@ -79,13 +97,26 @@ class DataDirectoryIT {
                     .toList();
             assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
         }
-        try (ServerProcess payara = start(work, war, port, List.of("--rootdir", root.toString()), "rootdir-2.log")) {
+        try (ServerProcess payara = start(work, war, port, options, "rootdir-2.log")) {
             String status = Wait.until("the application to answer again", Duration.ofMinutes(2), () -> {
                 payara.assertAlive();
                 return get(port, "op=status&id=" + id);
             }, s -> !s.isEmpty());
             assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
+            assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
+                    .as("the waiting jobs of a queue without handler, found when it is opened").hasSize(1);
         }
+    }
+
+    /** An IPv4 address of this machine that is not a loopback one, if it has one. */
+    private static Optional<InetAddress> nonLoopbackAddress() throws Exception {
+        return NetworkInterface.networkInterfaces().filter(n -> {
+            try {
+                return n.isUp() && !n.isLoopback();
+            } catch (java.net.SocketException e) {
+                return false;
+            }
+        }).flatMap(NetworkInterface::inetAddresses).filter(a -> a instanceof Inet4Address).findFirst();
     }
 
     private static ServerProcess start(Path work, Path war, int port, List<String> options, String log)
