@@ -29,8 +29,13 @@ import java.util.function.Function;
  *   <tr><td>kvmq.executor</td><td>none: a pool of {@code java:comp/DefaultManagedThreadFactory}
  *       threads sized to the handlers</td><td>the JNDI name of a ManagedScheduledExecutorService
  *       to run the workers on instead</td></tr>
- *   <tr><td>kvmq.queue.NAME.concurrency, .lease, .renew-every, .poll-every</td><td>the handler's annotation</td>
- *       <td>per-queue overrides</td></tr>
+ *   <tr><td>kvmq.queue.NAME.concurrency, .prefetch, .lease, .renew-every, .poll-every</td><td>the handler's
+ *       annotation</td><td>per-queue overrides of the worker's options</td></tr>
+ *   <tr><td>kvmq.queue.NAME.priority, .retries, .retry-delay, .retry-multiplier, .retry-max-delay,
+ *       .retry-jitter</td><td>the handler's annotation, else none</td><td>the queue's default job
+ *       options (see {@link QueueSettings})</td></tr>
+ *   <tr><td>kvmq.queue.NAME.ignore-unknown-properties</td><td>the handler's annotation, else
+ *       false</td><td>whether the queue's JSON-B drops unknown properties</td></tr>
  * </table>
  */
 final class KvmqConfig {
@@ -73,6 +78,7 @@ final class KvmqConfig {
    * {@code kvmq.data-dir}, else {@code kvmq} under the server's instance directory: Payara and
    * GlassFish {@code ${com.sun.aas.instanceRoot}/kvmq}, WildFly
    * {@code ${jboss.server.data.dir}/kvmq}; else {@code kvmq-data} in the working directory.
+   * The extension refuses a default under the temporary directory ({@link #temporaryDataDir}).
    */
   Path dataDir() {
     Optional<String> configured = get("kvmq.data-dir");
@@ -108,20 +114,43 @@ final class KvmqConfig {
     if (!store().equals("eclipsestore") || get("kvmq.data-dir").isPresent()) {
       return Optional.empty();
     }
-    String tmp = systemProperties.apply("java.io.tmpdir");
-    if (tmp == null || tmp.isBlank()) {
-      return Optional.empty();
-    }
     Path dir = defaultDataDir(systemProperties);
-    Path realTmp = realPath(Path.of(tmp));
-    if (!realPath(dir).startsWith(realTmp)) {
+    Optional<Path> realTmp = temporaryDirectoryHolding(dir, systemProperties);
+    if (realTmp.isEmpty()) {
       return Optional.empty();
     }
     boolean payara = systemProperties.apply("com.sun.aas.instanceRoot") != null;
     return Optional.of("KVMQ-006: kvmq's default data directory " + dir + " is under the temporary directory "
-        + realTmp + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
+        + realTmp.get() + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
         + "directory that lasts" + (payara ? ", or start Payara Micro with --rootdir DIR (its instance directory"
         + " is a new temporary directory at every start without it)" : ""));
+  }
+
+  /**
+   * A warning for a data directory chosen explicitly ({@code kvmq.data-dir}) under the JVM's
+   * temporary directory: the user's choice, so not refused, but worth one line at start (a
+   * temporary directory may be emptied at a reboot).
+   *
+   * @param systemProperties the JVM's system properties
+   * @return the warning, or empty
+   */
+  Optional<String> chosenTemporaryDataDir(Function<String, String> systemProperties) {
+    if (!store().equals("eclipsestore") || get("kvmq.data-dir").isEmpty()) {
+      return Optional.empty();
+    }
+    Path dir = dataDir();
+    return temporaryDirectoryHolding(dir, systemProperties).map(tmp -> "kvmq: kvmq.data-dir " + dir
+        + " is under the temporary directory " + tmp + " (java.io.tmpdir); jobs are lost if it is emptied");
+  }
+
+  /** The real path of java.io.tmpdir if {@code dir} lies under it. */
+  private static Optional<Path> temporaryDirectoryHolding(Path dir, Function<String, String> systemProperties) {
+    String tmp = systemProperties.apply("java.io.tmpdir");
+    if (tmp == null || tmp.isBlank()) {
+      return Optional.empty();
+    }
+    Path realTmp = realPath(Path.of(tmp));
+    return realPath(dir).startsWith(realTmp) ? Optional.of(realTmp) : Optional.empty();
   }
 
   /** The real path of {@code p}: of its nearest existing ancestor, with the rest appended. */

@@ -159,7 +159,10 @@ public class KvmqRuntime {
       transactions = lookupTransactions();
       store = switch (config.store()) {
         case "memory" -> new InMemoryKvStore();
-        case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        case "eclipsestore" -> {
+          config.chosenTemporaryDataDir(System::getProperty).ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w));
+          yield EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        }
         case "postgres" -> Postgres.open(config, threads);
         default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
             + "\"; use eclipsestore, memory or postgres");

@@ -56,8 +56,12 @@ class KvmqConfigTest {
     assertThat(of(Map.of()).temporaryDataDir(jvm::get)).hasValueSatisfying(m -> assertThat(m)
         .startsWith("KVMQ-006: ").contains(instance.resolve("kvmq").toString(), "java.io.tmpdir", "kvmq.data-dir",
             "--rootdir"));
-    // An explicit choice is the user's, even under the temporary directory.
-    assertThat(of(Map.of("kvmq.data-dir", instance.resolve("kvmq").toString())).temporaryDataDir(jvm::get)).isEmpty();
+    // An explicit choice is the user's, even under the temporary directory: a warning, not a refusal.
+    KvmqConfig chosen = of(Map.of("kvmq.data-dir", instance.resolve("kvmq").toString()));
+    assertThat(chosen.temporaryDataDir(jvm::get)).isEmpty();
+    assertThat(chosen.chosenTemporaryDataDir(jvm::get)).hasValueSatisfying(w -> assertThat(w)
+        .contains("kvmq.data-dir", "java.io.tmpdir"));
+    assertThat(of(Map.of()).chosenTemporaryDataDir(jvm::get)).isEmpty();
     // Stores without a data directory.
     assertThat(of(Map.of("kvmq.store", "memory")).temporaryDataDir(jvm::get)).isEmpty();
     // Payara Micro with --rootdir elsewhere, WildFly's data directory elsewhere.
