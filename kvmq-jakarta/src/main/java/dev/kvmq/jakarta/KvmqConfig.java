@@ -8,7 +8,10 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * kvmq's configuration. Keys are read from MicroProfile Config where the server has it
@@ -41,9 +44,22 @@ import java.util.function.Function;
 final class KvmqConfig {
 
   private final Function<String, Optional<String>> source;
+  private final Supplier<Set<String>> names;
 
   KvmqConfig(Function<String, Optional<String>> source) {
+    this(source, Set::of);
+  }
+
+  /**
+   * A configuration whose keys can also be listed.
+   *
+   * @param source reads a key
+   * @param names lists the keys that are set (environment variables, whose names can't be
+   *     mapped back to keys, need not be listed)
+   */
+  KvmqConfig(Function<String, Optional<String>> source, Supplier<Set<String>> names) {
     this.source = source;
+    this.names = names;
   }
 
   /** The server's MicroProfile Config if present, else system properties and the environment. */
@@ -52,10 +68,36 @@ final class KvmqConfig {
     try {
       Class.forName("org.eclipse.microprofile.config.ConfigProvider", false, KvmqConfig.class.getClassLoader());
       Function<String, Optional<String>> mp = MicroProfile.source();
-      return new KvmqConfig(key -> mp.apply(key).or(() -> fallback.apply(key)));
+      Supplier<Set<String>> mpNames = MicroProfile.names();
+      return new KvmqConfig(key -> mp.apply(key).or(() -> fallback.apply(key)), () -> {
+        Set<String> all = new TreeSet<>(mpNames.get());
+        all.addAll(System.getProperties().stringPropertyNames());
+        return all;
+      });
     } catch (ClassNotFoundException | LinkageError | IllegalStateException e) {
-      return new KvmqConfig(fallback);
+      return new KvmqConfig(fallback, () -> new TreeSet<>(System.getProperties().stringPropertyNames()));
     }
+  }
+
+  /**
+   * The keys that are set and start with {@code prefix}: from MicroProfile Config and the
+   * system properties (not from environment variables).
+   *
+   * @param prefix the start of the keys
+   * @return the keys, sorted
+   */
+  Set<String> keysStartingWith(String prefix) {
+    Set<String> found = new TreeSet<>();
+    try {
+      for (String k : names.get()) {
+        if (k.startsWith(prefix)) {
+          found.add(k);
+        }
+      }
+    } catch (RuntimeException e) {
+      return found; // a config source that can't list its names: nothing to check
+    }
+    return found;
   }
 
   static Optional<String> systemOrEnv(String key) {
@@ -206,6 +248,15 @@ final class KvmqConfig {
     static Function<String, Optional<String>> source() {
       org.eclipse.microprofile.config.Config config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
       return key -> config.getOptionalValue(key, String.class);
+    }
+
+    static Supplier<Set<String>> names() {
+      org.eclipse.microprofile.config.Config config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+      return () -> {
+        Set<String> all = new TreeSet<>();
+        config.getPropertyNames().forEach(all::add);
+        return all;
+      };
     }
   }
 }

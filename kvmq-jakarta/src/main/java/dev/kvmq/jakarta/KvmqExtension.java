@@ -53,6 +53,7 @@ public class KvmqExtension implements Extension {
 
   private final List<Class<?>> found = new ArrayList<>();
   private final List<HandlerSpec> handlers = new ArrayList<>();
+  private final java.util.Set<String> handlerQueues = new java.util.HashSet<>(); // checked, good or not
 
   /** Made by the container through {@code META-INF/services}. */
   public KvmqExtension() {}
@@ -118,6 +119,7 @@ public class KvmqExtension implements Extension {
     KvmqConfig config = KvmqConfig.load();
     List<String> problems = check(found, beans, config);
     config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
+    problems.addAll(checkQueueKeys(config));
     for (String p : problems) {
       adv.addDeploymentProblem(new DeploymentException(p));
     }
@@ -139,6 +141,7 @@ public class KvmqExtension implements Extension {
     for (Class<?> c : classes) {
       QueueHandler a = c.getAnnotation(QueueHandler.class);
       String queue = a.value();
+      handlerQueues.add(queue);
       int before = problems.size();
       Class<?> other = byQueue.putIfAbsent(queue, c);
       if (other != null) {
@@ -175,6 +178,39 @@ public class KvmqExtension implements Extension {
         @SuppressWarnings("unchecked")
         Class<? extends JobHandler<?>> handlerClass = (Class<? extends JobHandler<?>>) c;
         handlers.add(new HandlerSpec(queue, handlerClass, payload, settings));
+      }
+    }
+    return problems;
+  }
+
+  /**
+   * Checks the {@code kvmq.queue.*} keys that are set: each must end with a known setting
+   * (a misspelt {@code retires} would otherwise be ignored), and the settings of a queue
+   * without a handler here must be good (a handler's are checked with it). Call after
+   * {@link #check}.
+   *
+   * @return KVMQ-004 problems
+   */
+  List<String> checkQueueKeys(KvmqConfig config) {
+    List<String> problems = new ArrayList<>();
+    java.util.Set<String> queues = new java.util.TreeSet<>();
+    for (String key : config.keysStartingWith("kvmq.queue.")) {
+      String rest = key.substring("kvmq.queue.".length());
+      String setting = QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
+      if (setting == null) {
+        problems.add("KVMQ-004: configuration key " + key + " names no setting of a queue; they are "
+            + "kvmq.queue.NAME." + String.join(", .", QueueSettings.KEYS));
+      } else {
+        queues.add(rest.substring(0, rest.length() - setting.length() - 1));
+      }
+    }
+    for (String queue : queues) {
+      if (!handlerQueues.contains(queue)) {
+        try {
+          QueueSettings.of(queue, null, config);
+        } catch (IllegalArgumentException e) {
+          problems.add("KVMQ-004: queue \"" + queue + "\" has bad settings: " + e.getMessage());
+        }
       }
     }
     return problems;

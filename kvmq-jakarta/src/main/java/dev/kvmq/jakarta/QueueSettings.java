@@ -25,6 +25,11 @@ record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignor
   /** The cap of a growing backoff that has none: long enough never to be reached. */
   private static final Duration NO_CAP = Duration.ofDays(365L * 100);
 
+  /** The settings that {@code kvmq.queue.NAME.*} may give, as the ends of their keys. */
+  static final List<String> KEYS = List.of("concurrency", "prefetch", "lease", "renew-every", "poll-every",
+      "priority", "retries", "retry-delay", "retry-multiplier", "retry-max-delay", "retry-jitter",
+      "ignore-unknown-properties");
+
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS = new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false);
 

@@ -225,6 +225,25 @@ class KvmqExtensionTest {
   }
 
   @Test
+  void queueKeysThatNameNoSettingAndBadSettingsOfQueuesWithoutHandlerAreReported() {
+    Map<String, String> values = Map.of(
+        "kvmq.queue.bills.retires", "3", // misspelt: would be ignored
+        "kvmq.queue.mail.retries", "2", // the handler's queue: checked with the handler
+        "kvmq.queue.pushed.only.retry-delay", "soon", // a queue without handler here, with a dot in its name
+        "kvmq.queue.fine.retries", "4");
+    KvmqConfig config = new KvmqConfig(key -> Optional.ofNullable(values.get(key)),
+        () -> new java.util.TreeSet<>(values.keySet()));
+    KvmqExtension ext = new KvmqExtension();
+    assertThat(ext.check(List.of(MailHandler.class), null, config)).isEmpty();
+    List<String> problems = ext.checkQueueKeys(config);
+    assertThat(problems).hasSize(2);
+    assertThat(problems.get(0)).startsWith("KVMQ-004: configuration key kvmq.queue.bills.retires names no setting")
+        .contains(".retries");
+    assertThat(problems.get(1)).startsWith("KVMQ-004: queue \"pushed.only\" has bad settings: ")
+        .contains("kvmq.queue.pushed.only.retry-delay is \"soon\"");
+  }
+
+  @Test
   void queueHandlerIsABeanDefiningStereotypeWithTheApplicationScope() {
     // So that a handler class without a scope of its own is a bean in an archive with
     // bean-discovery-mode="annotated" (the default): it was ignored, its jobs waited forever.
