@@ -26,8 +26,11 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -41,7 +44,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class,
  *       or no usable constructor);</li>
  *   <li>KVMQ-004: bad settings (name, concurrency, prefetch, durations, renew not shorter than
- *       lease);</li>
+ *       lease, the default job options), each named by its source (the annotation's attribute
+ *       or the configuration key); a {@code kvmq.queue.*} key that names no setting;</li>
  *   <li>KVMQ-005: a handler class that is not a CDI bean (add a scope such as
  *       {@code @ApplicationScoped});</li>
  *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under
@@ -53,7 +57,7 @@ public class KvmqExtension implements Extension {
 
   private final List<Class<?>> found = new ArrayList<>();
   private final List<HandlerSpec> handlers = new ArrayList<>();
-  private final java.util.Set<String> handlerQueues = new java.util.HashSet<>(); // checked, good or not
+  private final Set<String> handlerQueues = new HashSet<>(); // checked, good or not
 
   /** Made by the container through {@code META-INF/services}. */
   public KvmqExtension() {}
@@ -193,7 +197,7 @@ public class KvmqExtension implements Extension {
    */
   List<String> checkQueueKeys(KvmqConfig config) {
     List<String> problems = new ArrayList<>();
-    java.util.Set<String> queues = new java.util.TreeSet<>();
+    Set<String> queues = new TreeSet<>();
     for (String key : config.keysStartingWith("kvmq.queue.")) {
       String rest = key.substring("kvmq.queue.".length());
       String setting = QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
