@@ -26,4 +26,19 @@ public record JobLeaseLost(String queue, Job<?> job, String refusedOutcome) {
     Objects.requireNonNull(job, "job");
     Objects.requireNonNull(refusedOutcome, "refusedOutcome");
   }
+
+  /**
+   * Returns the job with its state typed, for an observer that knows the queue's state type:
+   * {@code Email email = event.job(Email.class).state();}.
+   *
+   * @param <S> the state type
+   * @param type the queue's state type (or a supertype of it)
+   * @return {@link #job()}, typed; its state is null only if it could not be decoded
+   * @throws ClassCastException if the state is not a {@code type}; the message names the
+   *     queue, its state's class and {@code type}
+   * @throws NullPointerException if {@code type} is null
+   */
+  public <S> Job<S> job(Class<S> type) {
+    return TypedJobs.as(queue, job, type);
+  }
 }

@@ -38,10 +38,27 @@ public final class JobQueue<S> {
 
   private final Queue<S> queue;
   private final TransactionSynchronizationRegistry transactions;
+  private final JobOptions defaults;
+  private final Runnable pushed;
 
-  JobQueue(Queue<S> queue, TransactionSynchronizationRegistry transactions) {
+  JobQueue(Queue<S> queue, TransactionSynchronizationRegistry transactions, JobOptions defaults, Runnable pushed) {
     this.queue = Objects.requireNonNull(queue, "queue");
     this.transactions = transactions;
+    this.defaults = Objects.requireNonNull(defaults, "defaults");
+    this.pushed = Objects.requireNonNull(pushed, "pushed");
+  }
+
+  /**
+   * Returns the options of a push that gives none: the queue's priority and retries as its
+   * {@link QueueHandler} declares them, changed by {@code kvmq.queue.NAME.*} configuration
+   * (see {@link QueueHandler}); {@link JobOptions#defaults()} for a queue with neither. Start
+   * from them to keep them in a push with options of its own:
+   * {@code bills.push(bill, bills.defaultOptions().delay(Duration.ofHours(1)))}.
+   *
+   * @return the queue's default job options
+   */
+  public JobOptions defaultOptions() {
+    return defaults;
   }
 
   /**
@@ -63,7 +80,7 @@ public final class JobQueue<S> {
   }
 
   /**
-   * Pushes a job with default options.
+   * Pushes a job with the queue's {@link #defaultOptions()}.
    *
    * @param state the state
    * @return the stored job, or empty when the push waits for the current transaction to commit
@@ -72,11 +89,11 @@ public final class JobQueue<S> {
    * @throws dev.kvmq.store.KvStoreException if the store fails
    */
   public Optional<Job<S>> push(S state) {
-    return push(state, JobOptions.defaults());
+    return push(state, defaults);
   }
 
   /**
-   * Pushes a job.
+   * Pushes a job with these options, in place of the queue's {@link #defaultOptions()}.
    *
    * @param state the state
    * @param options priority, delay, repeats, retries
@@ -92,7 +109,23 @@ public final class JobQueue<S> {
   }
 
   /**
-   * Pushes many jobs in one atomic commit (all or none).
+   * Pushes many jobs with the queue's {@link #defaultOptions()} in one atomic commit (all or
+   * none).
+   *
+   * @param states the states
+   * @return the stored jobs, or an empty list when the push waits for the current
+   *     transaction to commit
+   * @throws NullPointerException if {@code states} or a state is null
+   * @throws IllegalArgumentException if an encoded state is too large
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public List<Job<S>> pushAll(Collection<? extends S> states) {
+    return pushAll(states, defaults);
+  }
+
+  /**
+   * Pushes many jobs in one atomic commit (all or none), with these options in place of the
+   * queue's {@link #defaultOptions()}.
    *
    * @param states the states
    * @param options the options of every job
@@ -117,6 +150,7 @@ public final class JobQueue<S> {
           if (status == Status.STATUS_COMMITTED) {
             try {
               queue.pushAll(copy, options);
+              pushed.run();
             } catch (RuntimeException e) {
               LOG.log(System.Logger.Level.ERROR, "could not push " + copy.size() + " job(s) to queue " + name()
                   + " after their transaction committed; they are lost", e);
@@ -126,7 +160,11 @@ public final class JobQueue<S> {
       });
       return List.of();
     }
-    return queue.pushAll(states, options);
+    List<Job<S>> jobs = queue.pushAll(states, options);
+    if (!jobs.isEmpty()) {
+      pushed.run();
+    }
+    return jobs;
   }
 
   /**

@@ -1,7 +1,6 @@
 package dev.kvmq.jakarta;
 
 import dev.kvmq.JobHandler;
-import dev.kvmq.WorkerOptions;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
@@ -23,13 +22,15 @@ import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.lang.reflect.WildcardType;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -43,15 +44,20 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class,
  *       or no usable constructor);</li>
  *   <li>KVMQ-004: bad settings (name, concurrency, prefetch, durations, renew not shorter than
- *       lease);</li>
+ *       lease, the default job options), each named by its source (the annotation's attribute
+ *       or the configuration key); a {@code kvmq.queue.*} key that names no setting;</li>
  *   <li>KVMQ-005: a handler class that is not a CDI bean (add a scope such as
- *       {@code @ApplicationScoped}).</li>
+ *       {@code @ApplicationScoped});</li>
+ *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under
+ *       the JVM's temporary directory, so the jobs would not survive a restart (set
+ *       {@code kvmq.data-dir}, or start Payara Micro with {@code --rootdir}).</li>
  * </ul>
  */
 public class KvmqExtension implements Extension {
 
   private final List<Class<?>> found = new ArrayList<>();
   private final List<HandlerSpec> handlers = new ArrayList<>();
+  private final Set<String> handlerQueues = new HashSet<>(); // checked, good or not
 
   /** Made by the container through {@code META-INF/services}. */
   public KvmqExtension() {}
@@ -114,7 +120,10 @@ public class KvmqExtension implements Extension {
   }
 
   void validate(@Observes AfterDeploymentValidation adv, BeanManager beans) {
-    List<String> problems = check(found, beans, KvmqConfig.load());
+    KvmqConfig config = KvmqConfig.load();
+    List<String> problems = check(found, beans, config);
+    config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
+    problems.addAll(checkQueueKeys(config));
     for (String p : problems) {
       adv.addDeploymentProblem(new DeploymentException(p));
     }
@@ -136,6 +145,7 @@ public class KvmqExtension implements Extension {
     for (Class<?> c : classes) {
       QueueHandler a = c.getAnnotation(QueueHandler.class);
       String queue = a.value();
+      handlerQueues.add(queue);
       int before = problems.size();
       Class<?> other = byQueue.putIfAbsent(queue, c);
       if (other != null) {
@@ -157,10 +167,10 @@ public class KvmqExtension implements Extension {
               + " can't be read by JSON-B: " + why);
         }
       }
-      WorkerOptions options = null;
+      QueueSettings settings = null;
       try {
-        options = options(a, config);
-      } catch (RuntimeException e) {
+        settings = QueueSettings.of(queue, a, config);
+      } catch (IllegalArgumentException e) {
         problems.add("KVMQ-004: handler " + c.getName() + " of queue \"" + queue + "\" has bad settings: "
             + e.getMessage());
       }
@@ -171,30 +181,68 @@ public class KvmqExtension implements Extension {
       if (problems.size() == before) {
         @SuppressWarnings("unchecked")
         Class<? extends JobHandler<?>> handlerClass = (Class<? extends JobHandler<?>>) c;
-        handlers.add(new HandlerSpec(queue, handlerClass, payload, options));
+        handlers.add(new HandlerSpec(queue, handlerClass, payload, settings));
       }
     }
     return problems;
   }
 
-  static WorkerOptions options(QueueHandler a, KvmqConfig config) {
-    String prefix = "kvmq.queue." + a.value() + ".";
-    int concurrency = wholeNumber(config, prefix + "concurrency", a.concurrency());
-    int prefetch = wholeNumber(config, prefix + "prefetch", a.prefetch());
-    Duration lease = config.duration(prefix + "lease", a.lease());
-    Duration renew = config.duration(prefix + "renew-every", a.renewEvery());
-    Duration poll = config.duration(prefix + "poll-every", a.pollEvery());
-    return new WorkerOptions(concurrency, lease, renew, poll, prefetch);
+  /**
+   * Checks the {@code kvmq.queue.*} keys that are set: each must end with a known setting
+   * (a misspelt {@code retires} would otherwise be ignored), and the settings of a queue
+   * without a handler here must be good (a handler's are checked with it). Call after
+   * {@link #check}.
+   *
+   * @return KVMQ-004 problems
+   */
+  List<String> checkQueueKeys(KvmqConfig config) {
+    List<String> problems = new ArrayList<>();
+    Set<String> queues = new TreeSet<>();
+    for (String key : config.keysStartingWith("kvmq.queue.")) {
+      String rest = key.substring("kvmq.queue.".length());
+      String setting = QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
+      if (setting == null) {
+        problems.add("KVMQ-004: configuration key " + key + " names no setting of a queue; they are "
+            + "kvmq.queue.NAME." + String.join(", .", QueueSettings.KEYS));
+      } else {
+        queues.add(rest.substring(0, rest.length() - setting.length() - 1));
+      }
+    }
+    for (String queue : queues) {
+      if (!handlerQueues.contains(queue)) {
+        try {
+          QueueSettings.of(queue, null, config);
+        } catch (IllegalArgumentException e) {
+          problems.add("KVMQ-004: queue \"" + queue + "\" has bad settings: " + e.getMessage());
+        }
+      }
+    }
+    return problems;
   }
 
-  private static int wholeNumber(KvmqConfig config, String key, int otherwise) {
-    return config.get(key).map(v -> {
-      try {
-        return Integer.parseInt(v.strip());
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(key + " is \"" + v + "\", not a whole number", e);
+  /**
+   * The settings of the queue of this name: its handler's here, else from configuration only
+   * (a queue this application pushes to but does not handle).
+   *
+   * @throws IllegalArgumentException if its configuration is bad
+   */
+  QueueSettings settings(String queue, KvmqConfig config) {
+    for (HandlerSpec h : handlers) {
+      if (h.queue().equals(queue)) {
+        return h.settings();
       }
-    }).orElse(otherwise);
+    }
+    return QueueSettings.of(queue, null, config);
+  }
+
+  /**
+   * True if this application has a handler for the queue of this name.
+   *
+   * @param queue the queue's name
+   * @return whether a worker runs for it here
+   */
+  boolean handles(String queue) {
+    return handlers.stream().anyMatch(h -> h.queue().equals(queue));
   }
 
   /** The S of {@code JobHandler<S>} as {@code c} implements it, or null if not concrete. */

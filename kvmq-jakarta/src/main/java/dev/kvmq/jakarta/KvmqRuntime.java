@@ -28,6 +28,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -79,12 +80,14 @@ public class KvmqRuntime {
   private final List<Worker<?>> workers = new ArrayList<>();
   private KvmqConfig config;
   private KvStore store;
-  private Jsonb jsonb;
+  private Jsonb jsonb; // refuses unknown properties (JsonbCodec.config())
+  private Jsonb lenientJsonb; // for queues that opted out
+  private final Set<String> warnedUnhandled = ConcurrentHashMap.newKeySet();
   private TransactionSynchronizationRegistry transactions;
   private boolean started;
   private boolean closed;
 
-  private record QueueEntry(Queue<?> queue, Type type) {}
+  private record QueueEntry(Queue<?> queue, Type type, QueueSettings settings) {}
 
   /** Made by CDI. */
   public KvmqRuntime() {}
@@ -150,12 +153,16 @@ public class KvmqRuntime {
         executor = openExecutor();
       }
       if (jsonb == null) {
-        jsonb = JsonbBuilder.create();
+        jsonb = JsonbBuilder.create(JsonbCodec.config());
+        lenientJsonb = JsonbBuilder.create();
       }
       transactions = lookupTransactions();
       store = switch (config.store()) {
         case "memory" -> new InMemoryKvStore();
-        case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        case "eclipsestore" -> {
+          config.chosenTemporaryDataDir(System::getProperty).ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w));
+          yield EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        }
         case "postgres" -> Postgres.open(config, threads);
         default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
             + "\"; use eclipsestore, memory or postgres");
@@ -240,17 +247,34 @@ public class KvmqRuntime {
     return pool;
   }
 
-  /** The queue of this name with a JSON-B codec for {@code type}; one per name. */
+  /**
+   * The queue of this name with a JSON-B codec for {@code type}; one per name.
+   *
+   * @throws IllegalArgumentException if the queue's configuration is bad
+   */
   synchronized Queue<?> queue(String name, Type type) {
     KvStore s = store();
-    QueueEntry e = queues.computeIfAbsent(name, n -> {
-      Queue<Object> q = Queue.builder(s, n, (Codec<Object>) new JsonbCodec<>(jsonb, type)).build();
-      activity(n);
+    QueueEntry e = queues.get(name);
+    if (e == null) {
+      QueueSettings settings = extension.settings(name, config);
+      Jsonb j = settings.ignoreUnknownProperties() ? lenientJsonb : jsonb;
+      Queue<Object> q = Queue.builder(s, name, (Codec<Object>) new JsonbCodec<>(j, type)).build();
+      activity(name);
       if (metrics != null) {
         metrics.register(q);
       }
-      return new QueueEntry(q, type);
-    });
+      e = new QueueEntry(q, type, settings);
+      queues.put(name, e);
+      if (!extension.handles(name)) {
+        try {
+          if (q.counts().queued() > 0) {
+            warnUnhandled(name);
+          }
+        } catch (RuntimeException ex) {
+          LOG.log(System.Logger.Level.DEBUG, "kvmq: could not count queue " + name, ex);
+        }
+      }
+    }
     if (!e.type().equals(type)) {
       throw new IllegalStateException("queue \"" + name + "\" holds " + e.type().getTypeName()
           + ", not " + type.getTypeName());
@@ -261,7 +285,39 @@ public class KvmqRuntime {
   <S> JobQueue<S> jobQueue(String name, Type type) {
     @SuppressWarnings("unchecked")
     Queue<S> q = (Queue<S>) queue(name, type);
-    return new JobQueue<>(q, transactions);
+    Runnable pushed = extension.handles(name) ? () -> {} : () -> warnUnhandled(name);
+    return new JobQueue<>(q, transactions, queues.get(name).settings().jobDefaults(), pushed);
+  }
+
+  /**
+   * Logs once per queue that it has jobs but no handler in this application: they wait until
+   * a handler for it runs, here or on another node of the same store.
+   */
+  private void warnUnhandled(String queue) {
+    if (warnedUnhandled.add(queue)) {
+      LOG.log(System.Logger.Level.WARNING, "kvmq: queue \"" + queue + "\" has jobs but no @QueueHandler for it "
+          + "runs in this application; they wait until one runs (here, or on another server of the same store)");
+    }
+  }
+
+  /**
+   * The queues opened here that have waiting or delayed jobs but no handler in this
+   * application, for the readiness check (a detail, not a failure: another node may handle
+   * them). Logs each once.
+   *
+   * @return their names, sorted
+   */
+  List<String> unhandledQueues() {
+    List<String> names = new ArrayList<>();
+    for (QueueEntry e : queues.values()) {
+      String name = e.queue().name();
+      if (!extension.handles(name) && e.queue().counts().queued() > 0) {
+        names.add(name);
+        warnUnhandled(name);
+      }
+    }
+    names.sort(null);
+    return names;
   }
 
   /** The queues opened so far (by handlers and injections). */
@@ -351,11 +407,13 @@ public class KvmqRuntime {
       ownPool = null;
     }
     executor = null;
-    if (jsonb != null) {
-      try {
-        jsonb.close();
-      } catch (Exception e) {
-        LOG.log(System.Logger.Level.DEBUG, "closing JSON-B failed", e);
+    for (Jsonb j : new Jsonb[] {jsonb, lenientJsonb}) {
+      if (j != null) {
+        try {
+          j.close();
+        } catch (Exception e) {
+          LOG.log(System.Logger.Level.DEBUG, "closing JSON-B failed", e);
+        }
       }
     }
     queues.clear();

@@ -1,5 +1,7 @@
 package dev.kvmq.jakarta;
 
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Stereotype;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -7,22 +9,34 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks a CDI bean that implements {@link dev.kvmq.JobHandler} as the handler of a queue.
- * The kvmq extension finds it at deployment, checks it, and runs a worker for it on the
- * container's {@code ManagedScheduledExecutorService} once the application has started.
+ * Marks a class that implements {@link dev.kvmq.JobHandler} as the handler of a queue.
+ * The kvmq extension finds it at deployment, checks it, and runs a worker for it once the
+ * application has started (see {@code docs/jakarta.md} for the threads).
  *
  * <pre>{@code
- * @ApplicationScoped
- * @QueueHandler(value = "emails", concurrency = 4)
+ * @QueueHandler(value = "emails", concurrency = 4, retries = 5, retryDelay = "PT2S", retryMultiplier = 2,
+ *     retryMaxDelay = "PT5M")
  * public class EmailHandler implements JobHandler<Email> {
  *   public void handle(Job<Email> job, JobContext<Email> context) { ... }
  * }
  * }</pre>
  *
- * <p>Each setting can be overridden by configuration: {@code kvmq.queue.<name>.concurrency},
- * {@code .prefetch}, {@code .lease}, {@code .renew-every}, {@code .poll-every}. Durations are ISO-8601
- * ({@code PT30S}).
+ * <p>It is a CDI stereotype with the default scope {@link ApplicationScoped}, so it makes its
+ * class a bean on its own (a bean-defining annotation, also in an archive with
+ * {@code bean-discovery-mode="annotated"}); a scope on the class takes precedence.
+ *
+ * <p>The worker's settings ({@link #concurrency()} to {@link #pollEvery()}) and the queue's
+ * default job options ({@link #priority()}, {@link #retries()} to {@link #retryJitter()}) can
+ * be overridden by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch},
+ * {@code .lease}, {@code .renew-every}, {@code .poll-every}, {@code .priority},
+ * {@code .retries}, {@code .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay},
+ * {@code .retry-jitter}, {@code .ignore-unknown-properties}. Durations are ISO-8601
+ * ({@code PT30S}). The default job options apply to pushes that give no options of their own
+ * ({@link JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start
+ * from.
  */
+@Stereotype
+@ApplicationScoped
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
@@ -73,4 +87,58 @@ public @interface QueueHandler {
    * @return an ISO-8601 duration (default {@code PT3S})
    */
   String pollEvery() default "PT3S";
+
+  /**
+   * The priority of a job pushed without options of its own; higher runs first.
+   *
+   * @return any finite number (default 0)
+   */
+  double priority() default 0;
+
+  /**
+   * How many times a failed attempt of a job pushed without options of its own is retried
+   * before it becomes a dead letter.
+   *
+   * @return 0 or more (default 0: no retries)
+   */
+  int retries() default 0;
+
+  /**
+   * The wait before the first retry.
+   *
+   * @return an ISO-8601 duration (default {@code PT0S})
+   */
+  String retryDelay() default "PT0S";
+
+  /**
+   * The factor by which the wait grows per further retry; 1 waits {@link #retryDelay()} before
+   * every retry.
+   *
+   * @return a finite number of at least 1 (default 1)
+   */
+  double retryMultiplier() default 1;
+
+  /**
+   * The longest wait before a retry; empty for no cap.
+   *
+   * @return an ISO-8601 duration, at least {@link #retryDelay()}, or empty (default)
+   */
+  String retryMaxDelay() default "";
+
+  /**
+   * The random fraction of each wait, from 0 to 1 (the wait is drawn from
+   * {@code [d * (1 - jitter), d]}).
+   *
+   * @return 0 to 1 (default 0)
+   */
+  double retryJitter() default 0;
+
+  /**
+   * Whether a state whose JSON has properties that its type does not have is read anyway,
+   * those properties dropped. By default such a state is refused with an error that names the
+   * property (a misspelt field must not become a default value).
+   *
+   * @return true to ignore unknown properties (default false)
+   */
+  boolean ignoreUnknownProperties() default false;
 }

@@ -48,6 +48,42 @@ class JsonbCodecTest {
     assertThat(back.get(0)).isInstanceOf(Order.class);
   }
 
+  public record Bill(String customer, long cents) {}
+
+  public static class Invoice {
+    public String number;
+    public long cents;
+  }
+
+  final Jsonb strict = JsonbBuilder.create(JsonbCodec.config());
+
+  @AfterEach
+  void closeStrict() throws Exception {
+    strict.close();
+  }
+
+  @Test
+  void anUnknownPropertyIsRefusedWithItsName() {
+    JsonbCodec<Bill> bills = new JsonbCodec<>(strict, Bill.class);
+    assertThatThrownBy(() -> bills.read("{\"customer\":\"ada\",\"amount\":1250}"))
+        .isInstanceOf(JsonbException.class)
+        .hasMessageStartingWith("the JSON does not fit " + Bill.class.getName() + ": ")
+        .hasMessageContaining("amount");
+    assertThatThrownBy(() -> bills.decode("{\"cents\":5,\"amount\":1}".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(JsonbException.class).hasMessageContaining("amount");
+    assertThat(bills.read("{\"customer\":\"ada\",\"cents\":1250}")).isEqualTo(new Bill("ada", 1250));
+
+    JsonbCodec<Invoice> invoices = new JsonbCodec<>(strict, Invoice.class);
+    assertThatThrownBy(() -> invoices.read("{\"number\":\"7\",\"amount\":1250}"))
+        .isInstanceOf(JsonbException.class).hasMessageContaining("amount");
+  }
+
+  @Test
+  void aQueueThatOptedOutDropsUnknownProperties() {
+    JsonbCodec<Bill> lenient = new JsonbCodec<>(jsonb, Bill.class); // JsonbBuilder.create(): JSON-B's default
+    assertThat(lenient.read("{\"customer\":\"ada\",\"cents\":7,\"note\":\"x\"}")).isEqualTo(new Bill("ada", 7));
+  }
+
   @Test
   void jsonThatDoesNotFitIsRefused() {
     JsonbCodec<Order> codec = new JsonbCodec<>(jsonb, Order.class);

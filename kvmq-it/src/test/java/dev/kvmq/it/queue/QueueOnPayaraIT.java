@@ -384,7 +384,7 @@ class QueueOnPayaraIT {
         String body = Wait.until("kvmq counters at " + metrics, () -> get(metrics),
                 b -> metric(b, "kvmq_jobs_completed_total", "flaky") >= completedBefore + 3);
         assertThat(metric(body, "kvmq_jobs_retried_total", "flaky")).as(body).isGreaterThanOrEqualTo(retriedBefore + 3);
-        assertThat(metric(body, "kvmq_handler_duration_seconds_count", "flaky")).as("handler timer in %s", body)
+        assertThat(metric(body, "kvmq_handler_duration_microseconds_count", "flaky")).as("handler timer in %s", body)
                 .isGreaterThanOrEqualTo(6);
         assertThat(body).as("queue depth gauges").containsPattern("kvmq_jobs\\{[^}]*queue=\"flaky\"[^}]*status=\"dead\"|"
                 + "kvmq_jobs\\{[^}]*status=\"dead\"[^}]*queue=\"flaky\"");
