@@ -7,6 +7,7 @@ import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
+import dev.kvmq.store.SubscriberRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -30,7 +31,6 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.eclipse.serializer.persistence.types.Storer;
 import org.eclipse.store.afs.nio.types.NioFileSystem;
@@ -113,7 +113,7 @@ public final class EclipseStoreKvStore implements KvStore {
   private final ArrayDeque<Page> roomy = new ArrayDeque<>();
   /** Pages changed by the group commit being applied; committer thread only. */
   private final List<Page> changedPages = new ArrayList<>();
-  private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
+  private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
 
   /** Commits waiting for the committer; guarded by itself, as are {@link #closed}. */
   private final ArrayDeque<Request> queue = new ArrayDeque<>();
@@ -656,7 +656,7 @@ public final class EclipseStoreKvStore implements KvStore {
       }
     }
     if (error == null) {
-      notifySubscribers(applied);
+      subscribers.notifyCommitted(applied);
     }
   }
 
@@ -870,38 +870,7 @@ public final class EclipseStoreKvStore implements KvStore {
     Objects.requireNonNull(prefix, "prefix");
     Objects.requireNonNull(listener, "listener");
     ensureUsable();
-    Sub sub = new Sub(prefix.encoded(), listener);
-    subscribers.add(sub);
-    return () -> subscribers.remove(sub);
-  }
-
-  private void notifySubscribers(List<AtomicOperation> applied) {
-    if (applied.isEmpty() || subscribers.isEmpty()) {
-      return;
-    }
-    for (Sub sub : subscribers) {
-      if (touches(applied, sub.prefix)) {
-        try {
-          sub.listener.run();
-        } catch (RuntimeException e) {
-          LOG.log(System.Logger.Level.WARNING, "change listener failed; ignored", e);
-        }
-      }
-    }
-  }
-
-  private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
-    for (AtomicOperation op : applied) {
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        if (m.key().encodedLength() >= prefix.length) {
-          byte[] k = m.key().encoded();
-          if (Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) {
-            return true;
-          }
-        }
-      }
-    }
-    return false;
+    return subscribers.subscribe(prefix, listener);
   }
 
   // ---- housekeeping, monitoring, close
@@ -1018,7 +987,7 @@ public final class EclipseStoreKvStore implements KvStore {
         interrupted = true;
       }
     }
-    subscribers.clear();
+    subscribers.close(); // the committer, which calls them, has ended
     RuntimeException error = null;
     lock.writeLock().lock();
     try {
@@ -1079,16 +1048,6 @@ public final class EclipseStoreKvStore implements KvStore {
 
     Request(List<AtomicOperation> ops) {
       this.ops = ops;
-    }
-  }
-
-  private static final class Sub {
-    final byte[] prefix;
-    final Runnable listener;
-
-    Sub(byte[] prefix, Runnable listener) {
-      this.prefix = prefix;
-      this.listener = listener;
     }
   }
 

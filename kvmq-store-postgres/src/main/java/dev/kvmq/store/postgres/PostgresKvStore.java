@@ -7,6 +7,7 @@ import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
+import dev.kvmq.store.SubscriberRegistry;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.sql.Array;
@@ -29,7 +30,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadFactory;
 import javax.sql.DataSource;
 
@@ -124,7 +124,7 @@ public final class PostgresKvStore implements KvStore {
   private final String nodeId = UUID.randomUUID().toString().substring(0, 8);
   private final Outage calls;
   private final Outage listening;
-  private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
+  private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
   private final Object schemaLock = new Object();
   private volatile boolean schemaReady;
   private volatile boolean closed;
@@ -156,18 +156,6 @@ public final class PostgresKvStore implements KvStore {
    */
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
-  }
-
-  /** A subscription; {@code closed} stops calls that have not started yet. */
-  private static final class Sub {
-    final byte[] prefix;
-    final Runnable listener;
-    volatile boolean closed;
-
-    Sub(byte[] prefix, Runnable listener) {
-      this.prefix = prefix;
-      this.listener = listener;
-    }
   }
 
   /** A unit of JDBC work on a borrowed connection. */
@@ -752,13 +740,9 @@ public final class PostgresKvStore implements KvStore {
     Objects.requireNonNull(prefix, "prefix");
     Objects.requireNonNull(listener, "listener");
     ensureOpen();
-    Sub sub = new Sub(prefix.encoded(), listener);
-    subscribers.add(sub);
+    Subscription sub = subscribers.subscribe(prefix, listener);
     startListener();
-    return () -> {
-      sub.closed = true;
-      subscribers.remove(sub);
-    };
+    return sub;
   }
 
   private synchronized void startListener() {
@@ -795,57 +779,15 @@ public final class PostgresKvStore implements KvStore {
       wakeAll();
       return;
     }
-    for (Sub sub : subscribers) {
-      // The written key starts with `announced`; it is under the subscription's prefix if
-      // `announced` starts with that prefix, and may be if the prefix starts with `announced`.
-      if (startsWith(announced, sub.prefix) || startsWith(sub.prefix, announced)) {
-        run(sub);
-      }
-    }
+    subscribers.notifyKeysStartingWith(announced);
   }
 
   private void wakeAll() {
-    for (Sub sub : subscribers) {
-      run(sub);
-    }
+    subscribers.notifyEveryone();
   }
 
   private void notifyLocal(List<AtomicOperation> applied) {
-    if (applied.isEmpty() || subscribers.isEmpty()) {
-      return;
-    }
-    for (Sub sub : subscribers) {
-      if (touches(applied, sub.prefix)) {
-        run(sub);
-      }
-    }
-  }
-
-  private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
-    for (AtomicOperation op : applied) {
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        if (startsWith(m.key().encoded(), prefix)) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  private static boolean startsWith(byte[] bytes, byte[] prefix) {
-    return bytes.length >= prefix.length
-        && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
-  }
-
-  private static void run(Sub sub) {
-    if (sub.closed) {
-      return;
-    }
-    try {
-      sub.listener.run();
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "change listener failed; ignored", e);
-    }
+    subscribers.notifyCommitted(applied);
   }
 
   // ---- health and lifecycle
@@ -888,7 +830,7 @@ public final class PostgresKvStore implements KvStore {
       listener = null;
     }
     notifier.close();
-    subscribers.clear();
+    subscribers.close(); // waits for listeners running on committing threads and the listener thread
     if (l != null) {
       l.stop();
     }
