@@ -155,7 +155,8 @@ public class KvmqRuntime {
       transactions = lookupTransactions();
       store = switch (config.store()) {
         case "memory" -> new InMemoryKvStore();
-        case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+        case "eclipsestore" -> EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability())
+            .threadFactory(threads).open();
         case "postgres" -> Postgres.open(config, threads);
         default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
             + "\"; use eclipsestore, memory or postgres");

@@ -31,6 +31,7 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.eclipse.serializer.persistence.types.Storer;
 import org.eclipse.store.afs.nio.types.NioFileSystem;
@@ -199,9 +200,32 @@ public final class EclipseStoreKvStore implements KvStore {
     }
     this.writer = w;
     this.storage = started;
-    this.committer = new Thread(this::runCommitter, "kvmq-eclipsestore-committer " + directory.getFileName());
-    this.committer.setDaemon(true);
-    this.committer.start();
+    Thread t;
+    try {
+      t = b.threadFactory != null ? b.threadFactory.newThread(this::runCommitter)
+          : daemonThread(this::runCommitter, "kvmq-eclipsestore-committer " + directory.getFileName());
+      if (t == null) {
+        throw new IllegalStateException("the thread factory made no committer thread for " + directory);
+      }
+      t.start();
+    } catch (RuntimeException | Error e) {
+      // nothing was committed: give the directory back
+      try {
+        started.shutdown();
+      } catch (RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      w.close();
+      directoryLock.close();
+      throw e;
+    }
+    this.committer = t;
+  }
+
+  private static Thread daemonThread(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
   }
 
   /**
@@ -1099,6 +1123,7 @@ public final class EclipseStoreKvStore implements KvStore {
     private long compactEveryBytes = 64L << 20;
     private Duration compactSlice = Duration.ofMillis(5);
     private int pageBytes = 2048;
+    private ThreadFactory threadFactory;
 
     private Builder(Path directory) {
       this.directory = directory;
@@ -1243,12 +1268,31 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Opens the store: locks the directory, starts EclipseStore, loads the keys and builds
-     * the index.
+     * Makes the store's committer thread (which also calls the change listeners), for
+     * containers that want their own (managed) threads: in a Jakarta EE server, pass the
+     * container's {@code ManagedThreadFactory}. The store asks it for one thread when it
+     * opens and uses the thread as it comes (name, daemon status and priority are the
+     * factory's). EclipseStore's own storage threads are not made by it.
+     *
+     * @param threadFactory the factory, or null for a daemon thread named
+     *     {@code kvmq-eclipsestore-committer <directory name>} (the default)
+     * @return this builder
+     */
+    public Builder threadFactory(ThreadFactory threadFactory) {
+      this.threadFactory = threadFactory;
+      return this;
+    }
+
+    /**
+     * Opens the store: locks the directory, starts EclipseStore, loads the keys, builds
+     * the index and starts the committer thread. If it fails, the directory is released
+     * again.
      *
      * @return the open store
      * @throws KvStoreException if the directory is in use by this or another JVM, is not a
      *     kvmq store, or can't be read
+     * @throws IllegalStateException if the {@linkplain #threadFactory thread factory} makes
+     *     no thread (returns null); what the factory throws is thrown as it is
      */
     public EclipseStoreKvStore open() {
       return new EclipseStoreKvStore(this);
