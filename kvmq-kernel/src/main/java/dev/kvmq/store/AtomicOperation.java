@@ -83,6 +83,8 @@ public final class AtomicOperation {
     /**
      * Checks the components.
      *
+     * @param key the checked key
+     * @param versionstamp the versionstamp it must carry, or {@link AtomicOperation#ABSENT}
      * @throws NullPointerException if {@code key} is null
      * @throws IllegalArgumentException if {@code versionstamp} is negative
      */

@@ -17,6 +17,8 @@ public record CommitResult(boolean ok, long versionstamp) {
   /**
    * Checks the components.
    *
+   * @param ok whether the commit applied
+   * @param versionstamp the commit's versionstamp if applied, else 0
    * @throws IllegalArgumentException if {@code ok} and {@code versionstamp < 1}, or not
    *     {@code ok} and {@code versionstamp != 0}
    */

@@ -280,6 +280,8 @@ public interface KvStore extends AutoCloseable {
       /**
        * Checks the parts.
        *
+       * @param prefix the parts the record key starts with
+       * @param dropped how many leading bytes of the index key's encoding the prefix replaces
        * @throws NullPointerException if {@code prefix} is null
        * @throws IllegalArgumentException if {@code dropped} is negative
        */
