@@ -21,9 +21,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,28 +34,18 @@ import org.junit.jupiter.api.Test;
  * commit that finished before its commit started; PostgresTwoNodesTest checks that on real
  * timings from two nodes).
  */
+@PostgresTest
 class PostgresVersionstampTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
   private PostgresKvStore store;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void open() {
-    schema = TestDatabase.freshSchemaName();
+  void open(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
     store = PostgresKvStore.builder(db.pool()).schema(schema).build();
     store.commit(AtomicOperation.builder().set(Key.of("init"), new byte[0]).build());
   }
@@ -64,7 +53,6 @@ class PostgresVersionstampTest {
   @AfterEach
   void close() {
     store.close();
-    db.dropSchema(schema);
   }
 
   @Test
@@ -200,7 +188,7 @@ class PostgresVersionstampTest {
     for (int i = 0; i < 200; i++) {
       shared.add(i % 2 == 0 ? small : sameKey); // one key in all: one lock
     }
-    assertThat(KeyLocks.lockGroups(shared)).singleElement().asList().hasSize(200);
+    assertThat(KeyLocks.lockGroups(shared)).singleElement(InstanceOfAssertFactories.LIST).hasSize(200);
   }
 
   /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
