@@ -594,12 +594,15 @@ public abstract class KvStoreContract {
       return;
     }
     AtomicInteger calls = new AtomicInteger();
-    try (KvStore.Subscription sub = store.subscribe(Key.of("w"), calls::incrementAndGet)) {
+    KvStore.Subscription sub = store.subscribe(Key.of("w"), calls::incrementAndGet);
+    try {
       set(Key.of("w", "job", 1L), "x");
       awaitAtLeast(calls, 1);
       int before = calls.get();
       set(Key.of("w", "job", 2L), "y");
       awaitAtLeast(calls, before + 1);
+    } finally {
+      sub.close();
     }
   }
 
@@ -613,10 +616,13 @@ public abstract class KvStoreContract {
     KvStore.Subscription sub = store.subscribe(Key.of("z"), closed::incrementAndGet);
     sub.close();
     sub.close();
-    try (KvStore.Subscription witness = store.subscribe(Key.of("z"), open::incrementAndGet)) {
+    KvStore.Subscription witness = store.subscribe(Key.of("z"), open::incrementAndGet);
+    try {
       set(Key.of("z", 1L), "x");
       awaitAtLeast(open, 1);
       assertThat(closed.get()).isZero();
+    } finally {
+      witness.close();
     }
   }
 
@@ -626,14 +632,17 @@ public abstract class KvStoreContract {
       return;
     }
     AtomicInteger calls = new AtomicInteger();
-    try (KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
-          calls.incrementAndGet();
-          throw new IllegalStateException("listener bug");
-        })) {
+    KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
+      calls.incrementAndGet();
+      throw new IllegalStateException("listener bug");
+    });
+    try {
       set(Key.of("f", 1L), "x");
       set(Key.of("f", 2L), "y");
       awaitAtLeast(calls, 1);
       assertThat(store.get(Key.of("f", 2L))).isPresent();
+    } finally {
+      bad.close();
     }
   }
 
@@ -648,8 +657,8 @@ public abstract class KvStoreContract {
     }
     AtomicInteger late = new AtomicInteger();
     AtomicInteger witnessed = new AtomicInteger();
-    try (KvStore.Subscription witness = store.subscribe(Key.of("race"), witnessed::incrementAndGet);
-        Committers committers = new Committers(Key.of("race"), 2)) {
+    KvStore.Subscription witness = store.subscribe(Key.of("race"), witnessed::incrementAndGet);
+    try (Committers committers = new Committers(Key.of("race"), 2)) {
       for (int round = 0; round < 20; round++) {
         AtomicBoolean closeReturned = new AtomicBoolean();
         AtomicInteger calls = new AtomicInteger();
@@ -666,6 +675,8 @@ public abstract class KvStoreContract {
         awaitAtLeast(witnessed, witnessed.get() + 4);
       }
       committers.assertNoFailure();
+    } finally {
+      witness.close();
     }
     assertThat(late.get()).as("listener calls that started after close() returned").isZero();
   }
@@ -794,7 +805,8 @@ public abstract class KvStoreContract {
     AtomicInteger calls = new AtomicInteger();
     AtomicInteger witnessed = new AtomicInteger();
     AtomicReference<KvStore.Subscription> self = new AtomicReference<>();
-    try (KvStore.Subscription witness = store.subscribe(Key.of("self"), witnessed::incrementAndGet)) {
+    KvStore.Subscription witness = store.subscribe(Key.of("self"), witnessed::incrementAndGet);
+    try {
       self.set(store.subscribe(Key.of("self"), () -> {
         calls.incrementAndGet();
         self.get().close();
@@ -805,6 +817,8 @@ public abstract class KvStoreContract {
       set(Key.of("self", 3L), "z");
       awaitAtLeast(witnessed, 3);
       assertThat(calls.get()).isEqualTo(1);
+    } finally {
+      witness.close();
     }
   }
 
@@ -850,10 +864,15 @@ public abstract class KvStoreContract {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
       stop.set(true);
       for (Thread t : threads) {
-        t.join(Duration.ofSeconds(10).toMillis());
+        try {
+          t.join(Duration.ofSeconds(10).toMillis());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new AssertionError("interrupted while stopping " + t.getName(), e);
+        }
         assertThat(t.isAlive()).as(t.getName() + " still running 10 s after being stopped").isFalse();
       }
     }

@@ -41,7 +41,8 @@ class EclipseStoreThreadFactoryTest {
       committer = made.get(0);
       assertThat(committer.getName()).isEqualTo("app-thread-0");
       assertThat(committer.isAlive()).isTrue();
-      try (KvStore.Subscription sub = store.subscribe(Key.of("k"), () -> listenerThread.set(Thread.currentThread()))) {
+      KvStore.Subscription sub = store.subscribe(Key.of("k"), () -> listenerThread.set(Thread.currentThread()));
+      try {
         assertThat(store.commit(AtomicOperation.builder()
             .set(Key.of("k", 1L), "v".getBytes(StandardCharsets.UTF_8)).build()).ok()).isTrue();
         // listeners run on the committer thread, after the commit; poll with a deadline
@@ -50,6 +51,8 @@ class EclipseStoreThreadFactoryTest {
           Thread.onSpinWait();
         }
         assertThat(listenerThread.get()).isSameAs(committer);
+      } finally {
+        sub.close();
       }
       assertThat(made).as("one thread for the store's lifetime").hasSize(1);
     }
@@ -59,6 +62,7 @@ class EclipseStoreThreadFactoryTest {
   @Test
   void withoutAFactoryTheCommitterIsADaemonNamedAfterTheDirectory() {
     try (EclipseStoreKvStore store = fast(dir.resolve("named")).open()) {
+      assertThat(store.directory().getFileName()).hasToString("named");
       Thread committer = Thread.getAllStackTraces().keySet().stream()
           .filter(t -> t.getName().equals("kvmq-eclipsestore-committer named"))
           .findFirst().orElseThrow();
