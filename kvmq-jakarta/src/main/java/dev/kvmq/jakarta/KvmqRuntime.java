@@ -161,7 +161,8 @@ public class KvmqRuntime {
         case "memory" -> new InMemoryKvStore();
         case "eclipsestore" -> {
           config.chosenTemporaryDataDir(System::getProperty).ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w));
-          yield EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability()).open();
+          yield EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability())
+              .threadFactory(threads).open();
         }
         case "postgres" -> Postgres.open(config, threads);
         default -> throw new IllegalStateException("kvmq.store is \"" + config.store()

@@ -8,7 +8,6 @@ import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -25,7 +24,7 @@ public final class InMemoryKvStore implements KvStore {
 
   private final NavigableMap<byte[], Stored> map = new TreeMap<>(Arrays::compareUnsigned);
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
+  private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
   private long versionstamp;
   private volatile boolean closed;
 
@@ -37,8 +36,6 @@ public final class InMemoryKvStore implements KvStore {
       return new KvEntry(key, value, versionstamp);
     }
   }
-
-  private record Sub(byte[] prefix, Runnable listener) {}
 
   @Override
   public Optional<KvEntry> get(Key key) {
@@ -147,7 +144,7 @@ public final class InMemoryKvStore implements KvStore {
     } finally {
       lock.writeLock().unlock();
     }
-    notifySubscribers(applied);
+    subscribers.notifyCommitted(applied);
     return Collections.unmodifiableList(results);
   }
 
@@ -161,9 +158,7 @@ public final class InMemoryKvStore implements KvStore {
     Objects.requireNonNull(prefix, "prefix");
     Objects.requireNonNull(listener, "listener");
     ensureOpen();
-    Sub sub = new Sub(prefix.encodedInternal(), listener);
-    subscribers.add(sub);
-    return () -> subscribers.remove(sub);
+    return subscribers.subscribe(prefix, listener);
   }
 
   @Override
@@ -172,10 +167,11 @@ public final class InMemoryKvStore implements KvStore {
     try {
       closed = true;
       map.clear();
-      subscribers.clear();
     } finally {
       lock.writeLock().unlock();
     }
+    // outside the lock: it waits for listeners running on committing threads
+    subscribers.close();
   }
 
   @Override
@@ -192,33 +188,6 @@ public final class InMemoryKvStore implements KvStore {
       }
     }
     return true;
-  }
-
-  private void notifySubscribers(List<AtomicOperation> applied) {
-    if (applied.isEmpty() || subscribers.isEmpty()) {
-      return;
-    }
-    for (Sub sub : subscribers) {
-      if (touches(applied, sub.prefix())) {
-        try {
-          sub.listener().run();
-        } catch (RuntimeException e) {
-          LOG.log(System.Logger.Level.WARNING, "change listener failed; ignored", e);
-        }
-      }
-    }
-  }
-
-  private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
-    for (AtomicOperation op : applied) {
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        byte[] k = m.key().encodedInternal();
-        if (k.length >= prefix.length && Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length)) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   private void ensureOpen() {

@@ -222,7 +222,9 @@ public interface KvStore extends AutoCloseable {
 
   /**
    * Closes the store and releases its resources (files, locks, connections). Calls after
-   * this one throw {@link IllegalStateException}; a second close does nothing.
+   * this one throw {@link IllegalStateException}; a second close does nothing. Every
+   * subscription is closed as {@link Subscription#close()} says: after this returns, no
+   * change listener is running or starts.
    *
    * @throws KvStoreException if releasing a resource fails
    */
@@ -312,8 +314,12 @@ public interface KvStore extends AutoCloseable {
   @FunctionalInterface
   interface Subscription extends AutoCloseable {
     /**
-     * Stops the notifications: after it returns, no new call of the listener starts (a call
-     * already under way on another thread may still finish). Calling it again does nothing.
+     * Stops the notifications: after it returns, no call of the listener is running or
+     * starts. A call running on another thread when it is called is waited for; a listener
+     * that closes its own subscription from within its call does not wait for itself. If
+     * the closing thread is interrupted while it waits, it returns at once with the
+     * interrupt status set, and that call may still be running. Calling it again does
+     * nothing. ({@link SubscriberRegistry} implements this for stores.)
      */
     @Override
     void close();

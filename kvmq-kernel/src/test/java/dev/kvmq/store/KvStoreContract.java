@@ -18,6 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -593,12 +594,15 @@ public abstract class KvStoreContract {
       return;
     }
     AtomicInteger calls = new AtomicInteger();
-    try (KvStore.Subscription sub = store.subscribe(Key.of("w"), calls::incrementAndGet)) {
+    KvStore.Subscription sub = store.subscribe(Key.of("w"), calls::incrementAndGet);
+    try {
       set(Key.of("w", "job", 1L), "x");
       awaitAtLeast(calls, 1);
       int before = calls.get();
       set(Key.of("w", "job", 2L), "y");
       awaitAtLeast(calls, before + 1);
+    } finally {
+      sub.close();
     }
   }
 
@@ -612,10 +616,13 @@ public abstract class KvStoreContract {
     KvStore.Subscription sub = store.subscribe(Key.of("z"), closed::incrementAndGet);
     sub.close();
     sub.close();
-    try (KvStore.Subscription witness = store.subscribe(Key.of("z"), open::incrementAndGet)) {
+    KvStore.Subscription witness = store.subscribe(Key.of("z"), open::incrementAndGet);
+    try {
       set(Key.of("z", 1L), "x");
       awaitAtLeast(open, 1);
       assertThat(closed.get()).isZero();
+    } finally {
+      witness.close();
     }
   }
 
@@ -625,14 +632,249 @@ public abstract class KvStoreContract {
       return;
     }
     AtomicInteger calls = new AtomicInteger();
-    try (KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
-          calls.incrementAndGet();
-          throw new IllegalStateException("listener bug");
-        })) {
+    KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
+      calls.incrementAndGet();
+      throw new IllegalStateException("listener bug");
+    });
+    try {
       set(Key.of("f", 1L), "x");
       set(Key.of("f", 2L), "y");
       awaitAtLeast(calls, 1);
       assertThat(store.get(Key.of("f", 2L))).isPresent();
+    } finally {
+      bad.close();
+    }
+  }
+
+  /**
+   * Two threads commit under the prefix without pause while subscriptions come and go: once
+   * a subscription's close has returned, its listener never starts again.
+   */
+  @Test
+  void noListenerCallStartsAfterTheSubscriptionsCloseReturns() throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    AtomicInteger late = new AtomicInteger();
+    AtomicInteger witnessed = new AtomicInteger();
+    KvStore.Subscription witness = store.subscribe(Key.of("race"), witnessed::incrementAndGet);
+    try (Committers committers = new Committers(Key.of("race"), 2)) {
+      for (int round = 0; round < 20; round++) {
+        AtomicBoolean closeReturned = new AtomicBoolean();
+        AtomicInteger calls = new AtomicInteger();
+        KvStore.Subscription sub = store.subscribe(Key.of("race"), () -> {
+          if (closeReturned.get()) {
+            late.incrementAndGet();
+          }
+          calls.incrementAndGet();
+        });
+        awaitAtLeast(calls, 1);
+        sub.close();
+        closeReturned.set(true);
+        // commits made after the close reach the witness: the closed listener had its chance
+        awaitAtLeast(witnessed, witnessed.get() + 4);
+      }
+      committers.assertNoFailure();
+    } finally {
+      witness.close();
+    }
+    assertThat(late.get()).as("listener calls that started after close() returned").isZero();
+  }
+
+  /**
+   * Commits run on two threads while the store closes: once the store's close has returned,
+   * no listener starts again.
+   */
+  @Test
+  void noListenerCallStartsAfterTheStoresCloseReturns() throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    AtomicBoolean closeReturned = new AtomicBoolean();
+    AtomicInteger late = new AtomicInteger();
+    AtomicInteger calls = new AtomicInteger();
+    store.subscribe(Key.of("race"), () -> {
+      if (closeReturned.get()) {
+        late.incrementAndGet();
+      }
+      calls.incrementAndGet();
+    });
+    try (Committers committers = new Committers(Key.of("race"), 2)) {
+      awaitAtLeast(calls, 3);
+      store.close();
+      closeReturned.set(true);
+      committers.awaitStopped();
+    }
+    assertThat(late.get()).as("listener calls that started after the store's close() returned").isZero();
+  }
+
+  /**
+   * A listener runs (held on a latch) when its subscription is closed on another thread:
+   * close waits until the call has returned.
+   */
+  @Test
+  void closingASubscriptionWaitsForItsRunningCall() throws Exception {
+    assertCloseWaitsForARunningCall(false);
+  }
+
+  /** The same for the store's close: it returns only after a running listener has. */
+  @Test
+  void closingTheStoreWaitsForARunningListener() throws Exception {
+    assertCloseWaitsForARunningCall(true);
+  }
+
+  private void assertCloseWaitsForARunningCall(boolean closeStore) throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean callEnded = new AtomicBoolean();
+    AtomicBoolean once = new AtomicBoolean();
+    KvStore.Subscription sub = store.subscribe(Key.of("held"), () -> {
+      if (!once.compareAndSet(false, true)) {
+        return;
+      }
+      entered.countDown();
+      try {
+        if (!release.await(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("the test did not release the listener");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      callEnded.set(true);
+    });
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<?> commit = threads.submit(() -> {
+        try {
+          set(Key.of("held", 1L), "x");
+        } catch (IllegalStateException closedMeanwhile) {
+          // a store whose commit waits for its listeners may be closed before it returns
+        }
+      });
+      assertThat(entered.await(10, TimeUnit.SECONDS)).as("the listener was called").isTrue();
+      AtomicBoolean closeReturned = new AtomicBoolean();
+      AtomicBoolean endedBeforeCloseReturned = new AtomicBoolean();
+      AtomicReference<Thread> closer = new AtomicReference<>();
+      Future<?> closing = threads.submit(() -> {
+        closer.set(Thread.currentThread());
+        if (closeStore) {
+          store.close();
+        } else {
+          sub.close();
+        }
+        endedBeforeCloseReturned.set(callEnded.get());
+        closeReturned.set(true);
+      });
+      // wait until the closer blocks (or, wrongly, returns)
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (!closeReturned.get() && !isBlocked(closer.get())) {
+        if (System.nanoTime() > deadline) {
+          throw new AssertionError("the closing thread neither returned nor blocked");
+        }
+        Thread.onSpinWait();
+      }
+      assertThat(closeReturned.get()).as("close() returned while the listener was running").isFalse();
+      release.countDown();
+      closing.get(10, TimeUnit.SECONDS);
+      commit.get(10, TimeUnit.SECONDS);
+      assertThat(endedBeforeCloseReturned.get()).as("the running call had ended when close() returned").isTrue();
+    } finally {
+      release.countDown();
+      threads.shutdownNow();
+      assertThat(threads.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  private static boolean isBlocked(Thread t) {
+    if (t == null) {
+      return false;
+    }
+    Thread.State state = t.getState();
+    return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING || state == Thread.State.BLOCKED;
+  }
+
+  /** A listener closes its own subscription from within its call: that close does not wait for itself. */
+  @Test
+  void aListenerMayCloseItsOwnSubscription() throws Exception {
+    if (!store.notifiesChanges()) {
+      return;
+    }
+    AtomicInteger calls = new AtomicInteger();
+    AtomicInteger witnessed = new AtomicInteger();
+    AtomicReference<KvStore.Subscription> self = new AtomicReference<>();
+    KvStore.Subscription witness = store.subscribe(Key.of("self"), witnessed::incrementAndGet);
+    try {
+      self.set(store.subscribe(Key.of("self"), () -> {
+        calls.incrementAndGet();
+        self.get().close();
+      }));
+      set(Key.of("self", 1L), "x");
+      awaitAtLeast(calls, 1);
+      set(Key.of("self", 2L), "y");
+      set(Key.of("self", 3L), "z");
+      awaitAtLeast(witnessed, 3);
+      assertThat(calls.get()).isEqualTo(1);
+    } finally {
+      witness.close();
+    }
+  }
+
+  /** Threads that commit under a prefix until closed, or until the store refuses them. */
+  private final class Committers implements AutoCloseable {
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final List<Thread> threads = new ArrayList<>();
+    private final List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+
+    Committers(Key prefix, int count) {
+      for (int t = 0; t < count; t++) {
+        long id = t;
+        Thread thread = new Thread(() -> {
+          long i = 0;
+          while (!stop.get()) {
+            try {
+              store.commit(AtomicOperation.builder().set(prefix.append(id, i++ % 16), bytes("v")).build());
+            } catch (IllegalStateException closed) {
+              return;
+            } catch (RuntimeException | Error e) {
+              failures.add(e);
+              return;
+            }
+          }
+        }, "contract-committer-" + t);
+        thread.setDaemon(true);
+        threads.add(thread);
+        thread.start();
+      }
+    }
+
+    void assertNoFailure() {
+      assertThat(failures).isEmpty();
+    }
+
+    /** Waits for the threads to end by themselves (the store closed under them). */
+    void awaitStopped() throws InterruptedException {
+      for (Thread t : threads) {
+        t.join(Duration.ofSeconds(10).toMillis());
+        assertThat(t.isAlive()).as(t.getName() + " still running 10 s after the store closed").isFalse();
+      }
+      assertNoFailure();
+    }
+
+    @Override
+    public void close() {
+      stop.set(true);
+      for (Thread t : threads) {
+        try {
+          t.join(Duration.ofSeconds(10).toMillis());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new AssertionError("interrupted while stopping " + t.getName(), e);
+        }
+        assertThat(t.isAlive()).as(t.getName() + " still running 10 s after being stopped").isFalse();
+      }
     }
   }
 

@@ -25,6 +25,7 @@ class DirectoryLockRegressionTest {
   @Test
   void aFailedSecondOpenInTheSameJvmKeepsOtherProcessesOut() throws Exception {
     try (EclipseStoreKvStore store = EclipseStoreKvStore.open(dir)) {
+      assertThat(store.directory()).isEqualTo(dir.toAbsolutePath());
       assertThatThrownBy(() -> EclipseStoreKvStore.open(dir)).isInstanceOf(KvStoreException.class);
       assertThatThrownBy(() -> EclipseStoreKvStore.open(dir.resolve(".").resolve("../" + dir.getFileName())))
           .isInstanceOf(KvStoreException.class).hasMessageContaining("already open in this JVM");

@@ -296,17 +296,20 @@ class EclipseStoreKvStoreBehaviourTest {
   void aListenerThatCommitsIsRefusedInsteadOfDeadlocking() throws Exception {
     try (EclipseStoreKvStore store = fast(dir)) {
       java.util.concurrent.CompletableFuture<Throwable> seen = new java.util.concurrent.CompletableFuture<>();
-      try (KvStore.Subscription sub = store.subscribe(Key.of("w"), () -> {
-            try {
-              store.commit(AtomicOperation.builder().set(Key.of("x"), bytes("v")).build());
-              seen.complete(null);
-            } catch (RuntimeException e) {
-              seen.complete(e);
-            }
-          })) {
+      KvStore.Subscription sub = store.subscribe(Key.of("w"), () -> {
+        try {
+          store.commit(AtomicOperation.builder().set(Key.of("x"), bytes("v")).build());
+          seen.complete(null);
+        } catch (RuntimeException e) {
+          seen.complete(e);
+        }
+      });
+      try {
         store.commit(AtomicOperation.builder().set(Key.of("w", 1L), bytes("v")).build());
         assertThat(seen.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
             .hasMessageContaining("change listener must not commit");
+      } finally {
+        sub.close();
       }
       assertThat(store.get(Key.of("x"))).isEmpty();
     }

@@ -1,5 +1,6 @@
 package dev.kvmq.store.eclipsestore;
 
+import dev.kvmq.store.Key;
 import dev.kvmq.store.KvStoreException;
 import java.nio.file.Path;
 
@@ -18,6 +19,7 @@ public final class OpenProbe {
    */
   public static void main(String[] args) {
     try (EclipseStoreKvStore store = EclipseStoreKvStore.open(Path.of(args[0]))) {
+      store.get(Key.of("probe")); // the store works, not only its lock
       System.out.println("OPENED");
     } catch (KvStoreException e) {
       System.out.println("REFUSED: " + e.getMessage());

@@ -7,29 +7,21 @@ import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
+import dev.kvmq.store.SubscriberRegistry;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Types;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.HexFormat;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadFactory;
 import javax.sql.DataSource;
 
@@ -62,7 +54,7 @@ import javax.sql.DataSource;
  * every commit's versionstamp is greater than that of every commit that finished before it
  * started. Reads are single statements (one snapshot each) and take no lock.
  * {@link #commitAll} runs its batch in one transaction and one flush, or, when the batch
- * touches more than {@value #MAX_KEY_LOCKS} keys, in consecutive transactions of up to that
+ * touches more than {@value KeyLocks#MAX_KEY_LOCKS} keys, in consecutive transactions of up to that
  * many keys each (an operation is never split), so that a big group commit does not lock the
  * whole store.
  *
@@ -90,52 +82,50 @@ import javax.sql.DataSource;
  * fresh connection. An outage is logged once when it starts and once when it ends (to the
  * {@code System.Logger} named after this class); {@link #isHealthy()} reports it.
  *
- * <p>Thread-safe.
+ * <p>Thread-safe. Inside, one package-private class per concern: {@code Transactions} (the
+ * commit path), {@code ClaimTransaction} (the claim path), {@code KeyLocks} (which advisory
+ * locks a batch takes), {@code SchemaSetup} (schema and migration), {@code Tables} (names and
+ * SQL), {@code Jdbc} (plumbing), {@code Notifier} and {@code ChangeListener} (NOTIFY and
+ * LISTEN); change subscribers are kept by a {@link dev.kvmq.store.SubscriberRegistry}. This
+ * class holds no lock while it calls the database; its monitor guards only the listener's
+ * start and stop, and a schema monitor makes one thread prepare the schema.
  */
 public final class PostgresKvStore implements KvStore {
 
   private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
 
-  /** Written keys are announced by their first this-many parts. */
-  private static final int NOTIFY_PARTS = 3;
   /** Above this many distinct announced prefixes, one commit notifies everyone instead. */
   private static final int MAX_NOTIFY_PAYLOADS = 16;
   private static final String EVERYONE = "*";
   private static final HexFormat HEX = HexFormat.of();
   /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
   private static final String DEADLOCK = "40P01";
-  /**
-   * A batch that checks or writes more keys than this locks the whole store instead. Below
-   * PostgreSQL's default {@code max_locks_per_transaction} (64), so that commits from every
-   * connection at once still fit in its shared lock table.
-   */
-  static final int MAX_KEY_LOCKS = 48;
   /** How often a call that was a deadlock's victim is run again. */
   private static final int DEADLOCK_RETRIES = 3;
-  /** The first key of the advisory lock that guards schema creation: "kvmq". */
-  private static final int SCHEMA_LOCK = 0x6b766d71;
 
   private final DataSource dataSource;
   private final DataSource listenerDataSource;
   private final Tables tables;
-  private final boolean createSchema;
+  private final SchemaSetup schemaSetup;
   private final ThreadFactory threadFactory;
   /** Marks this store's own notifications, which it has already delivered locally. */
   private final String nodeId = UUID.randomUUID().toString().substring(0, 8);
   private final Outage calls;
   private final Outage listening;
-  private final List<Sub> subscribers = new CopyOnWriteArrayList<>();
+  private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
   private final Object schemaLock = new Object();
   private volatile boolean schemaReady;
   private volatile boolean closed;
   private ChangeListener listener; // guarded by this
   private final Notifier notifier;
+  private final Transactions transactions;
+  private final ClaimTransaction claims;
 
   private PostgresKvStore(Builder b) {
     this.dataSource = b.dataSource;
     this.listenerDataSource = b.listenerDataSource != null ? b.listenerDataSource : b.dataSource;
     this.tables = new Tables(b.schema, b.tablePrefix);
-    this.createSchema = b.createSchema;
+    this.schemaSetup = new SchemaSetup(tables, b.createSchema);
     this.threadFactory = b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-listener");
     this.calls = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId + ")");
     this.listening = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId
@@ -143,6 +133,8 @@ public final class PostgresKvStore implements KvStore {
     ThreadFactory notifierThreads = b.threadFactory != null ? b.threadFactory
         : r -> daemonThread(r, "kvmq-postgres-notifier");
     this.notifier = new Notifier(b.dataSource, tables, notifierThreads, nodeId, EVERYONE, MAX_NOTIFY_PAYLOADS);
+    this.transactions = new Transactions(tables, notifier, subscribers);
+    this.claims = new ClaimTransaction(tables, transactions);
   }
 
   /**
@@ -156,32 +148,6 @@ public final class PostgresKvStore implements KvStore {
    */
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
-  }
-
-  /** A subscription; {@code closed} stops calls that have not started yet. */
-  private static final class Sub {
-    final byte[] prefix;
-    final Runnable listener;
-    volatile boolean closed;
-
-    Sub(byte[] prefix, Runnable listener) {
-      this.prefix = prefix;
-      this.listener = listener;
-    }
-  }
-
-  /** A unit of JDBC work on a borrowed connection. */
-  @FunctionalInterface
-  private interface Work<T> {
-    T run(Connection c, Attempt attempt) throws SQLException;
-  }
-
-  /**
-   * What one attempt reached: a connection failure after {@code commitSent} may have
-   * committed (an error PostgreSQL reports means it did not).
-   */
-  private static final class Attempt {
-    boolean commitSent;
   }
 
   // ---- reads
@@ -200,7 +166,7 @@ public final class PostgresKvStore implements KvStore {
       try (PreparedStatement ps = c.prepareStatement(tables.get)) {
         ps.setBytes(1, key.encoded());
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? Optional.of(entry(rs)) : Optional.empty();
+          return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
         }
       }
     });
@@ -221,7 +187,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> readKeys(c, keys));
+    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys));
     List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
     for (Key k : keys) {
       result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
@@ -255,7 +221,7 @@ public final class PostgresKvStore implements KvStore {
         ps.setLong(3, limit);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            result.add(entry(rs));
+            result.add(Jdbc.entry(rs));
           }
         }
       }
@@ -308,7 +274,7 @@ public final class PostgresKvStore implements KvStore {
    * {@inheritDoc}
    *
    * <p>Here a batch is one transaction (the locks of its keys, one call of the commit
-   * function, one flush at commit) as long as it touches at most {@value #MAX_KEY_LOCKS}
+   * function, one flush at commit) as long as it touches at most {@value KeyLocks#MAX_KEY_LOCKS}
    * keys. A bigger batch is cut, in order and between operations, into consecutive
    * transactions of at most that many keys each: one big transaction would have to lock the
    * whole store, and make every other commit wait for it (a worker's group commit of 25 or
@@ -334,219 +300,21 @@ public final class PostgresKvStore implements KvStore {
     String what = operations.size() == 1 ? "commit " + operations.get(0)
         : "commitAll of " + operations.size() + " operations";
     if (!writes) {
-      return call(what, (c, a) -> checkOnly(c, operations));
+      return call(what, (c, a) -> transactions.checkOnly(c, operations));
     }
-    List<List<AtomicOperation>> parts = lockGroups(operations);
+    List<List<AtomicOperation>> parts = KeyLocks.lockGroups(operations);
     if (parts.size() == 1) {
-      Batch batch = call(what, (c, a) -> write(c, a, operations));
-      notifyLocal(batch.applied);
-      return batch.results;
+      Transactions.Batch batch = call(what, (c, a) -> transactions.write(c, a, operations));
+      notifyLocal(batch.applied());
+      return batch.results();
     }
     List<CommitResult> results = new ArrayList<>(operations.size());
     for (List<AtomicOperation> part : parts) {
-      Batch batch = call(what + " (part of " + part.size() + ")", (c, a) -> write(c, a, part));
-      notifyLocal(batch.applied);
-      results.addAll(batch.results);
+      Transactions.Batch batch = call(what + " (part of " + part.size() + ")", (c, a) -> transactions.write(c, a, part));
+      notifyLocal(batch.applied());
+      results.addAll(batch.results());
     }
     return Collections.unmodifiableList(results);
-  }
-
-  /**
-   * Cuts a batch, in order and between operations, into groups that each lock at most
-   * {@link #MAX_KEY_LOCKS} distinct keys (by lock hash); an operation that alone locks more
-   * is a group of its own.
-   */
-  static List<List<AtomicOperation>> lockGroups(List<AtomicOperation> operations) {
-    List<List<AtomicOperation>> groups = new ArrayList<>();
-    List<AtomicOperation> group = new ArrayList<>();
-    Set<Integer> locked = new HashSet<>();
-    for (AtomicOperation op : operations) {
-      Set<Integer> own = new HashSet<>();
-      for (AtomicOperation.Check check : op.checks()) {
-        own.add(lockHash(check.key().encoded()));
-      }
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        own.add(lockHash(m.key().encoded()));
-      }
-      Set<Integer> union = new HashSet<>(locked);
-      union.addAll(own);
-      if (!group.isEmpty() && union.size() > MAX_KEY_LOCKS) {
-        groups.add(group);
-        group = new ArrayList<>();
-        union = own;
-      }
-      group.add(op);
-      locked = union;
-    }
-    groups.add(group);
-    return groups;
-  }
-
-  /** Operations without mutations: one statement reads the checked keys and the latest versionstamp. */
-  private List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations)
-      throws SQLException {
-    Map<ByteBuffer, Long> current = new HashMap<>();
-    long latest;
-    try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
-      ps.setArray(1, byteaArray(c, checkedKeys(operations)));
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw missingCounterRow();
-        }
-        latest = rs.getLong(1);
-        do {
-          byte[] k = rs.getBytes(2);
-          if (k != null) {
-            current.put(ByteBuffer.wrap(k), rs.getLong(3));
-          }
-        } while (rs.next());
-      }
-    }
-    List<CommitResult> results = new ArrayList<>(operations.size());
-    for (AtomicOperation op : operations) {
-      results.add(checksHold(op, current)
-          ? CommitResult.committed(Math.max(1, latest)) : CommitResult.checkFailed());
-    }
-    return Collections.unmodifiableList(results);
-  }
-
-  private record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
-
-  /**
-   * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the
-   * keys, checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key
-   * locks are held from the function's first statement to the end of the {@code COMMIT}.
-   */
-  private Batch write(Connection c, Attempt attempt, List<AtomicOperation> operations)
-      throws SQLException {
-    c.setAutoCommit(false);
-    try {
-      return applyAndCommit(c, attempt, operations);
-    } catch (SQLException | RuntimeException e) {
-      failedInTransaction(c, attempt, operations, e);
-      throw e;
-    } finally {
-      resetAutoCommit(c);
-    }
-  }
-
-  /** After a failure inside a transaction: roll back, and wake subscribers if it may have committed. */
-  private void failedInTransaction(Connection c, Attempt attempt, List<AtomicOperation> operations, Exception e) {
-    rollbackQuietly(c);
-    if (operations != null && mayHaveCommitted(attempt, e)) {
-      // It may have committed: a spurious wake-up is allowed, a missed one is not.
-      notifyLocal(operations);
-      notifier.send(announced(operations));
-    }
-  }
-
-  /**
-   * Inside an open transaction: calls the commit function for {@code operations} and
-   * commits, in one round trip: the {@code COMMIT} goes in the same message as the call
-   * ({@link Tables#commitAndEnd}). If the call fails, PostgreSQL skips the {@code COMMIT} and
-   * the transaction is rolled back; only a connection failure leaves the outcome unknown.
-   */
-  private Batch applyAndCommit(Connection c, Attempt attempt, List<AtomicOperation> operations)
-      throws SQLException {
-    List<Integer> checkOp = new ArrayList<>();
-    List<byte[]> checkKey = new ArrayList<>();
-    List<Long> checkVs = new ArrayList<>();
-    List<Integer> mutOp = new ArrayList<>();
-    List<byte[]> mutKey = new ArrayList<>();
-    List<byte[]> mutValue = new ArrayList<>();
-    for (int i = 0; i < operations.size(); i++) {
-      AtomicOperation op = operations.get(i);
-      for (AtomicOperation.Check check : op.checks()) {
-        checkOp.add(i + 1);
-        checkKey.add(check.key().encoded());
-        checkVs.add(check.versionstamp());
-      }
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        mutOp.add(i + 1);
-        mutKey.add(m.key().encoded());
-        mutValue.add(m.isDelete() ? null : m.value());
-      }
-    }
-    Integer[] locks = lockKeys(checkKey, mutKey);
-    Long[] outcomes;
-    attempt.commitSent = true;
-    try (PreparedStatement ps = c.prepareStatement(tables.commitAndEnd)) {
-      ps.setInt(1, operations.size());
-      ps.setInt(2, tables.lockSpace);
-      if (locks == null) {
-        ps.setNull(3, Types.ARRAY);
-      } else {
-        ps.setArray(3, c.createArrayOf("int4", locks));
-      }
-      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
-      ps.setString(10, tables.channel);
-      ps.setArray(11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
-      ps.execute();
-      try (ResultSet rs = ps.getResultSet()) {
-        rs.next();
-        outcomes = (Long[]) rs.getArray(1).getArray();
-      }
-    }
-    if (outcomes.length != operations.size()) {
-      throw new IllegalStateException("the commit function returned " + outcomes.length
-          + " outcomes for " + operations.size() + " operations. Indicates a bug.");
-    }
-    List<CommitResult> results = new ArrayList<>(operations.size());
-    List<AtomicOperation> applied = new ArrayList<>();
-    for (int i = 0; i < outcomes.length; i++) {
-      long vs = outcomes[i];
-      results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
-      if (vs > 0 && !operations.get(i).isReadOnly()) {
-        applied.add(operations.get(i));
-      }
-    }
-    notifier.send(announced(applied));
-    return new Batch(Collections.unmodifiableList(results), applied);
-  }
-
-  /**
-   * The advisory locks a batch takes, one per key it checks or writes: a 32-bit hash of the
-   * key (never 0, which stands for the whole store), sorted and distinct, so that every
-   * commit takes its locks in one order and commits can't deadlock on them. Two keys with
-   * one hash share a lock: they wait for each other, nothing worse. A batch with more than
-   * {@link #MAX_KEY_LOCKS} keys gets null: it locks the whole store instead, so that big
-   * batches don't exhaust PostgreSQL's shared lock table. Every node must hash alike: this is part
-   * of schema version 2.
-   */
-  static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {
-    int[] hashes = new int[checked.size() + written.size()];
-    int n = 0;
-    for (byte[] k : checked) {
-      hashes[n++] = lockHash(k);
-    }
-    for (byte[] k : written) {
-      hashes[n++] = lockHash(k);
-    }
-    int[] distinct = Arrays.stream(hashes).sorted().distinct().toArray();
-    if (distinct.length > MAX_KEY_LOCKS) {
-      return null;
-    }
-    Integer[] boxed = new Integer[distinct.length];
-    for (int i = 0; i < distinct.length; i++) {
-      boxed[i] = distinct[i];
-    }
-    return boxed;
-  }
-
-  /** FNV-1a over the key's bytes, folded to 32 bits; 0 is kept for the store-wide lock. */
-  static int lockHash(byte[] key) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : key) {
-      h ^= b & 0xff;
-      h *= 0x100000001b3L;
-    }
-    int folded = (int) (h ^ (h >>> 32));
-    return folded == 0 ? 1 : folded;
   }
 
   // ---- claims
@@ -586,142 +354,9 @@ public final class PostgresKvStore implements KvStore {
       List<AtomicOperation> ops = Objects.requireNonNull(planner.plan(List.of(), List.of()), "planned operations");
       return ops.isEmpty() ? List.of() : commitAll(ops);
     }
-    Batch batch = call("claim from " + range, (c, a) -> claimIn(c, a, range, limit, planner));
-    notifyLocal(batch.applied);
-    return batch.results;
-  }
-
-  private Batch claimIn(Connection c, Attempt attempt, KeyRange range, int limit, ClaimPlanner planner)
-      throws SQLException {
-    c.setAutoCommit(false);
-    List<AtomicOperation> ops = null;
-    try {
-      List<KvEntry> index = new ArrayList<>(Math.min(limit, 64));
-      // the records read with the index rows, by the planner's rule; null where not
-      List<Joined> joined = new ArrayList<>(Math.min(limit, 64));
-      Optional<ClaimPlanner.RecordKeyRule> rule = planner.recordKeyRule();
-      try (PreparedStatement ps = c.prepareStatement(rule.isPresent() ? tables.lockFirstWithRecords : tables.lockFirst)) {
-        ps.setBytes(1, range.lowerBound());
-        ps.setBytes(2, range.upperBound());
-        ps.setLong(3, limit);
-        if (rule.isPresent()) {
-          ps.setBytes(4, rule.get().prefix().encoded());
-          ps.setInt(5, rule.get().dropped() + 1); // SQL counts bytes from 1
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            index.add(entry(rs));
-            byte[] recordKey = rule.isPresent() ? rs.getBytes(4) : null;
-            joined.add(recordKey == null ? null : new Joined(recordKey, rs.getBytes(5), rs.getLong(6)));
-          }
-        }
-      }
-      List<Optional<KvEntry>> records = index.isEmpty() ? List.of() : records(c, planner, index, joined);
-      ops = List.copyOf(Objects.requireNonNull(
-          planner.plan(Collections.unmodifiableList(index), records), "planned operations"));
-      if (ops.isEmpty()) {
-        c.rollback();
-        return new Batch(List.of(), List.of());
-      }
-      return applyAndCommit(c, attempt, ops);
-    } catch (SQLException | RuntimeException e) {
-      failedInTransaction(c, attempt, ops, e);
-      throw e;
-    } finally {
-      resetAutoCommit(c);
-    }
-  }
-
-  /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */
-  private Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
-    Map<ByteBuffer, KvEntry> rows = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
-      ps.setArray(1, byteaArray(c, keys));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          KvEntry e = entry(rs);
-          rows.put(ByteBuffer.wrap(e.key().encoded()), e);
-        }
-      }
-    }
-    return rows;
-  }
-
-  /** A record read with an index row: its key's bytes, value and versionstamp. */
-  private record Joined(byte[] key, byte[] value, long versionstamp) {}
-
-  /**
-   * The record of each index entry: the one read with it where its key is the planner's
-   * record key, the others read in one more statement (none if the planner's rule holds).
-   */
-  private List<Optional<KvEntry>> records(Connection c, ClaimPlanner planner, List<KvEntry> index,
-      List<Joined> joined) throws SQLException {
-    List<Key> recordKeys = ClaimPlanner.recordKeys(planner, index);
-    List<Optional<KvEntry>> records = new ArrayList<>(recordKeys.size());
-    List<Key> missing = new ArrayList<>();
-    for (int i = 0; i < recordKeys.size(); i++) {
-      Joined j = joined.get(i);
-      if (j != null && Arrays.equals(j.key, recordKeys.get(i).encoded())) {
-        records.add(Optional.of(new KvEntry(recordKeys.get(i), j.value, j.versionstamp)));
-      } else {
-        records.add(null);
-        missing.add(recordKeys.get(i));
-      }
-    }
-    if (!missing.isEmpty()) {
-      Map<ByteBuffer, KvEntry> found = readKeys(c, missing);
-      for (int i = 0; i < records.size(); i++) {
-        if (records.get(i) == null) {
-          records.set(i, Optional.ofNullable(found.get(ByteBuffer.wrap(recordKeys.get(i).encoded()))));
-        }
-      }
-    }
-    return Collections.unmodifiableList(records);
-  }
-
-  /**
-   * What a batch announces to other nodes: the first parts of every key written (by
-   * operations whose checks fail too: a spurious wake-up is allowed), in hex.
-   */
-  private static Set<String> announced(List<AtomicOperation> operations) {
-    Set<String> prefixes = new LinkedHashSet<>();
-    for (AtomicOperation op : operations) {
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
-      }
-    }
-    return prefixes;
-  }
-
-  private static byte[] announcedPrefix(Key key) {
-    if (key.size() <= NOTIFY_PARTS) {
-      return key.encoded();
-    }
-    Object[] parts = new Object[NOTIFY_PARTS];
-    for (int i = 0; i < NOTIFY_PARTS; i++) {
-      parts[i] = key.get(i);
-    }
-    return Key.of(parts).encoded();
-  }
-
-  private static boolean checksHold(AtomicOperation op, Map<ByteBuffer, Long> current) {
-    for (AtomicOperation.Check check : op.checks()) {
-      long actual = current.getOrDefault(ByteBuffer.wrap(check.key().encoded()), AtomicOperation.ABSENT);
-      if (actual != check.versionstamp()) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static List<Key> checkedKeys(List<AtomicOperation> operations) {
-    Set<Key> keys = new LinkedHashSet<>();
-    for (AtomicOperation op : operations) {
-      for (AtomicOperation.Check check : op.checks()) {
-        keys.add(check.key());
-      }
-    }
-    return new ArrayList<>(keys);
+    Transactions.Batch batch = call("claim from " + range, (c, a) -> claims.claim(c, a, range, limit, planner));
+    notifyLocal(batch.applied());
+    return batch.results();
   }
 
   // ---- notification
@@ -752,13 +387,9 @@ public final class PostgresKvStore implements KvStore {
     Objects.requireNonNull(prefix, "prefix");
     Objects.requireNonNull(listener, "listener");
     ensureOpen();
-    Sub sub = new Sub(prefix.encoded(), listener);
-    subscribers.add(sub);
+    Subscription sub = subscribers.subscribe(prefix, listener);
     startListener();
-    return () -> {
-      sub.closed = true;
-      subscribers.remove(sub);
-    };
+    return sub;
   }
 
   private synchronized void startListener() {
@@ -795,57 +426,15 @@ public final class PostgresKvStore implements KvStore {
       wakeAll();
       return;
     }
-    for (Sub sub : subscribers) {
-      // The written key starts with `announced`; it is under the subscription's prefix if
-      // `announced` starts with that prefix, and may be if the prefix starts with `announced`.
-      if (startsWith(announced, sub.prefix) || startsWith(sub.prefix, announced)) {
-        run(sub);
-      }
-    }
+    subscribers.notifyKeysStartingWith(announced);
   }
 
   private void wakeAll() {
-    for (Sub sub : subscribers) {
-      run(sub);
-    }
+    subscribers.notifyEveryone();
   }
 
   private void notifyLocal(List<AtomicOperation> applied) {
-    if (applied.isEmpty() || subscribers.isEmpty()) {
-      return;
-    }
-    for (Sub sub : subscribers) {
-      if (touches(applied, sub.prefix)) {
-        run(sub);
-      }
-    }
-  }
-
-  private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
-    for (AtomicOperation op : applied) {
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        if (startsWith(m.key().encoded(), prefix)) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  private static boolean startsWith(byte[] bytes, byte[] prefix) {
-    return bytes.length >= prefix.length
-        && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
-  }
-
-  private static void run(Sub sub) {
-    if (sub.closed) {
-      return;
-    }
-    try {
-      sub.listener.run();
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "change listener failed; ignored", e);
-    }
+    subscribers.notifyCommitted(applied);
   }
 
   // ---- health and lifecycle
@@ -888,7 +477,7 @@ public final class PostgresKvStore implements KvStore {
       listener = null;
     }
     notifier.close();
-    subscribers.clear();
+    subscribers.close(); // waits for listeners running on committing threads and the listener thread
     if (l != null) {
       l.stop();
     }
@@ -911,7 +500,7 @@ public final class PostgresKvStore implements KvStore {
 
   // ---- plumbing
 
-  private <T> T call(String what, Work<T> work) {
+  private <T> T call(String what, Jdbc.Work<T> work) {
     ensureOpen();
     ensureSchema();
     return attempt(what, work);
@@ -924,7 +513,7 @@ public final class PostgresKvStore implements KvStore {
    * this transaction as a deadlock's victim (it was rolled back, so nothing was applied; see
    * {@link #claim} for how a claim and a delete can deadlock).
    */
-  private <T> T attempt(String what, Work<T> work) {
+  private <T> T attempt(String what, Jdbc.Work<T> work) {
     boolean staleRetried = false;
     for (int deadlocks = 0; ; ) {
       Connection c;
@@ -933,13 +522,13 @@ public final class PostgresKvStore implements KvStore {
       } catch (SQLException e) {
         throw failure(what, "can't get a connection", e);
       }
-      Attempt attempt = new Attempt();
+      Jdbc.Attempt attempt = new Jdbc.Attempt();
       try {
         T result = work.run(c, attempt);
         calls.succeeded();
         return result;
       } catch (SQLException e) {
-        if (!staleRetried && !attempt.commitSent && isConnectionFailure(e)) {
+        if (!staleRetried && !attempt.commitSent && Jdbc.isConnectionFailure(e)) {
           staleRetried = true;
           LOG.log(Level.DEBUG, () -> this + ": " + what + " failed on a stale connection; retrying once", e);
           continue;
@@ -950,20 +539,11 @@ public final class PostgresKvStore implements KvStore {
           LOG.log(Level.DEBUG, () -> this + ": " + what + " was a deadlock's victim; retrying", e);
           continue;
         }
-        throw failure(what, mayHaveCommitted(attempt, e) ? "the commit's outcome is unknown" : null, e);
+        throw failure(what, Jdbc.mayHaveCommitted(attempt, e) ? "the commit's outcome is unknown" : null, e);
       } finally {
-        closeQuietly(c);
+        Jdbc.closeQuietly(c);
       }
     }
-  }
-
-  /**
-   * Whether a failed attempt may have committed: only if its {@code COMMIT} was sent and the
-   * failure is not an error PostgreSQL reported (after which it skips the {@code COMMIT}).
-   */
-  private static boolean mayHaveCommitted(Attempt attempt, Exception e) {
-    return attempt.commitSent
-        && (!(e instanceof SQLException s) || s.getSQLState() == null || isConnectionFailure(s));
   }
 
   private KvStoreException failure(String what, String note, SQLException e) {
@@ -971,20 +551,6 @@ public final class PostgresKvStore implements KvStore {
     return new KvStoreException(this + ": " + what + " failed"
         + (note == null ? "" : " (" + note + ")") + ": " + e.getMessage()
         + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]"), e);
-  }
-
-  /** Connection classes (08), and the server shutting down or starting (57P01-57P03). */
-  static boolean isConnectionFailure(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s && s.getSQLState() != null) {
-        String state = s.getSQLState();
-        if (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
-            || state.equals("57P03")) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   private void ensureSchema() {
@@ -996,169 +562,10 @@ public final class PostgresKvStore implements KvStore {
         return;
       }
       attempt("preparing the schema", (c, a) -> {
-        prepareSchema(c);
+        schemaSetup.prepare(c);
         return null;
       });
       schemaReady = true;
-    }
-  }
-
-  /**
-   * Checks the installed schema version; creates the schema first if it is missing (or
-   * upgrades it if it is older) and the builder allows. An installed current schema is left
-   * alone: no DDL, no lock, so that nodes that may not own the tables start too, and a
-   * running cluster sees no DDL at every start.
-   */
-  private void prepareSchema(Connection c) throws SQLException {
-    SQLException missing = null;
-    Integer version;
-    if (!c.getAutoCommit()) {
-      c.setAutoCommit(true);
-    }
-    try {
-      version = installedVersion(c);
-    } catch (SQLException e) {
-      if (!"42P01".equals(e.getSQLState()) && !"3F000".equals(e.getSQLState())) {
-        throw e;
-      }
-      missing = e;
-      version = null;
-    }
-    if ((version == null || version < Tables.SCHEMA_VERSION) && createSchema) {
-      version = createSchema(c);
-    }
-    if (version == null) {
-      String why = missing != null ? missing.getMessage().replaceAll("\\s+", " ").strip()
-          : tables.schemaVersion + " is empty";
-      throw new SQLException("the kvmq tables do not exist or have no schema version (" + why
-          + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
-          + " the store with createSchema(true)", missing != null ? missing.getSQLState() : "55000", missing);
-    }
-    if (version > Tables.SCHEMA_VERSION) {
-      throw new SQLException("the kvmq tables have schema version " + version + ", but this"
-          + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION + ": upgrade kvmq", "55000");
-    }
-    if (version < Tables.SCHEMA_VERSION) {
-      throw new SQLException("the kvmq tables have schema version " + version + ", older than this"
-          + " kvmq-store-postgres's " + Tables.SCHEMA_VERSION + ": run " + Tables.SCHEMA_RESOURCE
-          + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
-          + " older version first), or build the store with createSchema(true)", "55000");
-    }
-  }
-
-  /** The installed schema version, or null if the version table is empty. */
-  private Integer installedVersion(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.readVersion)) {
-      rs.next();
-      return (Integer) rs.getObject(1);
-    }
-  }
-
-  /**
-   * Runs the schema file (which also upgrades version 1) under a session-level advisory lock,
-   * so that nodes starting together create it once; returns the installed version. The lock is taken before the DDL's
-   * transaction begins, because a transaction that starts before another node's DDL commits
-   * can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and the
-   * version is read again under the lock, so that the nodes that waited run no DDL.
-   */
-  private Integer createSchema(Connection c) throws SQLException {
-    try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {
-      lock.setInt(1, SCHEMA_LOCK);
-      lock.setString(2, tables.describe());
-      lock.executeQuery().close();
-    }
-    try {
-      Integer version;
-      try {
-        version = installedVersion(c);
-      } catch (SQLException e) {
-        if (!"42P01".equals(e.getSQLState()) && !"3F000".equals(e.getSQLState())) {
-          throw e;
-        }
-        version = null;
-      }
-      if (version != null && version >= Tables.SCHEMA_VERSION) {
-        return version;
-      }
-      c.setAutoCommit(false);
-      try {
-        try (Statement s = c.createStatement()) {
-          if (tables.schema != null) {
-            s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
-          }
-          for (String sql : tables.schemaStatements()) {
-            s.execute(sql);
-          }
-        }
-        version = installedVersion(c);
-        c.commit();
-        return version;
-      } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(c);
-        throw e;
-      } finally {
-        resetAutoCommit(c);
-      }
-    } finally {
-      try (PreparedStatement unlock = c.prepareStatement("SELECT pg_advisory_unlock(?, hashtext(?))")) {
-        unlock.setInt(1, SCHEMA_LOCK);
-        unlock.setString(2, tables.describe());
-        unlock.executeQuery().close();
-      } catch (SQLException e) {
-        // The connection is broken, and its session lock went with it.
-        LOG.log(Level.DEBUG, "releasing the schema lock failed", e);
-      }
-    }
-  }
-
-  private static SQLException missingCounterRow() {
-    return new SQLException("the kvmq versionstamp sequence returned no row:"
-        + " the schema was altered by hand", "55000");
-  }
-
-  private static KvEntry entry(ResultSet rs) throws SQLException {
-    byte[] key = rs.getBytes(1);
-    try {
-      return new KvEntry(Key.decode(key), rs.getBytes(2), rs.getLong(3));
-    } catch (IllegalArgumentException e) {
-      throw new SQLException("a row of the kv table is not a valid kvmq entry (written by hand?): "
-          + e.getMessage(), "XX001", e);
-    }
-  }
-
-  private static Array byteaArray(Connection c, List<Key> keys) throws SQLException {
-    byte[][] encoded = new byte[keys.size()][];
-    for (int i = 0; i < encoded.length; i++) {
-      encoded[i] = keys.get(i).encoded();
-    }
-    return c.createArrayOf("bytea", encoded);
-  }
-
-  private static void rollbackQuietly(Connection c) {
-    try {
-      if (!c.isClosed() && !c.getAutoCommit()) {
-        c.rollback();
-      }
-    } catch (SQLException e) {
-      LOG.log(Level.DEBUG, "rollback after a failure failed too", e);
-    }
-  }
-
-  private static void resetAutoCommit(Connection c) {
-    try {
-      if (!c.isClosed()) {
-        c.setAutoCommit(true);
-      }
-    } catch (SQLException e) {
-      LOG.log(Level.DEBUG, "resetting autocommit failed", e);
-    }
-  }
-
-  private static void closeQuietly(Connection c) {
-    try {
-      c.close();
-    } catch (SQLException e) {
-      LOG.log(Level.DEBUG, "closing a connection failed", e);
     }
   }
 

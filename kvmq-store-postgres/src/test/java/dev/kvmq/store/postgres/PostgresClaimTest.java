@@ -29,9 +29,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -41,31 +39,21 @@ import org.junit.jupiter.api.Test;
  * skips only the rows another claim holds, and a claim that deadlocks with a writer is
  * retried instead of failing.
  */
+@PostgresTest
 class PostgresClaimTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static final KeyRange INDEX = KeyRange.prefix(Key.of("idx"));
 
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
   private PostgresKvStore a;
   private PostgresKvStore b;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void openTwoNodes() {
-    schema = TestDatabase.freshSchemaName();
+  void openTwoNodes(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
     a = PostgresKvStore.builder(db.pool()).schema(schema).build();
     b = PostgresKvStore.builder(db.pool()).schema(schema).build();
   }
@@ -74,7 +62,6 @@ class PostgresClaimTest {
   void closeNodes() {
     a.close();
     b.close();
-    db.dropSchema(schema);
   }
 
   /** Index ["idx", n] points at ["rec", n]; each claim marks the record and drops the entry. */

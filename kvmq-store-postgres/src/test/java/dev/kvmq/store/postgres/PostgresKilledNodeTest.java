@@ -11,7 +11,6 @@ import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,8 +19,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,27 +27,17 @@ import org.junit.jupiter.api.io.TempDir;
  * commits as fast as it can: the database rolls back whatever it had open, the other node
  * keeps committing, reclaims the job when its lease expires, and runs it to completion.
  */
+@PostgresTest
 class PostgresKilledNodeTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  private static TestDatabase db;
-
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
+  private TestDatabase db;
 
   @Test
-  void aKilledNodesJobIsReclaimedAndCompletedByTheOtherNode(@TempDir Path dir) throws Exception {
-    String schema = TestDatabase.freshSchemaName();
+  void aKilledNodesJobIsReclaimedAndCompletedByTheOtherNode(TestSchema fresh, @TempDir Path dir) throws Exception {
+    db = fresh.db();
+    String schema = fresh.name();
     Path output = dir.resolve("child.out");
     ScheduledExecutorService executor = Executors.newScheduledThreadPool(3);
     Process child = null;
@@ -59,9 +46,9 @@ class PostgresKilledNodeTest {
       store.count(KeyRange.all()); // create the schema before the child starts
 
       child = startChild(schema, output);
-      awaitLine(child, output, "READY");
+      ChildJvm.awaitLine(child, output, "READY", WAIT);
       queue.push("victim");
-      String running = awaitLine(child, output, "RUNNING victim");
+      String running = ChildJvm.awaitLine(child, output, "RUNNING victim", WAIT);
       long childToken = Long.parseLong(running.substring(running.lastIndexOf(' ') + 1));
 
       child.destroyForcibly();
@@ -86,43 +73,10 @@ class PostgresKilledNodeTest {
         child.destroyForcibly();
       }
       executor.shutdownNow();
-      db.dropSchema(schema);
     }
   }
 
-  private static Process startChild(String schema, Path output) throws IOException {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    return new ProcessBuilder(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        KilledNodeMain.class.getName(), db.jdbcUrl(), schema))
-        .redirectErrorStream(true)
-        .redirectOutput(output.toFile())
-        .start();
-  }
-
-  /** Polls the child's output for a line starting with {@code prefix}; fails if it dies. */
-  private static String awaitLine(Process child, Path output, String prefix) throws IOException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    Object monitor = new Object();
-    while (true) {
-      for (String line : Files.readAllLines(output)) {
-        if (line.startsWith(prefix)) {
-          return line;
-        }
-      }
-      if (!child.isAlive()) {
-        throw new AssertionError("the child died (exit " + child.exitValue() + "): " + Files.readString(output));
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("the child did not print '" + prefix + "' in " + WAIT + ": " + Files.readString(output));
-      }
-      synchronized (monitor) {
-        try {
-          monitor.wait(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new AssertionError("interrupted", e);
-        }
-      }
-    }
+  private Process startChild(String schema, Path output) throws IOException {
+    return ChildJvm.start(output, List.of("-Xmx256m"), KilledNodeMain.class, db.jdbcUrl(), schema);
   }
 }

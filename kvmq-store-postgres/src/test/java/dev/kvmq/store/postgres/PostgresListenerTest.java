@@ -11,40 +11,22 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The LISTEN side: its own DataSource and thread factory, its failures, its shutdown. */
+@PostgresTest
 class PostgresListenerTest {
 
   private static final Duration WAIT = Duration.ofSeconds(20);
 
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void freshSchema() {
-    schema = TestDatabase.freshSchemaName();
-  }
-
-  @AfterEach
-  void dropSchema() {
-    db.dropSchema(schema);
+  void freshSchema(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
   }
 
   @Test

@@ -17,8 +17,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,54 +25,38 @@ import org.junit.jupiter.api.Test;
  * operations, several operations on one key in one batch) give exactly the same results,
  * versionstamps included, and leave exactly the same entries.
  */
+@PostgresTest
 class PostgresModelTest {
 
-  private static TestDatabase db;
-
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @Test
-  void commitAllBehavesLikeTheInMemoryModel() {
-    String schema = TestDatabase.freshSchemaName();
+  void commitAllBehavesLikeTheInMemoryModel(TestSchema fresh) {
+    TestDatabase db = fresh.db();
+    String schema = fresh.name();
     AtomicInteger applied = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
-    try {
-      Seeds.forEach("commitAll against the model", 25, 1000, random -> {
-        String prefix = "m" + Math.abs(random.nextInt(1_000_000));
-        try (KvStore model = new InMemoryKvStore();
-            KvStore store = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix(prefix).build()) {
-          for (int step = 0; step < 25; step++) {
-            List<AtomicOperation> batch = new ArrayList<>();
-            int size = 1 + random.nextInt(5);
-            for (int i = 0; i < size; i++) {
-              batch.add(randomOperation(random, model));
-            }
-            List<CommitResult> expected = model.commitAll(batch);
-            List<CommitResult> actual = store.commitAll(batch);
-            assertThat(actual).as("step %d: %s", step, batch).isEqualTo(expected);
-            actual.forEach(r -> (r.ok() ? applied : refused).incrementAndGet());
-            assertSameEntries(model, store);
+    Seeds.forEach("commitAll against the model", 25, 1000, random -> {
+      String prefix = "m" + Math.abs(random.nextInt(1_000_000));
+      try (KvStore model = new InMemoryKvStore();
+          KvStore store = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix(prefix).build()) {
+        for (int step = 0; step < 25; step++) {
+          List<AtomicOperation> batch = new ArrayList<>();
+          int size = 1 + random.nextInt(5);
+          for (int i = 0; i < size; i++) {
+            batch.add(randomOperation(random, model));
           }
-          KeyRange all = KeyRange.prefix(Key.of("m"));
-          assertThat(keys(store.list(all, 3, true))).isEqualTo(keys(model.list(all, 3, true)));
-          assertThat(store.count(all)).isEqualTo(model.count(all));
+          List<CommitResult> expected = model.commitAll(batch);
+          List<CommitResult> actual = store.commitAll(batch);
+          assertThat(actual).as("step %d: %s", step, batch).isEqualTo(expected);
+          actual.forEach(r -> (r.ok() ? applied : refused).incrementAndGet());
+          assertSameEntries(model, store);
         }
-      });
-      assertThat(applied.get()).as("operations applied").isGreaterThan(100);
-      assertThat(refused.get()).as("operations refused by a check").isGreaterThan(100);
-    } finally {
-      db.dropSchema(schema);
-    }
+        KeyRange all = KeyRange.prefix(Key.of("m"));
+        assertThat(keys(store.list(all, 3, true))).isEqualTo(keys(model.list(all, 3, true)));
+        assertThat(store.count(all)).isEqualTo(model.count(all));
+      }
+    });
+    assertThat(applied.get()).as("operations applied").isGreaterThan(100);
+    assertThat(refused.get()).as("operations refused by a check").isGreaterThan(100);
   }
 
   private static AtomicOperation randomOperation(SplittableRandom random, KvStore model) {

@@ -3,8 +3,6 @@ package dev.kvmq.store.postgres;
 import dev.kvmq.QueueModelContract;
 import dev.kvmq.SimulationContract;
 import dev.kvmq.store.KvStore;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.TestInstance;
 
@@ -13,24 +11,17 @@ import org.junit.jupiter.api.TestInstance;
  * deterministic simulation against a real PostgreSQL, each run in a fresh schema. Fewer
  * seeds than on the in-memory store: every commit is a database round trip.
  */
+@PostgresTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PostgresQueueContractsTest {
 
-  private static TestDatabase db;
+  private final TestDatabase db;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
+  PostgresQueueContractsTest(TestDatabase db) {
+    this.db = db;
   }
 
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
-  static KvStore fresh() {
+  KvStore fresh() {
     return PostgresKvStore.builder(db.pool()).schema(TestDatabase.freshSchemaName()).build();
   }
 

@@ -16,9 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,34 +25,24 @@ import org.junit.jupiter.api.Test;
  * both drain jobs pushed from both, each job once, and an idle worker is woken by a push on
  * the other node (its poll interval is far too long to find the job in time by polling).
  */
+@PostgresTest
 class PostgresQueueTwoNodesTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
   /** So long that only a notification can wake an idle worker within the test. */
   private static final Duration NO_POLLING = Duration.ofMinutes(10);
 
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
   private PostgresKvStore a;
   private PostgresKvStore b;
   private final List<ScheduledExecutorService> executors = new ArrayList<>();
   private final List<Worker<String>> workers = new ArrayList<>();
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void openTwoNodes() {
-    schema = TestDatabase.freshSchemaName();
+  void openTwoNodes(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
     a = PostgresKvStore.builder(db.pool()).schema(schema).build();
     b = PostgresKvStore.builder(db.pool()).schema(schema).build();
   }
@@ -67,7 +55,6 @@ class PostgresQueueTwoNodesTest {
     executors.forEach(ScheduledExecutorService::shutdownNow);
     a.close();
     b.close();
-    db.dropSchema(schema);
   }
 
   @Test

@@ -12,38 +12,20 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The schema: created on first use, or from the shipped SQL file; checked either way. */
+@PostgresTest
 class PostgresSchemaTest {
 
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void freshSchema() {
-    schema = TestDatabase.freshSchemaName();
-  }
-
-  @AfterEach
-  void dropSchema() {
-    db.dropSchema(schema);
+  void freshSchema(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
   }
 
   @Test

@@ -21,8 +21,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,29 +37,19 @@ import org.junit.jupiter.api.io.TempDir;
  * job), that each completion carried the fencing token of the job's latest claim, that the
  * killed node's leases were taken over with greater tokens, and that nothing is left.
  */
+@PostgresTest
 class PostgresTenThousandJobsKillTest {
 
   private static final int JOBS_PER_NODE = 5_000;
   private static final int JOBS = 2 * JOBS_PER_NODE;
   private static final Duration WAIT = Duration.ofSeconds(90);
 
-  private static TestDatabase db;
-
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
+  private TestDatabase db;
 
   @Test
-  void tenThousandJobsFromTwoNodesAllCompleteOnceWhenOneNodeIsKilled(@TempDir Path dir) throws Exception {
-    String schema = TestDatabase.freshSchemaName();
+  void tenThousandJobsFromTwoNodesAllCompleteOnceWhenOneNodeIsKilled(TestSchema fresh, @TempDir Path dir) throws Exception {
+    db = fresh.db();
+    String schema = fresh.name();
     Process victim = null;
     Process survivor = null;
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
@@ -70,8 +58,8 @@ class PostgresTenThousandJobsKillTest {
       Path stall = dir.resolve("stall");
       victim = startNode(schema, "victim", dir.resolve("victim.out"), stall.toString());
       survivor = startNode(schema, "survivor", dir.resolve("survivor.out"), "-");
-      awaitLine(victim, dir.resolve("victim.out"), "PUSHED");
-      awaitLine(survivor, dir.resolve("survivor.out"), "PUSHED");
+      ChildJvm.awaitLine(victim, dir.resolve("victim.out"), "PUSHED", WAIT);
+      ChildJvm.awaitLine(survivor, dir.resolve("survivor.out"), "PUSHED", WAIT);
 
       TestDatabase.await("a third of the jobs done", WAIT, () -> store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS / 3);
       Files.createFile(stall);
@@ -136,7 +124,6 @@ class PostgresTenThousandJobsKillTest {
           p.waitFor(30, TimeUnit.SECONDS);
         }
       }
-      db.dropSchema(schema);
     }
   }
 
@@ -160,40 +147,8 @@ class PostgresTenThousandJobsKillTest {
     return new String(e.value(), StandardCharsets.UTF_8);
   }
 
-  private static Process startNode(String schema, String name, Path output, String stall) throws IOException {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    return new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-cp", System.getProperty("java.class.path"),
-        QueueNodeMain.class.getName(), db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE), stall))
-        .redirectErrorStream(true)
-        .redirectOutput(output.toFile())
-        .start();
-  }
-
-  /** Polls the node's output for a line starting with {@code prefix}; fails if it dies. */
-  private static String awaitLine(Process node, Path output, String prefix) throws IOException {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    Object monitor = new Object();
-    while (true) {
-      for (String line : Files.readAllLines(output)) {
-        if (line.startsWith(prefix)) {
-          return line;
-        }
-      }
-      if (!node.isAlive()) {
-        throw new AssertionError("the node died (exit " + node.exitValue() + "): " + Files.readString(output));
-      }
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("the node did not print '" + prefix + "' in " + WAIT + ": " + Files.readString(output));
-      }
-      synchronized (monitor) {
-        try {
-          monitor.wait(20);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new AssertionError("interrupted", e);
-        }
-      }
-    }
+  private Process startNode(String schema, String name, Path output, String stall) throws IOException {
+    return ChildJvm.start(output, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+        QueueNodeMain.class, db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE), stall);
   }
 }

@@ -21,9 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,30 +29,20 @@ import org.junit.jupiter.api.Test;
  * Two {@link PostgresKvStore} instances on one database stand for two nodes: what one
  * commits, the other sees, hears of, and orders after.
  */
+@PostgresTest
 class PostgresTwoNodesTest {
 
   private static final Duration WAIT = Duration.ofSeconds(10);
 
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
   private PostgresKvStore a;
   private PostgresKvStore b;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void openTwoNodes() {
-    schema = TestDatabase.freshSchemaName();
+  void openTwoNodes(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
     a = PostgresKvStore.builder(db.pool()).schema(schema).build();
     b = PostgresKvStore.builder(db.pool()).schema(schema).build();
   }
@@ -63,7 +51,6 @@ class PostgresTwoNodesTest {
   void closeNodes() {
     a.close();
     b.close();
-    db.dropSchema(schema);
   }
 
   @Test

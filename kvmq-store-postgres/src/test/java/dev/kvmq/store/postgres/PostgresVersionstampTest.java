@@ -21,9 +21,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
+import org.assertj.core.api.InstanceOfAssertFactories;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -35,28 +34,18 @@ import org.junit.jupiter.api.Test;
  * commit that finished before its commit started; PostgresTwoNodesTest checks that on real
  * timings from two nodes).
  */
+@PostgresTest
 class PostgresVersionstampTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
-  private static TestDatabase db;
+  private TestDatabase db;
   private String schema;
   private PostgresKvStore store;
 
-  @BeforeAll
-  static void startDatabase() {
-    db = TestDatabase.start();
-  }
-
-  @AfterAll
-  static void stopDatabase() throws Exception {
-    if (db != null) {
-      db.close();
-    }
-  }
-
   @BeforeEach
-  void open() {
-    schema = TestDatabase.freshSchemaName();
+  void open(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
     store = PostgresKvStore.builder(db.pool()).schema(schema).build();
     store.commit(AtomicOperation.builder().set(Key.of("init"), new byte[0]).build());
   }
@@ -64,7 +53,6 @@ class PostgresVersionstampTest {
   @AfterEach
   void close() {
     store.close();
-    db.dropSchema(schema);
   }
 
   @Test
@@ -97,18 +85,18 @@ class PostgresVersionstampTest {
   @Test
   void lockKeysAreSortedDistinctNeverTheStoreLockAndNoneForHugeBatches() {
     List<byte[]> keys = new ArrayList<>();
-    for (int i = 0; i < PostgresKvStore.MAX_KEY_LOCKS; i++) {
+    for (int i = 0; i < KeyLocks.MAX_KEY_LOCKS; i++) {
       keys.add(Key.of("k", (long) i).encoded());
     }
-    Integer[] locks = PostgresKvStore.lockKeys(keys, keys.subList(0, 10));
-    assertThat(locks).hasSize(PostgresKvStore.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
-    assertThat(PostgresKvStore.lockKeys(keys, List.of())).containsExactly(locks);
-    assertThat(PostgresKvStore.lockHash(Key.of("k", 1L).encoded())).isEqualTo(PostgresKvStore.lockHash(Key.of("k", 1L).encoded()));
+    Integer[] locks = KeyLocks.lockKeys(keys, keys.subList(0, 10));
+    assertThat(locks).hasSize(KeyLocks.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
+    assertThat(KeyLocks.lockKeys(keys, List.of())).containsExactly(locks);
+    assertThat(KeyLocks.lockHash(Key.of("k", 1L).encoded())).isEqualTo(KeyLocks.lockHash(Key.of("k", 1L).encoded()));
     List<byte[]> many = new ArrayList<>();
-    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+    for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
       many.add(Key.of("m", (long) i).encoded());
     }
-    assertThat(PostgresKvStore.lockKeys(many, List.of())).as("a whole-store lock instead").isNull();
+    assertThat(KeyLocks.lockKeys(many, List.of())).as("a whole-store lock instead").isNull();
   }
 
   @Test
@@ -144,7 +132,7 @@ class PostgresVersionstampTest {
   @Test
   void anOperationOnTooManyKeysLocksTheWholeStore() throws Exception {
     AtomicOperation.Builder huge = AtomicOperation.builder();
-    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+    for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
       huge.set(Key.of("h", (long) i), new byte[0]);
     }
     ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -156,7 +144,7 @@ class PostgresVersionstampTest {
       raw.rollback();
       assertThat(batch.get(1, TimeUnit.MINUTES).ok()).isTrue();
       assertThat(store.get(Key.of("k1"))).isEmpty();
-      assertThat(store.list(KeyRange.prefix(Key.of("h")))).hasSize(PostgresKvStore.MAX_KEY_LOCKS + 1);
+      assertThat(store.list(KeyRange.prefix(Key.of("h")))).hasSize(KeyLocks.MAX_KEY_LOCKS + 1);
     } finally {
       pool.shutdownNow();
     }
@@ -165,11 +153,11 @@ class PostgresVersionstampTest {
   @Test
   void aBatchOfManySmallOperationsIsCutIntoTransactionsThatLockOnlyTheirKeys() throws Exception {
     List<AtomicOperation> many = new ArrayList<>();
-    for (int i = 0; i < 3 * PostgresKvStore.MAX_KEY_LOCKS; i++) {
+    for (int i = 0; i < 3 * KeyLocks.MAX_KEY_LOCKS; i++) {
       many.add(AtomicOperation.builder().set(Key.of("s", (long) i), new byte[] {(byte) i}).build());
     }
-    List<List<AtomicOperation>> parts = PostgresKvStore.lockGroups(many);
-    assertThat(parts).hasSize(3).allSatisfy(p -> assertThat(p).hasSize(PostgresKvStore.MAX_KEY_LOCKS));
+    List<List<AtomicOperation>> parts = KeyLocks.lockGroups(many);
+    assertThat(parts).hasSize(3).allSatisfy(p -> assertThat(p).hasSize(KeyLocks.MAX_KEY_LOCKS));
     assertThat(parts.stream().flatMap(List::stream).toList()).containsExactlyElementsOf(many);
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try (Connection raw = db.unpooled().getConnection()) {
@@ -189,18 +177,18 @@ class PostgresVersionstampTest {
   @Test
   void lockGroupsKeepAnOperationWholeAndCountSharedKeysOnce() {
     AtomicOperation.Builder big = AtomicOperation.builder();
-    for (int i = 0; i <= PostgresKvStore.MAX_KEY_LOCKS; i++) {
+    for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
       big.set(Key.of("b", (long) i), new byte[0]);
     }
     AtomicOperation small = AtomicOperation.builder().set(Key.of("x"), new byte[0]).build();
     AtomicOperation sameKey = AtomicOperation.builder().check(Key.of("x"), 0).set(Key.of("x"), new byte[0]).build();
-    assertThat(PostgresKvStore.lockGroups(List.of(small, big.build(), small)))
+    assertThat(KeyLocks.lockGroups(List.of(small, big.build(), small)))
         .extracting(List::size).containsExactly(1, 1, 1);
     List<AtomicOperation> shared = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       shared.add(i % 2 == 0 ? small : sameKey); // one key in all: one lock
     }
-    assertThat(PostgresKvStore.lockGroups(shared)).singleElement().asList().hasSize(200);
+    assertThat(KeyLocks.lockGroups(shared)).singleElement(InstanceOfAssertFactories.LIST).hasSize(200);
   }
 
   /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
@@ -209,7 +197,7 @@ class PostgresVersionstampTest {
     try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
       ps.setInt(1, 1);
       ps.setInt(2, tables.lockSpace);
-      ps.setArray(3, c.createArrayOf("int4", PostgresKvStore.lockKeys(List.of(), List.of(key.encoded()))));
+      ps.setArray(3, c.createArrayOf("int4", KeyLocks.lockKeys(List.of(), List.of(key.encoded()))));
       ps.setArray(4, c.createArrayOf("int4", new Integer[0]));
       ps.setArray(5, c.createArrayOf("bytea", new byte[0][]));
       ps.setArray(6, c.createArrayOf("int8", new Long[0]));

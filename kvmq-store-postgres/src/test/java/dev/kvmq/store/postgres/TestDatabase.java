@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
-/** A real PostgreSQL for one test class, with a pool and a fresh schema per test. */
+/** A real PostgreSQL with a pool: the test JVM's one, shared through {@link PostgresExtension}. */
 final class TestDatabase implements AutoCloseable {
 
   private static final AtomicInteger SCHEMAS = new AtomicInteger();

@@ -1,0 +1,237 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.SubscriberRegistry;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The commit path on a borrowed connection: a read-only batch as one statement, a writing
+ * batch as one transaction and one round trip ({@code BEGIN}, the commit function,
+ * {@code COMMIT} in one message), what happens after a failure inside it, and what a commit
+ * announces to other nodes through the {@link Notifier}.
+ *
+ * <p><b>Locking.</b> No Java locks: each call runs on the caller's thread and connection.
+ * Consistency comes from PostgreSQL: the commit function takes an advisory lock per key (see
+ * {@link KeyLocks}) before it checks and writes, and the locks last until the commit is
+ * flushed. Local subscribers are called on the committing thread, after the commit.
+ */
+final class Transactions {
+
+  /** Written keys are announced by their first this-many parts. */
+  private static final int NOTIFY_PARTS = 3;
+  private static final HexFormat HEX = HexFormat.of();
+
+  private final Tables tables;
+  private final Notifier notifier;
+  private final SubscriberRegistry local;
+
+  Transactions(Tables tables, Notifier notifier, SubscriberRegistry local) {
+    this.tables = tables;
+    this.notifier = notifier;
+    this.local = local;
+  }
+
+  /** Operations without mutations: one statement reads the checked keys and the latest versionstamp. */
+  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations)
+      throws SQLException {
+    Map<ByteBuffer, Long> current = new HashMap<>();
+    long latest;
+    try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
+      ps.setArray(1, Jdbc.byteaArray(c, checkedKeys(operations)));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw Jdbc.missingCounterRow();
+        }
+        latest = rs.getLong(1);
+        do {
+          byte[] k = rs.getBytes(2);
+          if (k != null) {
+            current.put(ByteBuffer.wrap(k), rs.getLong(3));
+          }
+        } while (rs.next());
+      }
+    }
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    for (AtomicOperation op : operations) {
+      results.add(checksHold(op, current)
+          ? CommitResult.committed(Math.max(1, latest)) : CommitResult.checkFailed());
+    }
+    return Collections.unmodifiableList(results);
+  }
+
+  /** What a transaction gave: one result per operation, and the operations that wrote. */
+  record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
+
+  /**
+   * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the
+   * keys, checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key
+   * locks are held from the function's first statement to the end of the {@code COMMIT}.
+   */
+  Batch write(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
+      throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      return applyAndCommit(c, attempt, operations);
+    } catch (SQLException | RuntimeException e) {
+      failedInTransaction(c, attempt, operations, e);
+      throw e;
+    } finally {
+      Jdbc.resetAutoCommit(c);
+    }
+  }
+
+  /** After a failure inside a transaction: roll back, and wake subscribers if it may have committed. */
+  void failedInTransaction(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations, Exception e) {
+    Jdbc.rollbackQuietly(c);
+    if (operations != null && Jdbc.mayHaveCommitted(attempt, e)) {
+      // It may have committed: a spurious wake-up is allowed, a missed one is not.
+      local.notifyCommitted(operations);
+      notifier.send(announced(operations));
+    }
+  }
+
+  /**
+   * Inside an open transaction: calls the commit function for {@code operations} and
+   * commits, in one round trip: the {@code COMMIT} goes in the same message as the call
+   * ({@link Tables#commitAndEnd}). If the call fails, PostgreSQL skips the {@code COMMIT} and
+   * the transaction is rolled back; only a connection failure leaves the outcome unknown.
+   */
+  Batch applyAndCommit(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
+      throws SQLException {
+    List<Integer> checkOp = new ArrayList<>();
+    List<byte[]> checkKey = new ArrayList<>();
+    List<Long> checkVs = new ArrayList<>();
+    List<Integer> mutOp = new ArrayList<>();
+    List<byte[]> mutKey = new ArrayList<>();
+    List<byte[]> mutValue = new ArrayList<>();
+    for (int i = 0; i < operations.size(); i++) {
+      AtomicOperation op = operations.get(i);
+      for (AtomicOperation.Check check : op.checks()) {
+        checkOp.add(i + 1);
+        checkKey.add(check.key().encoded());
+        checkVs.add(check.versionstamp());
+      }
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        mutOp.add(i + 1);
+        mutKey.add(m.key().encoded());
+        mutValue.add(m.isDelete() ? null : m.value());
+      }
+    }
+    Integer[] locks = KeyLocks.lockKeys(checkKey, mutKey);
+    Long[] outcomes;
+    attempt.commitSent = true;
+    try (PreparedStatement ps = c.prepareStatement(tables.commitAndEnd)) {
+      ps.setInt(1, operations.size());
+      ps.setInt(2, tables.lockSpace);
+      if (locks == null) {
+        ps.setNull(3, Types.ARRAY);
+      } else {
+        ps.setArray(3, c.createArrayOf("int4", locks));
+      }
+      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setString(10, tables.channel);
+      ps.setArray(11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
+      ps.execute();
+      try (ResultSet rs = ps.getResultSet()) {
+        rs.next();
+        outcomes = (Long[]) rs.getArray(1).getArray();
+      }
+    }
+    if (outcomes.length != operations.size()) {
+      throw new IllegalStateException("the commit function returned " + outcomes.length
+          + " outcomes for " + operations.size() + " operations. Indicates a bug.");
+    }
+    List<CommitResult> results = new ArrayList<>(operations.size());
+    List<AtomicOperation> applied = new ArrayList<>();
+    for (int i = 0; i < outcomes.length; i++) {
+      long vs = outcomes[i];
+      results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
+      if (vs > 0 && !operations.get(i).isReadOnly()) {
+        applied.add(operations.get(i));
+      }
+    }
+    notifier.send(announced(applied));
+    return new Batch(Collections.unmodifiableList(results), applied);
+  }
+
+  /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */
+  Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
+    Map<ByteBuffer, KvEntry> rows = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+      ps.setArray(1, Jdbc.byteaArray(c, keys));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          KvEntry e = Jdbc.entry(rs);
+          rows.put(ByteBuffer.wrap(e.key().encoded()), e);
+        }
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * What a batch announces to other nodes: the first parts of every key written (by
+   * operations whose checks fail too: a spurious wake-up is allowed), in hex.
+   */
+  private static Set<String> announced(List<AtomicOperation> operations) {
+    Set<String> prefixes = new LinkedHashSet<>();
+    for (AtomicOperation op : operations) {
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
+      }
+    }
+    return prefixes;
+  }
+
+  private static byte[] announcedPrefix(Key key) {
+    if (key.size() <= NOTIFY_PARTS) {
+      return key.encoded();
+    }
+    Object[] parts = new Object[NOTIFY_PARTS];
+    for (int i = 0; i < NOTIFY_PARTS; i++) {
+      parts[i] = key.get(i);
+    }
+    return Key.of(parts).encoded();
+  }
+
+  private static boolean checksHold(AtomicOperation op, Map<ByteBuffer, Long> current) {
+    for (AtomicOperation.Check check : op.checks()) {
+      long actual = current.getOrDefault(ByteBuffer.wrap(check.key().encoded()), AtomicOperation.ABSENT);
+      if (actual != check.versionstamp()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<Key> checkedKeys(List<AtomicOperation> operations) {
+    Set<Key> keys = new LinkedHashSet<>();
+    for (AtomicOperation op : operations) {
+      for (AtomicOperation.Check check : op.checks()) {
+        keys.add(check.key());
+      }
+    }
+    return new ArrayList<>(keys);
+  }
+}
