@@ -202,6 +202,12 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
       boolean realClock = fields.everyHour();
       for (int step = 0; step < MAX_STEPS; step++) {
         ZoneOffset offset = rules.getOffset(from);
+        if (!realClock) {
+          ZoneOffset justBefore = rules.getOffset(from.minusNanos(1));
+          if (justBefore.getTotalSeconds() < offset.getTotalSeconds()) {
+            offset = justBefore; // from is where a gap ends: the gap's local times fire here
+          }
+        }
         LocalDateTime wall = LocalDateTime.ofEpochSecond(from.getEpochSecond(), 0, offset);
         LocalDateTime slot = fields.firstAtOrAfter(wall);
         if (slot == null) {
