@@ -466,8 +466,4 @@ class ScheduleSpecQuartzTest {
       return s == 0 ? "GMT" : "GMT" + o.getId();
     }
   }
-
-  static LocalDateTime local(Instant t, ZoneId zone) {
-    return LocalDateTime.ofInstant(t, zone);
-  }
 }
