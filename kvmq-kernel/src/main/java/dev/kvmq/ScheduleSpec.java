@@ -300,6 +300,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
     /**
      * Checks the components.
      *
+     * @param every the time between two slots, positive
+     * @param anchor the first slot
      * @throws IllegalArgumentException if {@code every} is zero or negative
      * @throws NullPointerException if a component is null
      */
