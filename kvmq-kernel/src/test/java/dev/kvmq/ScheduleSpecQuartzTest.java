@@ -42,6 +42,11 @@ import org.quartz.CronExpression;
  *       overlap, such an expression skips the repeated stretch. Where no transition lies
  *       between the instant and the answer, Quartz in the real zone must agree too.
  * </ul>
+ *
+ * <p>Why not Quartz in the zone throughout: in Europe/Paris in 2026, Quartz 2.5.2 gives no
+ * 02:30 slot on 29 March (it goes from the 28th to the 30th), fires 25 October's 02:30 at
+ * the second occurrence (CET), and has {@code 0 0 * * * ?} skip 02:00 CEST that night
+ * (00:00Z), firing only at 02:00 CET.
  */
 class ScheduleSpecQuartzTest {
 
