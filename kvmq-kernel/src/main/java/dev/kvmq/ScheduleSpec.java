@@ -133,7 +133,7 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
    * <h2>Time zones and DST</h2>
    * The fields are matched against local date-times in the zone. A local time that the
    * zone skips (a spring-forward gap) or repeats (a fall-back overlap) is handled by this
-   * rule, Vixie cron's:
+   * rule (Vixie cron's, except that only the hour field decides which case applies):
    * <ul>
    *   <li>An expression whose hour field matches every hour ({@code *}, {@code 0-23},
    *       <code>&#42;/1</code>) follows the real clock: it fires at every instant whose local time
