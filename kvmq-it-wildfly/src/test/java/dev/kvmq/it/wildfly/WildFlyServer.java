@@ -20,6 +20,10 @@ import java.util.stream.Stream;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
+
 /**
  * A WildFly that a test starts itself with {@code bin/standalone.sh} of the unpacked
  * distribution (system property {@code jboss.home}), on its own server base directory (a copy
@@ -185,15 +189,10 @@ public final class WildFlyServer implements AutoCloseable {
     }
 
     /**
-     * @return the journal's lines so far (see {@code Journal}), split at {@code |}
+     * @return the journal's lines so far (see {@code dev.kvmq.it.support.app.Journal})
      */
     public List<Fact> journal() {
-        Path file = work.resolve("journal.txt");
-        try {
-            return Files.exists(file) ? Files.readAllLines(file).stream().map(Fact::parse).toList() : List.of();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return Fact.read(work.resolve("journal.txt"));
     }
 
     /** @return the log of the latest start */
@@ -242,21 +241,13 @@ public final class WildFlyServer implements AutoCloseable {
     /** A port offset that moves WildFly's usual ports onto ports that are free now. */
     private static int freeOffset() {
         for (int i = 0; i < 50; i++) {
-            int offset = freePort() - 8080;
+            int offset = ServerProcess.freePort() - 8080;
             if (offset > 0 && 9993 + offset < 65536 && Stream.of(8443, 8009, 9990, 9993, 4712, 4713)
                     .allMatch(p -> isFree(p + offset))) {
                 return offset;
             }
         }
         throw new IllegalStateException("no free port offset found");
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private static boolean isFree(int port) {
@@ -277,25 +268,6 @@ public final class WildFlyServer implements AutoCloseable {
                     Files.copy(p, target);
                 }
             }
-        }
-    }
-
-    /**
-     * One line of the journal.
-     *
-     * @param kind    what happened ({@code start}, {@code cancel}, {@code end}, {@code completed}, ...)
-     * @param queue   the queue
-     * @param jobId   the job
-     * @param label   the job's label
-     * @param attempt the attempt
-     * @param token   the fencing token
-     * @param detail  the rest
-     */
-    public record Fact(String kind, String queue, String jobId, String label, int attempt, long token, String detail) {
-
-        static Fact parse(String line) {
-            String[] f = line.split("\\|", 7);
-            return new Fact(f[0], f[1], f[2], f[3], Integer.parseInt(f[4]), Long.parseLong(f[5]), f[6]);
         }
     }
 }

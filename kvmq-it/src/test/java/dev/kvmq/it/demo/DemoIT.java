@@ -23,8 +23,8 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.ServerProcess;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 
 /**
  * The demo as the README starts it: {@code ./run-demo.sh} with a free port, a fresh data
