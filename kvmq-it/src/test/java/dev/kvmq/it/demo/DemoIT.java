@@ -89,6 +89,17 @@ class DemoIT {
             Wait.until("every label in the journal after the restart", Duration.ofSeconds(120),
                     () -> doneLabels(journal), done -> done.containsAll(labels));
 
+            // A malformed Authorization header is refused like a wrong password: 401, no stack trace.
+            int logged = second.log().length();
+            for (String header : List.of("Basic %%%", "Basic", "Basic bm8tY29sb24=")) {
+                HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create(base + "/kvmq/queues/demo"))
+                        .header("Authorization", header).timeout(Duration.ofSeconds(30)).GET().build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(refused.statusCode()).as("Authorization: %s", header).isEqualTo(401);
+            }
+            assertThat(second.log().substring(logged)).as("the log while malformed headers came")
+                    .doesNotContain("\tat ", "JASPIC", "Exception");
+
             // 3. A graceful stop (SIGTERM) waits for the running handler.
             HttpResponse<String> slow = send(HttpRequest.newBuilder(URI.create(base + "/kvmq/queues/demo/jobs"))
                     .header("Content-Type", "application/json")
