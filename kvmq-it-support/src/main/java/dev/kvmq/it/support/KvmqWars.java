@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
 
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
 import dev.kvmq.it.support.app.ControlServlet;
@@ -17,6 +18,11 @@ import dev.kvmq.it.support.app.Journal;
 import dev.kvmq.it.support.app.Observers;
 import dev.kvmq.it.support.app.Task;
 import dev.kvmq.it.support.app.WorkHandler;
+import dev.kvmq.it.support.secure.GuardedHandler;
+import dev.kvmq.it.support.secure.SecureAuthentication;
+import dev.kvmq.it.support.secure.SecureUsers;
+import dev.kvmq.it.support.secure.UserApi;
+import dev.kvmq.it.support.secure.UserResource;
 
 /**
  * Fills the test WARs of every server's ITs.
@@ -66,6 +72,53 @@ public final class KvmqWars {
         return war.addClasses(Task.class, Journal.class, Gate.class, Greeter.class, WorkHandler.class,
                 HoldHandler.class, Observers.class, ControlServlet.class, Wait.class)
                 .addClass("dev.kvmq.it.support.app.Steps");
+    }
+
+    /**
+     * The {@code web.xml} of the security recipe: {@code /kvmq/*} needs the role
+     * {@code kvmq-admin}; the mechanism and the users are CDI beans of the WAR.
+     */
+    public static final String SECURE_WEB_XML = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+              <security-constraint>
+                <web-resource-collection>
+                  <web-resource-name>kvmq admin API</web-resource-name>
+                  <url-pattern>/kvmq/*</url-pattern>
+                </web-resource-collection>
+                <auth-constraint><role-name>kvmq-admin</role-name></auth-constraint>
+              </security-constraint>
+              <security-role><role-name>kvmq-admin</role-name></security-role>
+            </web-app>
+            """;
+
+    /** Payara's part of the recipe: the group {@code kvmq-admin} is the role of that name. */
+    public static final String SECURE_GLASSFISH_WEB_XML = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <glassfish-web-app>
+              <security-role-mapping>
+                <role-name>kvmq-admin</role-name>
+                <group-name>kvmq-admin</group-name>
+              </security-role-mapping>
+            </glassfish-web-app>
+            """;
+
+    /**
+     * Adds the secured test application of {@code dev.kvmq.it.support.secure}: kvmq's admin
+     * API on ({@code kvmq.rest.enabled=true}) behind the security recipe (web.xml,
+     * glassfish-web.xml, {@code SecureUsers}, {@code SecureAuthentication}), the queue
+     * {@code guarded}, and the user's own JAX-RS application at {@code /api} that relies on
+     * scanning.
+     *
+     * @param war the archive
+     * @return the same archive
+     */
+    public static WebArchive withSecureApp(WebArchive war) {
+        return war.addClasses(SecureUsers.class, SecureAuthentication.class, UserApi.class, UserResource.class,
+                GuardedHandler.class, Task.class)
+                .addAsResource(new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
+                .addAsWebInfResource(new StringAsset(SECURE_WEB_XML), "web.xml")
+                .addAsWebInfResource(new StringAsset(SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
     }
 
     /**

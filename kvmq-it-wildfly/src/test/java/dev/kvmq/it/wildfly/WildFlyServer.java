@@ -69,6 +69,27 @@ public final class WildFlyServer implements AutoCloseable {
      */
     public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config,
             Map<String, String> properties) throws IOException {
+        return start(name, war, config, List.of(), properties);
+    }
+
+    /**
+     * Prepares a server base directory, applies management commands to its configuration as
+     * an administrator would (the CLI's {@code embed-server}, offline), deploys the WAR and
+     * starts the server.
+     *
+     * @param name       names the work directory (under {@code kvmq.it.work})
+     * @param war        the application
+     * @param config     edits {@code standalone.xml}
+     * @param cli        {@code jboss-cli} commands, e.g.
+     *                   {@code /subsystem=undertow/application-security-domain=other:write-attribute(...)}
+     * @param properties system properties of the server
+     * @return the server, with the WAR deployed
+     * @throws IOException if the files cannot be written
+     * @throws AssertionError if a command fails, or the server or the deployment does not come
+     *                        up in time
+     */
+    public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config, List<String> cli,
+            Map<String, String> properties) throws IOException {
         Path home = Path.of(System.getProperty("jboss.home", "target/wildfly")).toAbsolutePath();
         if (!Files.isExecutable(home.resolve("bin/standalone.sh"))) {
             throw new IllegalStateException("No WildFly at " + home + ": run `mvn verify` (dependency:unpack)");
@@ -85,6 +106,9 @@ public final class WildFlyServer implements AutoCloseable {
             throw new IllegalStateException("standalone.xml has no scan-interval=\"5000\" to shorten");
         }
         Files.writeString(xml, edited);
+        if (!cli.isEmpty()) {
+            runCli(home, base, work, cli);
+        }
         war.as(ZipExporter.class).exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
 
         int offset = freeOffset();
@@ -236,6 +260,55 @@ public final class WildFlyServer implements AutoCloseable {
             }
             return Files.exists(marker(suffix));
         }, Boolean.TRUE::equals);
+    }
+
+    /**
+     * Runs {@code jboss-cli.sh} with an embedded, offline server on {@code base}'s
+     * {@code standalone.xml}.
+     */
+    private static void runCli(Path home, Path base, Path work, List<String> commands) throws IOException {
+        Path script = work.resolve("configure.cli");
+        List<String> lines = new ArrayList<>();
+        lines.add("embed-server --server-config=standalone.xml --std-out=echo");
+        lines.addAll(commands);
+        lines.add("stop-embedded-server");
+        Files.write(script, lines);
+        Path log = work.resolve("cli.log");
+        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/jboss-cli.sh").toString(),
+                "-Djboss.server.base.dir=" + base, "--file=" + script).directory(work.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process cliProcess = builder.start();
+        try {
+            if (!cliProcess.waitFor(2, TimeUnit.MINUTES)) {
+                cliProcess.destroyForcibly();
+                throw new AssertionError("jboss-cli.sh took over 2 min; see " + log);
+            }
+        } catch (InterruptedException e) {
+            cliProcess.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+        if (cliProcess.exitValue() != 0) {
+            throw new AssertionError("jboss-cli.sh exited with " + cliProcess.exitValue() + ":\n" + Files.readString(log));
+        }
+    }
+
+    /** @return the root of the deployed WAR, e.g. {@code http://127.0.0.1:29080/kvmq-it} */
+    public String url() {
+        return "http://127.0.0.1:" + (8080 + offset) + "/kvmq-it";
+    }
+
+    /**
+     * @return the log of the latest start so far
+     * @throws UncheckedIOException if it cannot be read
+     */
+    public String logText() {
+        try {
+            return Files.readString(log());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** A port offset that moves WildFly's usual ports onto ports that are free now. */
