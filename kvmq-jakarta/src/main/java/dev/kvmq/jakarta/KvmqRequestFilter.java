@@ -26,13 +26,21 @@ import java.util.Set;
  * another site that holds the admin's credentials in the browser cannot pause, resume,
  * retry, push or delete, whatever content type it uses.
  */
-final class KvmqRequestFilter implements ContainerRequestFilter {
+public final class KvmqRequestFilter implements ContainerRequestFilter {
 
   /** The request property (a servlet request attribute) that marks kvmq's application. */
   static final String MARK = "dev.kvmq.jakarta.KvmqRestApplication";
 
   private static final Set<String> SAFE = Set.of("GET", "HEAD", "OPTIONS");
 
+  /** Made by the JAX-RS runtime, for {@link KvmqRestApplication} only. */
+  public KvmqRequestFilter() {}
+
+  /**
+   * Marks the request as kvmq's and refuses it with 403 if it is a cross-origin state change.
+   *
+   * @param request the request
+   */
   @Override
   public void filter(ContainerRequestContext request) {
     request.setProperty(MARK, Boolean.TRUE);

@@ -23,22 +23,13 @@ public class KvmqRestApplication extends Application {
   public KvmqRestApplication() {}
 
   /**
-   * Only kvmq's own resources and providers.
+   * Only kvmq's own resources and providers: the resources, the exception mapper and the
+   * request filter (scoping and cross-origin refusal).
    *
    * @return the classes of this application
    */
   @Override
   public Set<Class<?>> getClasses() {
-    return Set.of(QueuesResource.class, DashboardResource.class, ProblemMapper.class);
-  }
-
-  /**
-   * kvmq's request filter (scoping and cross-origin refusal), which has no state.
-   *
-   * @return the singletons of this application
-   */
-  @Override
-  public Set<Object> getSingletons() {
-    return Set.of(new KvmqRequestFilter());
+    return Set.of(QueuesResource.class, DashboardResource.class, ProblemMapper.class, KvmqRequestFilter.class);
   }
 }
