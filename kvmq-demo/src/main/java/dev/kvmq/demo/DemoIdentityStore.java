@@ -5,7 +5,6 @@ import java.security.MessageDigest;
 import java.util.Set;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.security.enterprise.authentication.mechanism.http.BasicAuthenticationMechanismDefinition;
 import jakarta.security.enterprise.credential.UsernamePasswordCredential;
 import jakarta.security.enterprise.identitystore.CredentialValidationResult;
 import jakarta.security.enterprise.identitystore.IdentityStore;
@@ -13,12 +12,11 @@ import jakarta.security.enterprise.identitystore.IdentityStore;
 /**
  * The demo's one user: {@code admin}, in the group (and so the role) {@code kvmq-admin},
  * with the password from the environment variable {@code KVMQ_ADMIN_PASSWORD} (run-demo.sh
- * sets it, to a random one if you did not). HTTP Basic, through Jakarta Security: no server
- * realm to set up. Without a password set, nobody can sign in. A second user, {@code guest},
+ * sets it, to a random one if you did not). HTTP Basic through Jakarta Security
+ * ({@link DemoAuthentication}): no server realm to set up. Without a password set, nobody can sign in. A second user, {@code guest},
  * without the role, exists when {@code KVMQ_GUEST_PASSWORD} is set (for the dashboard's tests).
  */
 @ApplicationScoped
-@BasicAuthenticationMechanismDefinition(realmName = "kvmq demo")
 public class DemoIdentityStore implements IdentityStore {
 
     /** Made by CDI. */

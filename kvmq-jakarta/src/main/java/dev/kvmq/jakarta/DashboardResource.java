@@ -3,6 +3,7 @@ package dev.kvmq.jakarta;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -50,6 +51,10 @@ public class DashboardResource {
 
   @Context
   SecurityContext security;
+
+  /** Carries the mark of {@link KvmqRequestFilter}: only kvmq's application serves this. */
+  @Context
+  HttpServletRequest servletRequest;
 
   @Context
   UriInfo uri;
@@ -121,6 +126,7 @@ public class DashboardResource {
 
   /** The same check as the API's: the dashboard is as protected as what it calls. */
   private void admin() {
+    KvmqRequestFilter.requireKvmqApplication(servletRequest);
     if (!runtime.config().restEnabled()) {
       throw new WebApplicationException(Problem.response(404, "Not Found",
           "the kvmq admin API and dashboard are off; set kvmq.rest.enabled=true", null));

@@ -3,13 +3,13 @@ package dev.kvmq.jakarta;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.ExceptionMapper;
-import jakarta.ws.rs.ext.Provider;
 
 /**
  * Every error of the admin API as problem JSON, and nothing more: no stack traces, no
- * exception messages of unexpected errors (those are logged).
+ * exception messages of unexpected errors (those are logged). Registered on
+ * {@link KvmqRestApplication} only, and not annotated {@code @Provider}, so that an
+ * application of the WAR that relies on scanning keeps its own error answers.
  */
-@Provider
 public class ProblemMapper implements ExceptionMapper<Throwable> {
 
   private static final System.Logger LOG = System.getLogger(ProblemMapper.class.getName());

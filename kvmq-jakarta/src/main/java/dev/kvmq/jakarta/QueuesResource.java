@@ -21,6 +21,7 @@ import jakarta.json.JsonReader;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 import jakarta.json.bind.JsonbException;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
@@ -70,6 +71,10 @@ public class QueuesResource {
 
   @Context
   SecurityContext security;
+
+  /** Carries the mark of {@link KvmqRequestFilter}: only kvmq's application serves this. */
+  @Context
+  HttpServletRequest servletRequest;
 
   /** Made by CDI. */
   public QueuesResource() {}
@@ -445,6 +450,7 @@ public class QueuesResource {
   // ---- helpers
 
   private void admin() {
+    KvmqRequestFilter.requireKvmqApplication(servletRequest);
     if (!runtime.config().restEnabled()) {
       throw new WebApplicationException(Problem.response(404, "Not Found",
           "the kvmq admin API is off; set kvmq.rest.enabled=true", null));

@@ -7,7 +7,8 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.wildfly.WildFlyServer.Fact;
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.Wait;
 
 /**
  * {@code @Observes JobLeaseLost} fires in a real server, for the right job, when a lease is

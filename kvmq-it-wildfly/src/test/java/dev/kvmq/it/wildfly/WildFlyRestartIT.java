@@ -9,7 +9,8 @@ import java.util.function.UnaryOperator;
 
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.wildfly.WildFlyServer.Fact;
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.Wait;
 
 /**
  * Jobs outlive a restart of WildFly: a real server (standalone.xml, the WAR in its

@@ -20,6 +20,10 @@ import java.util.stream.Stream;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
+
 /**
  * A WildFly that a test starts itself with {@code bin/standalone.sh} of the unpacked
  * distribution (system property {@code jboss.home}), on its own server base directory (a copy
@@ -65,6 +69,27 @@ public final class WildFlyServer implements AutoCloseable {
      */
     public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config,
             Map<String, String> properties) throws IOException {
+        return start(name, war, config, List.of(), properties);
+    }
+
+    /**
+     * Prepares a server base directory, applies management commands to its configuration as
+     * an administrator would (the CLI's {@code embed-server}, offline), deploys the WAR and
+     * starts the server.
+     *
+     * @param name       names the work directory (under {@code kvmq.it.work})
+     * @param war        the application
+     * @param config     edits {@code standalone.xml}
+     * @param cli        {@code jboss-cli} commands, e.g.
+     *                   {@code /subsystem=undertow/application-security-domain=other:write-attribute(...)}
+     * @param properties system properties of the server
+     * @return the server, with the WAR deployed
+     * @throws IOException if the files cannot be written
+     * @throws AssertionError if a command fails, or the server or the deployment does not come
+     *                        up in time
+     */
+    public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config, List<String> cli,
+            Map<String, String> properties) throws IOException {
         Path home = Path.of(System.getProperty("jboss.home", "target/wildfly")).toAbsolutePath();
         if (!Files.isExecutable(home.resolve("bin/standalone.sh"))) {
             throw new IllegalStateException("No WildFly at " + home + ": run `mvn verify` (dependency:unpack)");
@@ -81,6 +106,9 @@ public final class WildFlyServer implements AutoCloseable {
             throw new IllegalStateException("standalone.xml has no scan-interval=\"5000\" to shorten");
         }
         Files.writeString(xml, edited);
+        if (!cli.isEmpty()) {
+            runCli(home, base, work, cli);
+        }
         war.as(ZipExporter.class).exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
 
         int offset = freeOffset();
@@ -185,15 +213,10 @@ public final class WildFlyServer implements AutoCloseable {
     }
 
     /**
-     * @return the journal's lines so far (see {@code Journal}), split at {@code |}
+     * @return the journal's lines so far (see {@code dev.kvmq.it.support.app.Journal})
      */
     public List<Fact> journal() {
-        Path file = work.resolve("journal.txt");
-        try {
-            return Files.exists(file) ? Files.readAllLines(file).stream().map(Fact::parse).toList() : List.of();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return Fact.read(work.resolve("journal.txt"));
     }
 
     /** @return the log of the latest start */
@@ -239,24 +262,65 @@ public final class WildFlyServer implements AutoCloseable {
         }, Boolean.TRUE::equals);
     }
 
+    /**
+     * Runs {@code jboss-cli.sh} with an embedded, offline server on {@code base}'s
+     * {@code standalone.xml}.
+     */
+    private static void runCli(Path home, Path base, Path work, List<String> commands) throws IOException {
+        Path script = work.resolve("configure.cli");
+        List<String> lines = new ArrayList<>();
+        lines.add("embed-server --server-config=standalone.xml --std-out=echo");
+        lines.addAll(commands);
+        lines.add("stop-embedded-server");
+        Files.write(script, lines);
+        Path log = work.resolve("cli.log");
+        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/jboss-cli.sh").toString(),
+                "-Djboss.server.base.dir=" + base, "--file=" + script).directory(work.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process cliProcess = builder.start();
+        try {
+            if (!cliProcess.waitFor(2, TimeUnit.MINUTES)) {
+                cliProcess.destroyForcibly();
+                throw new AssertionError("jboss-cli.sh took over 2 min; see " + log);
+            }
+        } catch (InterruptedException e) {
+            cliProcess.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+        if (cliProcess.exitValue() != 0) {
+            throw new AssertionError("jboss-cli.sh exited with " + cliProcess.exitValue() + ":\n" + Files.readString(log));
+        }
+    }
+
+    /** @return the root of the deployed WAR, e.g. {@code http://127.0.0.1:29080/kvmq-it} */
+    public String url() {
+        return "http://127.0.0.1:" + (8080 + offset) + "/kvmq-it";
+    }
+
+    /**
+     * @return the log of the latest start so far
+     * @throws UncheckedIOException if it cannot be read
+     */
+    public String logText() {
+        try {
+            return Files.readString(log());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** A port offset that moves WildFly's usual ports onto ports that are free now. */
     private static int freeOffset() {
         for (int i = 0; i < 50; i++) {
-            int offset = freePort() - 8080;
+            int offset = ServerProcess.freePort() - 8080;
             if (offset > 0 && 9993 + offset < 65536 && Stream.of(8443, 8009, 9990, 9993, 4712, 4713)
                     .allMatch(p -> isFree(p + offset))) {
                 return offset;
             }
         }
         throw new IllegalStateException("no free port offset found");
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private static boolean isFree(int port) {
@@ -277,25 +341,6 @@ public final class WildFlyServer implements AutoCloseable {
                     Files.copy(p, target);
                 }
             }
-        }
-    }
-
-    /**
-     * One line of the journal.
-     *
-     * @param kind    what happened ({@code start}, {@code cancel}, {@code end}, {@code completed}, ...)
-     * @param queue   the queue
-     * @param jobId   the job
-     * @param label   the job's label
-     * @param attempt the attempt
-     * @param token   the fencing token
-     * @param detail  the rest
-     */
-    public record Fact(String kind, String queue, String jobId, String label, int attempt, long token, String detail) {
-
-        static Fact parse(String line) {
-            String[] f = line.split("\\|", 7);
-            return new Fact(f[0], f[1], f[2], f[3], Integer.parseInt(f[4]), Long.parseLong(f[5]), f[6]);
         }
     }
 }

@@ -2,8 +2,6 @@ package dev.kvmq.it.wildfly;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -19,8 +17,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import dev.kvmq.Job;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.it.wildfly.app.Journal;
-import dev.kvmq.it.wildfly.app.Task;
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.app.Journal;
+import dev.kvmq.it.support.app.Task;
 
 /**
  * kvmq in a real WAR on WildFly, started by Arquillian's managed container with the default
@@ -33,12 +33,7 @@ class WildFlySmokeIT {
 
     @Deployment
     static WebArchive war() {
-        try {
-            return Wars.app().addClass(Wait.class).addAsLibraries(
-                    new File(Assertions.class.getProtectionDomain().getCodeSource().getLocation().toURI()));
-        } catch (URISyntaxException e) {
-            throw new IllegalStateException(e);
-        }
+        return Wars.app().addAsLibraries(KvmqWars.jarOf(Assertions.class));
     }
 
     @Inject

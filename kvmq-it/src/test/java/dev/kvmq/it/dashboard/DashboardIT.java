@@ -36,8 +36,8 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.support.ui.Select;
 
-import dev.kvmq.it.ServerProcess;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 
 /**
  * The dashboard in a real headless browser (Debian's chromium, through Selenium and

@@ -23,8 +23,8 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.ServerProcess;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 
 /**
  * The demo as the README starts it: {@code ./run-demo.sh} with a free port, a fresh data
@@ -88,6 +88,17 @@ class DemoIT {
             awaitHomePage(second, base, Duration.ofMinutes(2));
             Wait.until("every label in the journal after the restart", Duration.ofSeconds(120),
                     () -> doneLabels(journal), done -> done.containsAll(labels));
+
+            // A malformed Authorization header is refused like a wrong password: 401, no stack trace.
+            int logged = second.log().length();
+            for (String header : List.of("Basic %%%", "Basic", "Basic bm8tY29sb24=")) {
+                HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create(base + "/kvmq/queues/demo"))
+                        .header("Authorization", header).timeout(Duration.ofSeconds(30)).GET().build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(refused.statusCode()).as("Authorization: %s", header).isEqualTo(401);
+            }
+            assertThat(second.log().substring(logged)).as("the log while malformed headers came")
+                    .doesNotContain("\tat ", "JASPIC", "Exception");
 
             // 3. A graceful stop (SIGTERM) waits for the running handler.
             HttpResponse<String> slow = send(HttpRequest.newBuilder(URI.create(base + "/kvmq/queues/demo/jobs"))

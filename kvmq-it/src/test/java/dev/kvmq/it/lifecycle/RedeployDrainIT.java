@@ -3,7 +3,6 @@ package dev.kvmq.it.lifecycle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,8 +19,10 @@ import org.jboss.shrinkwrap.api.exporter.ExplodedExporter;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.ServerProcess;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.Wars;
 
 /**
@@ -30,8 +31,9 @@ import dev.kvmq.it.Wars;
  * <p>Payara Micro is started as a process with an exploded WAR; touching the WAR's
  * {@code .reload} file makes it undeploy and deploy the application again (Payara Micro's
  * documented redeploy; its Arquillian adapter cannot undeploy without stopping the server).
- * The server runs with {@code kvmq.shutdown-timeout=PT3S}; the handler runs one job at a
- * time. Two reloads:
+ * The WAR is kvmq-it-support's lifecycle test application; the server runs with
+ * {@code kvmq.shutdown-timeout=PT3S} and {@code kvmq.queue.work.concurrency=1}: the handler
+ * runs one job at a time. Two reloads:
  *
  * <ol>
  *   <li>while a cooperative handler runs and another job waits: the handler is told
@@ -57,15 +59,13 @@ class RedeployDrainIT {
                 .toAbsolutePath().resolve("redeploy-" + System.nanoTime()));
         Path tmp = Files.createDirectories(work.resolve("tmp"));
         Path app = work.resolve("kvmq-it");
-        Wars.withKvmq(Wars.testWar("kvmq-it.war"))
-                .addClasses(Task.class, Journal.class, Greeter.class, Steps.class, WorkHandler.class, Observers.class,
-                        ControlServlet.class)
+        KvmqWars.withLifecycleApp(Wars.withKvmq(Wars.testWar("kvmq-it.war")))
                 .as(ExplodedExporter.class).exportExplodedInto(app.toFile());
         Path journal = work.resolve("journal.txt");
         int port = ServerProcess.freePort();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = List.of(java, "-Djava.io.tmpdir=" + tmp, "-Dkvmq.data-dir=" + work.resolve("data"),
-                "-Dkvmq.shutdown-timeout=PT3S", "-Dkvmq.it.journal=" + journal,
+                "-Dkvmq.shutdown-timeout=PT3S", "-Dkvmq.queue.work.concurrency=1", "-Dkvmq.it.journal=" + journal,
                 "-jar", System.getProperty("payara.microJar"), "--deploy", app.toString(),
                 "--port", Integer.toString(port), "--nohazelcast");
         String base = "http://127.0.0.1:" + port + "/kvmq-it/control?";
@@ -78,20 +78,20 @@ class RedeployDrainIT {
 
             // 1. A cooperative handler runs and a job waits.
             String cooperative = get(base + "op=push&label=cooperative&mode=cooperative");
-            Wait.until("the cooperative handler to start", () -> facts(journal), j -> has(j, "start", cooperative));
+            Wait.until("the cooperative handler to start", () -> Fact.read(journal), j -> Fact.has(j, "start", cooperative));
             String waiting = get(base + "op=push&label=waiting&mode=quick");
             assertThat(get(base + "op=job&id=" + waiting)).as("the only slot is busy").isEqualTo("WAITING|0|0");
 
             String second = reload(payara, app, base, first);
 
-            List<Fact> one = Wait.until("the waiting job to complete in the new deployment", () -> facts(journal),
-                    j -> has(j, "completed", waiting));
+            List<Fact> one = Wait.until("the waiting job to complete in the new deployment", () -> Fact.read(journal),
+                    j -> Fact.has(j, "completed", waiting));
             assertThat(one).as("the cooperative handler was told, returned, and its outcome was recorded")
-                    .anyMatch(f -> is(f, "cancel", cooperative) && f.detail().equals("WORKER_STOPPING"))
-                    .anyMatch(f -> is(f, "end", cooperative) && f.detail().equals("WORKER_STOPPING"))
-                    .anyMatch(f -> is(f, "completed", cooperative) && f.token() == 1);
+                    .anyMatch(f -> f.is("cancel", cooperative) && f.detail().equals("WORKER_STOPPING"))
+                    .anyMatch(f -> f.is("end", cooperative) && f.detail().equals("WORKER_STOPPING"))
+                    .anyMatch(f -> f.is("completed", cooperative) && f.token() == 1);
             assertThat(one).as("the waiting job was first claimed in the new deployment")
-                    .filteredOn(f -> is(f, "start", waiting)).singleElement()
+                    .filteredOn(f -> f.is("start", waiting)).singleElement()
                     .satisfies(f -> assertThat(f.attempt()).isEqualTo(1))
                     .satisfies(f -> assertThat(f.token()).isEqualTo(1));
             assertThat(payara.log()).as("the first undeploy waited for no one")
@@ -99,21 +99,21 @@ class RedeployDrainIT {
 
             // 2. A stubborn handler runs past kvmq.shutdown-timeout.
             String stubborn = get(base + "op=push&label=stubborn&mode=stubborn&workMs=10000");
-            Wait.until("the stubborn handler to start", () -> facts(journal), j -> has(j, "start", stubborn));
+            Wait.until("the stubborn handler to start", () -> Fact.read(journal), j -> Fact.has(j, "start", stubborn));
 
             reload(payara, app, base, second);
 
-            List<Fact> two = Wait.until("the cut-off job to complete in the new deployment", () -> facts(journal),
-                    j -> has(j, "completed", stubborn));
+            List<Fact> two = Wait.until("the cut-off job to complete in the new deployment", () -> Fact.read(journal),
+                    j -> Fact.has(j, "completed", stubborn));
             assertThat(payara.log()).as("the undeploy did not wait for the stubborn handler")
                     .contains("kvmq: handlers still running after PT3S");
             assertThat(two).as("the stubborn handler was told too")
-                    .anyMatch(f -> is(f, "cancel", stubborn) && f.token() == 1 && f.detail().equals("WORKER_STOPPING"));
+                    .anyMatch(f -> f.is("cancel", stubborn) && f.token() == 1 && f.detail().equals("WORKER_STOPPING"));
             assertThat(two).as("the cut-off run's outcome was never recorded")
-                    .noneMatch(f -> (is(f, "completed", stubborn) || is(f, "failed", stubborn)) && f.token() == 1);
+                    .noneMatch(f -> (f.is("completed", stubborn) || f.is("failed", stubborn)) && f.token() == 1);
             assertThat(two).as("the cut-off job ran again after its lease expired")
-                    .filteredOn(f -> is(f, "start", stubborn)).extracting(Fact::attempt).containsExactly(1, 2);
-            assertThat(two).filteredOn(f -> is(f, "completed", stubborn)).singleElement()
+                    .filteredOn(f -> f.is("start", stubborn)).extracting(Fact::attempt).containsExactly(1, 2);
+            assertThat(two).filteredOn(f -> f.is("completed", stubborn)).singleElement()
                     .satisfies(f -> assertThat(f.token()).isEqualTo(2));
 
             assertThat(two).as("every job ran to completion once more than it was cut off")
@@ -153,34 +153,5 @@ class RedeployDrainIT {
             throw new IOException(url + " answered " + response.statusCode() + ": " + response.body());
         }
         return response.body();
-    }
-
-    /**
-     * One line of the {@link Journal}.
-     *
-     * @param kind    what happened
-     * @param jobId   the job
-     * @param attempt the attempt
-     * @param token   the fencing token
-     * @param detail  the rest
-     */
-    record Fact(String kind, String jobId, int attempt, long token, String detail) {
-    }
-
-    private static List<Fact> facts(Path journal) {
-        try {
-            return !Files.exists(journal) ? List.of() : Files.readAllLines(journal).stream().map(l -> l.split("\\|", 7))
-                    .map(f -> new Fact(f[0], f[2], Integer.parseInt(f[4]), Long.parseLong(f[5]), f[6])).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static boolean is(Fact f, String kind, String id) {
-        return f.kind().equals(kind) && f.jobId().equals(id);
-    }
-
-    private static boolean has(List<Fact> journal, String kind, String id) {
-        return journal.stream().anyMatch(f -> is(f, kind, id));
     }
 }

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
 import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.Wars;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;

@@ -33,7 +33,8 @@ import dev.kvmq.JobStatus;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.Wars;
 
 /**
@@ -51,33 +52,9 @@ class QueueOnPayaraIT {
                 .addClasses(Task.class, Recorder.class, Probe.class, EventLog.class, TestUsers.class,
                         PlainHandler.class, OrderedHandler.class, FlakyHandler.class, SlowHandler.class)
                 .addAsResource(new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
-                .addAsWebInfResource(new StringAsset(WEB_XML), "web.xml")
-                .addAsWebInfResource(new StringAsset(GLASSFISH_WEB_XML), "glassfish-web.xml");
+                .addAsWebInfResource(new StringAsset(KvmqWars.SECURE_WEB_XML), "web.xml")
+                .addAsWebInfResource(new StringAsset(KvmqWars.SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
     }
-
-    static final String WEB_XML = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
-              <security-constraint>
-                <web-resource-collection>
-                  <web-resource-name>kvmq admin API</web-resource-name>
-                  <url-pattern>/kvmq/*</url-pattern>
-                </web-resource-collection>
-                <auth-constraint><role-name>kvmq-admin</role-name></auth-constraint>
-              </security-constraint>
-              <security-role><role-name>kvmq-admin</role-name></security-role>
-            </web-app>
-            """;
-
-    static final String GLASSFISH_WEB_XML = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <glassfish-web-app>
-              <security-role-mapping>
-                <role-name>kvmq-admin</role-name>
-                <group-name>kvmq-admin</group-name>
-              </security-role-mapping>
-            </glassfish-web-app>
-            """;
 
     @Inject
     Recorder recorder;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly;
+package dev.kvmq.it.support;
 
 import java.time.Duration;
 import java.util.Objects;

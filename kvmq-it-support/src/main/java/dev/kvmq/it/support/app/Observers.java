@@ -1,4 +1,4 @@
-package dev.kvmq.it.lifecycle;
+package dev.kvmq.it.support.app;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;

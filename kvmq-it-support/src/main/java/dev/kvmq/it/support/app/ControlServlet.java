@@ -1,8 +1,9 @@
-package dev.kvmq.it.wildfly.app;
+package dev.kvmq.it.support.app;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -28,12 +29,16 @@ import dev.kvmq.jakarta.QueueName;
  * {@code job} ({@code queue}, {@code id}; answers {@code status|attempt|token} or
  * {@code absent}), {@code counts}, {@code pause}, {@code resume}, {@code open} (the
  * {@link Gate}), {@code takeover} / {@code takeover-stop} (a second worker on the
- * {@code hold} queue, as another node would run), {@code ping}.
+ * {@code hold} queue, as another node would run), {@code ping} (answers an id that is new
+ * with every deployment).
  */
 @WebServlet("/control")
 public class ControlServlet extends HttpServlet {
 
     private static final long serialVersionUID = 1L;
+
+    /** New with every deployment: this class is loaded again by the new class loader. */
+    private static final String DEPLOYMENT = UUID.randomUUID().toString();
 
     private static Worker<Task> other;
     private static ScheduledExecutorService otherThreads;
@@ -58,7 +63,7 @@ public class ControlServlet extends HttpServlet {
         String answer;
         try {
             answer = switch (op == null ? "" : op) {
-                case "ping" -> "pong";
+                case "ping" -> DEPLOYMENT;
                 case "push" -> queue.push(new Task(req.getParameter("label"), req.getParameter("mode"),
                         Integer.parseInt(Optional.ofNullable(req.getParameter("workMs")).orElse("0"))))
                         .map(Job::id).orElseThrow();

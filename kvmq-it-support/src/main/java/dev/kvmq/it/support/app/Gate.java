@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly.app;
+package dev.kvmq.it.support.app;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.lifecycle;
+package dev.kvmq.it.support.app;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.lifecycle;
+package dev.kvmq.it.support.app;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +31,7 @@ final class Steps {
                     work(job, ctx, task.workMs());
                 }
             }
+            case "hold" -> Gate.await();
             default -> throw new IllegalArgumentException("unknown mode " + task.mode());
         }
         Journal.add("end", job, ctx.attempt(), ctx.token(), ctx.cancelReason().map(Enum::name).orElse("-"));

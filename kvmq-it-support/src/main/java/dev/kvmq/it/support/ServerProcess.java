@@ -1,4 +1,4 @@
-package dev.kvmq.it;
+package dev.kvmq.it.support;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

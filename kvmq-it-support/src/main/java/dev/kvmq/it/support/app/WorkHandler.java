@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly.app;
+package dev.kvmq.it.support.app;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -8,10 +8,13 @@ import dev.kvmq.JobContext;
 import dev.kvmq.JobHandler;
 import dev.kvmq.jakarta.QueueHandler;
 
-/** The handler of the queue {@code hold}: one at a time, a one-second lease. */
+/**
+ * The handler of the queue {@code work}: two at a time, a short lease renewed twice a second.
+ * A test that needs one slot sets {@code kvmq.queue.work.concurrency=1} on the server.
+ */
 @ApplicationScoped
-@QueueHandler(value = "hold", concurrency = 1, lease = "PT1S", renewEvery = "PT0.25S", pollEvery = "PT1S")
-public class HoldHandler implements JobHandler<Task> {
+@QueueHandler(value = "work", concurrency = 2, lease = "PT2S", renewEvery = "PT0.5S", pollEvery = "PT1S")
+public class WorkHandler implements JobHandler<Task> {
 
     @Inject
     Greeter greeter;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly.app;
+package dev.kvmq.it.support.app;
 
 /**
  * The payload of the test queues.
