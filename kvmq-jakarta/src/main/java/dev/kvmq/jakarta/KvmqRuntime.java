@@ -1,6 +1,5 @@
 package dev.kvmq.jakarta;
 
-import dev.kvmq.Codec;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobHandler;
 import dev.kvmq.Queue;
@@ -84,7 +83,12 @@ public class KvmqRuntime {
   private boolean started;
   private boolean closed;
 
-  private record QueueEntry(Queue<?> queue, Type type) {}
+  private record QueueEntry(AdminQueue<?> admin, Type type) {
+
+    Queue<?> queue() {
+      return admin.queue();
+    }
+  }
 
   /** Made by CDI. */
   public KvmqRuntime() {}
@@ -244,12 +248,13 @@ public class KvmqRuntime {
   synchronized Queue<?> queue(String name, Type type) {
     KvStore s = store();
     QueueEntry e = queues.computeIfAbsent(name, n -> {
-      Queue<Object> q = Queue.builder(s, n, (Codec<Object>) new JsonbCodec<>(jsonb, type)).build();
+      JsonbCodec<Object> codec = new JsonbCodec<>(jsonb, type);
+      Queue<Object> q = Queue.builder(s, n, codec).build();
       activity(n);
       if (metrics != null) {
         metrics.register(q);
       }
-      return new QueueEntry(q, type);
+      return new QueueEntry(new AdminQueue<>(q, codec), type);
     });
     if (!e.type().equals(type)) {
       throw new IllegalStateException("queue \"" + name + "\" holds " + e.type().getTypeName()
@@ -271,6 +276,11 @@ public class KvmqRuntime {
 
   Optional<Queue<?>> queue(String name) {
     return Optional.ofNullable(queues.get(name)).map(QueueEntry::queue);
+  }
+
+  /** The queue of this name with the JSON-B codec it was made with, for the admin REST API. */
+  Optional<AdminQueue<?>> adminQueue(String name) {
+    return Optional.ofNullable(queues.get(name)).map(QueueEntry::admin);
   }
 
   /** What this application's workers did on the queue of this name since it started. */
