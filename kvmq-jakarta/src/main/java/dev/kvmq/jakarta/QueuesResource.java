@@ -20,6 +20,7 @@ import jakarta.json.JsonValue;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HEAD;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -402,6 +403,23 @@ public class QueuesResource {
       sub[0] = pollEvery(Duration.ofSeconds(3), request);
     }
     request.run();
+  }
+
+  /**
+   * Answers a {@code HEAD} of the event stream with its headers only. Without it, JAX-RS would
+   * run {@link #events} for a {@code HEAD}: a stream with no body that never ends, holding a
+   * subscription and a connection until the client gives up.
+   *
+   * @param name the queue
+   * @return 200 with the event stream's media type, or 404
+   */
+  @HEAD
+  @Path("{q}/events")
+  @Produces(MediaType.SERVER_SENT_EVENTS)
+  public Response eventsHead(@PathParam("q") String name) {
+    admin();
+    find(name);
+    return Response.ok().type(MediaType.SERVER_SENT_EVENTS_TYPE).build();
   }
 
   private KvStore.Subscription pollEvery(Duration interval, Runnable request) {

@@ -218,7 +218,7 @@ class RestFuzzIT {
         } catch (HttpTimeoutException e) {
             throw new AssertionError("no answer in 20 s to " + f, e);
         } catch (IOException e) {
-            return new Answer(-1, "", "connection closed: " + e);
+            return new Answer(-1, "", ""); // the server closed the connection (a request over its limits)
         }
     }
 
@@ -240,7 +240,7 @@ class RestFuzzIT {
 
     /**
      * Whether the server routes the request to kvmq's JAX-RS application: authenticated, and
-     * headers within the HTTP layer's size limits, one Content-Type, Content-Type and Accept well-formed media
+     * no body on a DELETE, headers within the HTTP layer's size limits, one Content-Type, Content-Type and Accept well-formed media
      * types, and a plain path under {@code kvmq/} (no dot segments, encoded slashes, backslashes, NULs,
      * path parameters or broken escapes, which the server's HTTP layer answers itself).
      */
@@ -249,6 +249,9 @@ class RestFuzzIT {
         if (!f.admin || !p.startsWith("kvmq/") || p.length() > 2000
                 || f.headers.stream().mapToInt(h -> h[1].length()).sum() > 7000) {
             return false; // or the HTTP layer's limits on the request line and headers answer
+        }
+        if (f.method.equals("DELETE") && f.body != null) {
+            return false; // the server answers a DELETE with a body with an empty 400 of its own
         }
         if (f.headers.stream().filter(h -> h[0].equals("Content-Type")).count() > 1) {
             return false; // Jersey refuses two Content-Types while it reads the request, as below
