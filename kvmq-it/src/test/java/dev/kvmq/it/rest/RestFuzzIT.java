@@ -162,6 +162,18 @@ class RestFuzzIT {
         assertThat(snapshot()).as("nothing pushed by the refused pushes").isEqualTo(before);
     }
 
+    @Test
+    @RunAsClient
+    void aHeadOfTheEventStreamAnswersAtOnce() throws Exception {
+        root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+        // JAX-RS runs a GET method for a HEAD: the event stream then never ended (send waits 20 s)
+        Answer head = send(new Fuzzed("HEAD", "kvmq/queues/fuzz/events", true, List.of(), null));
+        assertThat(head.status).isEqualTo(200);
+        assertThat(head.type).startsWith("text/event-stream");
+        assertThat(send(new Fuzzed("HEAD", "kvmq/queues/no-such-queue/events", true, List.of(), null)).status)
+                .isEqualTo(404);
+    }
+
     private static Fuzzed post(String json) {
         return new Fuzzed("POST", "kvmq/queues/fuzz/jobs", true,
                 List.of(new String[][] {{"Content-Type", "application/json"}}), json.getBytes(StandardCharsets.UTF_8));
