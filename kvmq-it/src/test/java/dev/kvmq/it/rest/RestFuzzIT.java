@@ -44,8 +44,12 @@ import dev.kvmq.it.queue.TestUsers;
  * {@code fuzz} and {@code fuzz-names} have no handler, so only these requests change them.
  *
  * <p>It stops by itself after {@code kvmq.fuzz.count} requests (default 600) or
- * {@code kvmq.fuzz.seconds} (default 120). A failure names its seed: run again with
- * {@code -Dkvmq.seed=N} to replay the same requests.
+ * {@code kvmq.fuzz.seconds} (default 120), or after 10 failures, and then lists them. A
+ * failure names its seed: run again with {@code -Dkvmq.seed=N} to replay the same requests.
+ *
+ * <p>On the same deployment: a push with every option of {@code JobOptions} over HTTP and the
+ * field each bad one names, and the {@code HEAD} of an event stream (which the fuzz found
+ * hanging).
  */
 @OnPayara
 class RestFuzzIT {
