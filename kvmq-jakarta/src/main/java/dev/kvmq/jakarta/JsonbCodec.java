@@ -13,14 +13,14 @@ import java.util.Objects;
  * on Payara and WildFly). Generic types work: pass the full {@link Type}, such as the
  * type argument of a handler's {@code JobHandler<List<Order>>}.
  *
- * <p>kvmq's queues read JSON with {@link #config()}: a property that the state's type does
- * not have (a misspelt {@code amount} for {@code cents}) is refused with a
- * {@link JsonbException} that names it, instead of leaving the field at its default value.
- * A queue opts out with {@code @QueueHandler(ignoreUnknownProperties = true)} or
+ * <p>kvmq reads input (a job's {@code state} pushed over the admin REST API) with
+ * {@link #config()}: a property that the state's type does not have (a misspelt
+ * {@code amount} for {@code cents}) is refused with a {@link JsonbException} that names it,
+ * instead of leaving the field at its default value. A queue opts out with
+ * {@code @QueueHandler(ignoreUnknownProperties = true)} or
  * {@code kvmq.queue.NAME.ignore-unknown-properties=true}; then such properties are dropped.
- * Refusing them also applies to stored jobs: a job stored before a field was removed from
- * its type fails its attempts (the error names the field, the job ends among the dead
- * letters and can be replayed) until the queue opts out.
+ * Stored jobs are read with JSON-B's defaults (unknown properties dropped), so a job stored
+ * before a field was removed from its type still runs after the new version is deployed.
  *
  * @param <S> the state type
  */

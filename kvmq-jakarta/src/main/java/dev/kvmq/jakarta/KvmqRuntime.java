@@ -1,6 +1,5 @@
 package dev.kvmq.jakarta;
 
-import dev.kvmq.Codec;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobHandler;
 import dev.kvmq.Queue;
@@ -87,7 +86,16 @@ public class KvmqRuntime {
   private boolean started;
   private boolean closed;
 
-  private record QueueEntry(Queue<?> queue, Type type, QueueSettings settings) {}
+  /**
+   * A queue and what the runtime keeps beside it: the codec the admin API reads input with,
+   * the state type, and the queue's settings.
+   */
+  private record QueueEntry(AdminQueue<?> admin, Type type, QueueSettings settings) {
+
+    Queue<?> queue() {
+      return admin.queue();
+    }
+  }
 
   /** Made by CDI. */
   public KvmqRuntime() {}
@@ -258,13 +266,15 @@ public class KvmqRuntime {
     QueueEntry e = queues.get(name);
     if (e == null) {
       QueueSettings settings = extension.settings(name, config);
-      Jsonb j = settings.ignoreUnknownProperties() ? lenientJsonb : jsonb;
-      Queue<Object> q = Queue.builder(s, name, (Codec<Object>) new JsonbCodec<>(j, type)).build();
+      // Stored jobs are read leniently: a job pushed before a field left its state type still
+      // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
+      Queue<Object> q = Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)).build();
+      JsonbCodec<Object> input = new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
       activity(name);
       if (metrics != null) {
         metrics.register(q);
       }
-      e = new QueueEntry(q, type, settings);
+      e = new QueueEntry(new AdminQueue<>(q, input), type, settings);
       queues.put(name, e);
       if (!extension.handles(name)) {
         try {
@@ -328,6 +338,11 @@ public class KvmqRuntime {
 
   Optional<Queue<?>> queue(String name) {
     return Optional.ofNullable(queues.get(name)).map(QueueEntry::queue);
+  }
+
+  /** The queue of this name with the JSON-B codec it was made with, for the admin REST API. */
+  Optional<AdminQueue<?>> adminQueue(String name) {
+    return Optional.ofNullable(queues.get(name)).map(QueueEntry::admin);
   }
 
   /** What this application's workers did on the queue of this name since it started. */

@@ -1,6 +1,5 @@
 package dev.kvmq.jakarta;
 
-import dev.kvmq.Backoff;
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
 import dev.kvmq.JobProcessingException;
@@ -14,17 +13,16 @@ import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonException;
-import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonReader;
-import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 import jakarta.json.bind.JsonbException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HEAD;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -40,12 +38,12 @@ import jakarta.ws.rs.sse.SseEventSink;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.Locale;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -63,8 +61,6 @@ public class QueuesResource {
   public static final String ROLE = "kvmq-admin";
 
   static final int MAX_BODY_BYTES = 1 << 20;
-  private static final Set<String> PUSH_FIELDS = Set.of("state", "priority", "delayUntil", "delayMs",
-      "repeatCount", "repeatDelayMs", "retryCount", "retryDelayMs");
 
   @Inject
   KvmqRuntime runtime;
@@ -102,7 +98,7 @@ public class QueuesResource {
   @Path("{q}")
   public String queue(@PathParam("q") String name) {
     admin();
-    return summary(find(name)).toString();
+    return summary(find(name).queue()).toString();
   }
 
   /**
@@ -119,86 +115,63 @@ public class QueuesResource {
   public String jobs(@PathParam("q") String name, @QueryParam("status") String status,
       @QueryParam("offset") Integer offset, @QueryParam("limit") Integer limit) {
     admin();
-    Queue<?> q = find(name);
+    AdminQueue<?> q = find(name);
     JobStatus filter = status == null ? null : parseStatus(status);
     int skip = nonNegative(offset, 0, "offset");
     int max = nonNegative(limit, 1000, "limit");
-    JsonArrayBuilder a = Json.createArrayBuilder();
-    q.jobs(filter, skip, max).forEach(e -> a.add(job(e.job(), e.place())));
-    return a.build().toString();
+    return jobsJson(q, filter, skip, max).build().toString();
   }
 
   /**
-   * Pushes a job. Body: {@code {state, priority?, delayUntil? | delayMs?, repeatCount?
-   * (number or "forever"), repeatDelayMs?, retryCount?, retryDelayMs?}}.
+   * Pushes a job. Body: {@code {state, priority?, delay? | delayUntil?, repeatCount? (number
+   * or "forever"), repeatDelay?, retryCount?, retryBackoff?}}, the names and options of
+   * {@link JobOptions} (see {@link PushBody}).
    *
    * @param name the queue
    * @param body the JSON body, at most 1 MiB
    * @return 201 with the job
+   * @throws WebApplicationException 400 problem naming the field for bad input (nothing is
+   *     pushed), 404 for an unknown queue
    */
   @POST
   @Path("{q}/jobs")
   @Consumes(MediaType.APPLICATION_JSON)
   public Response push(@PathParam("q") String name, InputStream body) {
     admin();
-    Queue<Object> q = typed(find(name));
-    JsonObject o = readObject(body);
-    for (String field : o.keySet()) {
-      if (!PUSH_FIELDS.contains(field)) {
-        throw Problem.badRequest(field, "unknown field \"" + field + "\"; known: " + PUSH_FIELDS);
-      }
+    AdminQueue<?> q = find(name);
+    try {
+      return Response.status(201).entity(push(q, readObject(body)).toString()).build();
+    } catch (PushBody.Refused e) {
+      throw Problem.badRequest(e.field, e.getMessage());
     }
+  }
+
+  /**
+   * Reads a push body and pushes its job; refuses bad input before anything is written.
+   *
+   * @throws PushBody.Refused for bad input
+   */
+  static <S> JsonObject push(AdminQueue<S> q, JsonObject o) {
+    JobOptions options = PushBody.options(o);
     if (!o.containsKey("state") || o.isNull("state")) {
-      throw Problem.badRequest("state", "state is required");
+      throw PushBody.refused("state", "state is required");
     }
-    Object state;
+    S state;
     try {
-      state = runtime.jsonb().fromJson(o.get("state").toString(), ((JsonbCodec<?>) q.codec()).type());
-    } catch (JsonbException e) {
-      throw Problem.badRequest("state", "state does not fit the queue's type "
-          + ((JsonbCodec<?>) q.codec()).type().getTypeName() + ": " + e.getMessage());
+      state = q.fromJson(o.get("state"));
+    } catch (RuntimeException e) { // JsonbException, or what JSON-B lets through: it read the client's JSON
+      throw PushBody.refused("state", "state does not fit the queue's type " + q.typeName());
     }
-    JobOptions options = JobOptions.defaults();
-    if (o.containsKey("priority")) {
-      options = options.priority(number(o, "priority"));
+    if (state == null) {
+      throw PushBody.refused("state", "state is required");
     }
-    if (o.containsKey("delayUntil") && o.containsKey("delayMs")) {
-      throw Problem.badRequest("delayMs", "give delayUntil or delayMs, not both");
-    }
-    if (o.containsKey("delayUntil")) {
-      try {
-        options = options.delayUntil(Instant.parse(string(o, "delayUntil")));
-      } catch (DateTimeParseException e) {
-        throw Problem.badRequest("delayUntil", "delayUntil is not an ISO-8601 instant such as 2026-01-01T00:00:00Z");
-      }
-    }
-    if (o.containsKey("delayMs")) {
-      options = options.delay(Duration.ofMillis(count(o, "delayMs")));
-    }
-    long repeatCount = 0;
-    if (o.containsKey("repeatCount")) {
-      JsonValue v = o.get("repeatCount");
-      if (v instanceof JsonString s && s.getString().equals("forever")) {
-        repeatCount = JobOptions.REPEAT_FOREVER;
-      } else {
-        repeatCount = count(o, "repeatCount");
-      }
-    }
-    long repeatDelay = o.containsKey("repeatDelayMs") ? count(o, "repeatDelayMs") : 0;
-    options = options.repeat(repeatCount, Duration.ofMillis(repeatDelay));
-    long retries = o.containsKey("retryCount") ? count(o, "retryCount") : 0;
-    if (retries > Integer.MAX_VALUE) {
-      throw Problem.badRequest("retryCount", "retryCount is too large");
-    }
-    long retryDelay = o.containsKey("retryDelayMs") ? count(o, "retryDelayMs") : 0;
-    options = options.retry((int) retries, Backoff.fixed(Duration.ofMillis(retryDelay)));
-    Job<Object> job;
+    Job<S> job;
     try {
-      job = q.push(state, options);
+      job = q.queue().push(state, options);
     } catch (IllegalArgumentException e) {
-      throw Problem.badRequest("state", e.getMessage());
+      throw PushBody.refused("state", e.getMessage());
     }
-    return Response.status(201).entity(job(job, -1).toString()).build();
+    return job(q, job, -1);
   }
 
   /**
@@ -212,8 +185,7 @@ public class QueuesResource {
   @Path("{q}/jobs/{id}")
   public String job(@PathParam("q") String name, @PathParam("id") String id) {
     admin();
-    Job<?> job = find(name).job(id).orElseThrow(() -> Problem.notFound("no job " + id + " in queue " + name));
-    return job(job, -1).toString();
+    return jobJson(find(name), id).toString();
   }
 
   /**
@@ -228,7 +200,7 @@ public class QueuesResource {
   public Response delete(@PathParam("q") String name, @PathParam("id") String id) {
     admin();
     try {
-      if (!find(name).delete(id)) {
+      if (!find(name).queue().delete(id)) {
         throw Problem.notFound("no job " + id + " in queue " + name);
       }
     } catch (JobProcessingException e) {
@@ -251,7 +223,7 @@ public class QueuesResource {
     if (!"waiting".equals(status)) {
       throw Problem.badRequest("status", "only status=waiting can be deleted in bulk");
     }
-    int n = find(name).deleteWaiting();
+    int n = find(name).queue().deleteWaiting();
     return Json.createObjectBuilder().add("deleted", n).build().toString();
   }
 
@@ -265,7 +237,7 @@ public class QueuesResource {
   @Path("{q}/pause")
   public Response pause(@PathParam("q") String name) {
     admin();
-    find(name).pause();
+    find(name).queue().pause();
     return Response.noContent().build();
   }
 
@@ -279,7 +251,7 @@ public class QueuesResource {
   @Path("{q}/resume")
   public Response resume(@PathParam("q") String name) {
     admin();
-    find(name).resume();
+    find(name).queue().resume();
     return Response.noContent().build();
   }
 
@@ -296,12 +268,10 @@ public class QueuesResource {
   public String dead(@PathParam("q") String name, @QueryParam("offset") Integer offset,
       @QueryParam("limit") Integer limit) {
     admin();
-    Queue<?> q = find(name);
+    AdminQueue<?> q = find(name);
     int skip = nonNegative(offset, 0, "offset");
     int max = nonNegative(limit, 1000, "limit");
-    JsonArrayBuilder a = Json.createArrayBuilder();
-    q.deadLetters(skip, max).forEach(j -> a.add(job(j, -1)));
-    return a.build().toString();
+    return deadJson(q, skip, max).build().toString();
   }
 
   /**
@@ -363,7 +333,7 @@ public class QueuesResource {
   @Path("{q}/dead/{id}/retry")
   public Response retryDead(@PathParam("q") String name, @PathParam("id") String id) {
     admin();
-    if (!find(name).replayDead(id)) {
+    if (!find(name).queue().replayDead(id)) {
       throw Problem.notFound("no dead job " + id + " in queue " + name);
     }
     return Response.noContent().build();
@@ -380,7 +350,7 @@ public class QueuesResource {
   @Path("{q}/dead/{id}")
   public Response deleteDead(@PathParam("q") String name, @PathParam("id") String id) {
     admin();
-    if (!find(name).deleteDead(id)) {
+    if (!find(name).queue().deleteDead(id)) {
       throw Problem.notFound("no dead job " + id + " in queue " + name);
     }
     return Response.noContent().build();
@@ -400,7 +370,7 @@ public class QueuesResource {
   @Produces(MediaType.SERVER_SENT_EVENTS)
   public void events(@PathParam("q") String name, @Context SseEventSink sink, @Context Sse sse) {
     admin();
-    Queue<?> q = find(name);
+    Queue<?> q = find(name).queue();
     AtomicInteger pending = new AtomicInteger();
     Subscription[] sub = new Subscription[1];
     Runnable send = new Runnable() {
@@ -441,6 +411,23 @@ public class QueuesResource {
     request.run();
   }
 
+  /**
+   * Answers a {@code HEAD} of the event stream with its headers only. Without it, JAX-RS would
+   * run {@link #events} for a {@code HEAD}: a stream with no body that never ends, holding a
+   * subscription and a connection until the client gives up.
+   *
+   * @param name the queue
+   * @return 200 with the event stream's media type, or 404
+   */
+  @HEAD
+  @Path("{q}/events")
+  @Produces(MediaType.SERVER_SENT_EVENTS)
+  public Response eventsHead(@PathParam("q") String name) {
+    admin();
+    find(name);
+    return Response.ok().type(MediaType.SERVER_SENT_EVENTS_TYPE).build();
+  }
+
   private Subscription pollEvery(Duration interval, Runnable request) {
     var f = runtime.executor().scheduleAtFixedRate(request, interval.toMillis(), interval.toMillis(),
         java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -464,13 +451,26 @@ public class QueuesResource {
     }
   }
 
-  private Queue<?> find(String name) {
-    return runtime.queue(name).orElseThrow(() -> Problem.notFound("no queue named \"" + name + "\""));
+  private AdminQueue<?> find(String name) {
+    return runtime.adminQueue(name).orElseThrow(() -> Problem.notFound("no queue named \"" + name + "\""));
   }
 
-  @SuppressWarnings("unchecked")
-  private static Queue<Object> typed(Queue<?> q) {
-    return (Queue<Object>) q;
+  private static <S> JsonObject jobJson(AdminQueue<S> q, String id) {
+    Job<S> job = q.queue().job(id).orElseThrow(() -> Problem.notFound("no job " + id + " in queue "
+        + q.queue().name()));
+    return job(q, job, -1);
+  }
+
+  private static <S> JsonArrayBuilder jobsJson(AdminQueue<S> q, JobStatus filter, int skip, int max) {
+    JsonArrayBuilder a = Json.createArrayBuilder();
+    q.queue().jobs(filter, skip, max).forEach(e -> a.add(job(q, e.job(), e.place())));
+    return a;
+  }
+
+  private static <S> JsonArrayBuilder deadJson(AdminQueue<S> q, int skip, int max) {
+    JsonArrayBuilder a = Json.createArrayBuilder();
+    q.queue().deadLetters(skip, max).forEach(j -> a.add(job(q, j, -1)));
+    return a;
   }
 
   private static JobStatus parseStatus(String s) {
@@ -507,98 +507,54 @@ public class QueuesResource {
         .build();
   }
 
-  private JsonObject job(Job<?> j, int place) {
+  /** A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions), lastError?}}. */
+  static <S> JsonObject job(AdminQueue<S> q, Job<S> j, int place) {
     JsonObjectBuilder b = Json.createObjectBuilder()
         .add("id", j.id())
-        .add("priority", j.priority())
-        .add("state", toJson(j.state()))
+        .add("state", q.toJson(j.state()))
         .add("status", j.status().name().toLowerCase(Locale.ROOT));
     if (place >= 0) {
       b.add("place", place);
     }
-    b.add("delayUntil", j.delayUntil().toString());
-    if (j.leaseUntil().isPresent()) {
-      b.add("lockUntil", j.leaseUntil().get().toString());
-    } else {
-      b.addNull("lockUntil");
-    }
-    if (j.repeatCount() == JobOptions.REPEAT_FOREVER) {
-      b.add("repeatCount", "forever");
-    } else {
-      b.add("repeatCount", j.repeatCount());
-    }
-    b.add("repeatDelayMs", j.repeatDelay().toMillis())
-        .add("retryCount", j.retriesLeft())
-        .add("retryDelayMs", j.retryBackoff().initial().toMillis())
-        .add("attempt", j.attempt())
-        .add("createdAt", j.createdAt().toString());
+    PushBody.addOptions(j, b);
     j.lastError().ifPresent(e -> b.add("lastError", Json.createObjectBuilder()
         .add("type", e.type()).add("message", e.message()).add("failedAt", e.failedAt().toString())));
     return b.build();
   }
 
-  private JsonValue toJson(Object state) {
-    if (state == null) {
-      return JsonValue.NULL;
-    }
-    try (JsonReader r = Json.createReader(new StringReader(runtime.jsonb().toJson(state)))) {
-      return r.readValue();
-    }
-  }
-
-  private static JsonObject readObject(InputStream body) {
+  /**
+   * Reads a request body as one JSON object.
+   *
+   * @throws PushBody.Refused for a body over {@link #MAX_BODY_BYTES}, not UTF-8, not JSON, or
+   *     not an object
+   */
+  static JsonObject readObject(InputStream body) {
     byte[] bytes;
     try {
       bytes = body.readNBytes(MAX_BODY_BYTES + 1);
     } catch (IOException e) {
-      throw Problem.badRequest(null, "could not read the request body");
+      throw PushBody.refused(null, "could not read the request body");
     }
     if (bytes.length > MAX_BODY_BYTES) {
-      throw Problem.badRequest(null, "the body is over " + MAX_BODY_BYTES + " bytes");
+      throw PushBody.refused(null, "the body is over " + MAX_BODY_BYTES + " bytes");
     }
-    try (JsonReader r = Json.createReader(new StringReader(new String(bytes, StandardCharsets.UTF_8)))) {
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      throw PushBody.refused(null, "the body is not UTF-8");
+    }
+    try (JsonReader r = Json.createReader(new StringReader(text))) {
       JsonValue v = r.readValue();
       if (!(v instanceof JsonObject o)) {
-        throw Problem.badRequest(null, "the body must be a JSON object");
+        throw PushBody.refused(null, "the body must be a JSON object");
       }
       return o;
     } catch (JsonException e) {
-      throw Problem.badRequest(null, "the body is not valid JSON: " + e.getMessage());
+      throw PushBody.refused(null, "the body is not valid JSON: " + e.getMessage());
+    } catch (RuntimeException e) { // Parsson: "Input is too deeply nested" is a plain RuntimeException
+      throw PushBody.refused(null, "the body is not JSON that kvmq reads: nested too deeply, or a value too large");
     }
   }
-
-  private static double number(JsonObject o, String field) {
-    if (!(o.get(field) instanceof JsonNumber n)) {
-      throw Problem.badRequest(field, field + " must be a number");
-    }
-    double d = n.doubleValue();
-    if (!Double.isFinite(d)) {
-      throw Problem.badRequest(field, field + " must be a finite number");
-    }
-    return d;
-  }
-
-  private static long count(JsonObject o, String field) {
-    if (!(o.get(field) instanceof JsonNumber n) || !n.isIntegral()) {
-      throw Problem.badRequest(field, field + " must be a whole number");
-    }
-    long v;
-    try {
-      v = n.longValueExact();
-    } catch (ArithmeticException e) {
-      throw Problem.badRequest(field, field + " is too large");
-    }
-    if (v < 0) {
-      throw Problem.badRequest(field, field + " must not be negative");
-    }
-    return v;
-  }
-
-  private static String string(JsonObject o, String field) {
-    if (!(o.get(field) instanceof JsonString s)) {
-      throw Problem.badRequest(field, field + " must be a string");
-    }
-    return s.getString();
-  }
-
 }

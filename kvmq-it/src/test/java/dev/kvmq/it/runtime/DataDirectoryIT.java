@@ -22,8 +22,8 @@ import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.ServerProcess;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.Wars;
 
 /**

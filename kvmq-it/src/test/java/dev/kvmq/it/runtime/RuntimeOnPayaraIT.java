@@ -24,7 +24,7 @@ import dev.kvmq.JobOptions;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.Wait;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.Wars;
 
 /**

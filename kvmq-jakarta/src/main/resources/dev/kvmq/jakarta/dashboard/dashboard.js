@@ -386,7 +386,7 @@
         el('td', { class: 'status-' + j.status, text: j.status }),
         el('td', { class: 'num', text: String(j.priority) }),
         el('td', { class: 'num', text: String(j.attempt) }),
-        el('td', { class: 'num', text: String(j.retryCount) }),
+        el('td', { class: 'num', text: String(j.retriesLeft) }),
         el('td', {}, delayed ? when(j.delayUntil) : el('span', { text: '–' })),
         el('td', {}, when(j.lockUntil)),
         el('td', {}, payloadCell),

@@ -1,0 +1,118 @@
+package dev.kvmq.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.kvmq.Backoff;
+import dev.kvmq.Job;
+import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
+import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.testkit.FakeClock;
+import jakarta.json.JsonObject;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import java.io.ByteArrayInputStream;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admin API's push and job JSON without a server: a queue on the in-memory store, read
+ * and written through the JSON-B codec it was made with ({@link AdminQueue}).
+ */
+class QueuesResourceTest {
+
+  public record Order(String id, List<String> tags) {}
+
+  interface Types<T> {}
+
+  static class Orders implements Types<List<Order>> {}
+
+  final Jsonb jsonb = JsonbBuilder.create();
+  final FakeClock clock = new FakeClock(Instant.parse("2026-12-01T10:00:00Z"));
+  final InMemoryKvStore store = new InMemoryKvStore();
+
+  @AfterEach
+  void close() throws Exception {
+    jsonb.close();
+    store.close();
+  }
+
+  <S> AdminQueue<S> queue(String name, Type type) {
+    JsonbCodec<S> codec = new JsonbCodec<>(jsonb, type);
+    Queue<S> q = Queue.builder(store, name, codec).clock(clock).build();
+    return new AdminQueue<>(q, codec);
+  }
+
+  @Test
+  void aPushTakesJobOptionsAndTheJobAnswersWithTheSameNames() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+
+    JsonObject job = QueuesResource.push(q, PushBodyTest.json("""
+        {"state": {"id": "o-1", "tags": ["a"]}, "priority": 3, "delay": "PT10S", "retryCount": 2,
+         "retryBackoff": {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT8S", "jitter": 0.5}}"""));
+
+    Job<Order> stored = q.queue().job(job.getString("id")).orElseThrow();
+    assertThat(stored.state()).isEqualTo(new Order("o-1", List.of("a")));
+    assertThat(stored.retriesLeft()).isEqualTo(2);
+    assertThat(stored.retryBackoff()).isEqualTo(Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(8), 0.5));
+    assertThat(stored.delayUntil()).isEqualTo(Instant.parse("2026-12-01T10:00:10Z"));
+    assertThat(job.getJsonObject("state").getString("id")).isEqualTo("o-1");
+    assertThat(job.getInt("retryCount")).as("the push's retryCount, as in JobOptions").isEqualTo(2);
+    assertThat(job.getInt("retriesLeft")).isEqualTo(2);
+    assertThat(job.getJsonObject("retryBackoff").getString("kind")).isEqualTo("exponential");
+    assertThat(job.getJsonObject("retryBackoff").getString("max")).isEqualTo("PT8S");
+    assertThat(job.getString("repeatDelay")).isEqualTo("PT0S");
+    assertThat(job.getString("delayUntil")).isEqualTo("2026-12-01T10:00:10Z");
+  }
+
+  @Test
+  void statesOfAGenericTypeGoThroughTheQueuesOwnCodec() {
+    Type listOfOrders = ((java.lang.reflect.ParameterizedType) Orders.class.getGenericInterfaces()[0])
+        .getActualTypeArguments()[0];
+    AdminQueue<List<Order>> q = queue("batches", listOfOrders);
+
+    JsonObject job = QueuesResource.push(q, PushBodyTest.json("{\"state\": [{\"id\": \"a\", \"tags\": []}]}"));
+
+    assertThat(q.queue().job(job.getString("id")).orElseThrow().state()).containsExactly(new Order("a", List.of()));
+    assertThat(job.getJsonArray("state").getJsonObject(0).getString("id")).isEqualTo("a");
+  }
+
+  @Test
+  void aRefusedPushWritesNothing() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+    for (String body : List.of(
+        "{\"state\": {\"id\": \"x\"}, \"retryCount\": -1}",
+        "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"linear\"}}",
+        "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\", \"jitter\": 1}}",
+        "{\"state\": {\"id\": \"x\"}, \"delayMs\": 9223372036854775807}",
+        "{\"state\": {\"id\": \"x\"}, \"delay\": \"PT2562047788015215H\"}",
+        "{\"state\": {\"id\": [1, 2]}}",
+        "{\"state\": \"not an order\"}",
+        "{\"state\": null}",
+        "{\"priority\": 1}")) {
+      PushBody.Refused e = catchThrowableOfType(PushBody.Refused.class,
+          () -> QueuesResource.push(q, PushBodyTest.json(body)));
+      assertThat(e).as(body).isNotNull();
+      assertThat(e.field).as(body).isNotNull();
+      assertThat(e.getMessage()).as(body).doesNotContain("Exception", "\tat ");
+    }
+    assertThat(q.queue().counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+  }
+
+  @Test
+  void aBodyThatIsNotUtf8OrNotAnObjectIsRefused() {
+    for (byte[] body : List.of(new byte[] {'{', '"', (byte) 0xC3, '"', ':', '1', '}'},
+        "[1]".getBytes(StandardCharsets.UTF_8), new byte[0], "[".repeat(100_000).getBytes(StandardCharsets.UTF_8))) {
+      PushBody.Refused e = catchThrowableOfType(PushBody.Refused.class,
+          () -> QueuesResource.readObject(new ByteArrayInputStream(body)));
+      assertThat(e).isNotNull();
+      assertThat(e.field).isNull();
+    }
+  }
+}
