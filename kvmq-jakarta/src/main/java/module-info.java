@@ -25,6 +25,9 @@ module dev.kvmq.jakarta {
   requires jakarta.concurrency;
   requires jakarta.inject;
   requires jakarta.json;
+  // KvmqBasicAuthentication is a public Jakarta Security mechanism over servlet requests.
+  requires transitive jakarta.security;
+  requires transitive jakarta.servlet;
   requires jakarta.transaction;
   requires java.naming;
   requires java.sql;
