@@ -30,6 +30,7 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @param jitter the {@code jitter} component
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException if a duration is negative, {@code max < initial},
+   *     {@code max} is over {@link JobOptions#MAX_DELAY},
    *     {@code multiplier} is not a finite number of at least 1, or {@code jitter} is not in
    *     {@code [0, 1]}
    */
@@ -41,6 +42,10 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
     }
     if (max.compareTo(initial) < 0) {
       throw new IllegalArgumentException("backoff max " + max + " is less than initial " + initial);
+    }
+    if (max.compareTo(JobOptions.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("backoff max must be at most " + JobOptions.MAX_DELAY
+          + " (about 100 years): " + max);
     }
     if (!(multiplier >= 1) || Double.isInfinite(multiplier)) {
       throw new IllegalArgumentException("backoff multiplier must be a finite number >= 1: " + multiplier);
@@ -56,7 +61,8 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @param delay the wait
    * @return the backoff
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code delay} is negative
+   * @throws IllegalArgumentException if {@code delay} is negative or over
+   *     {@link JobOptions#MAX_DELAY}
    */
   public static Backoff fixed(Duration delay) {
     return new Backoff(delay, 1, delay, 0);

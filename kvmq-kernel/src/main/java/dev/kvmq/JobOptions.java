@@ -37,6 +37,18 @@ public record JobOptions(
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
   public static final long REPEAT_FOREVER = -1;
 
+  /**
+   * The longest wait an option may give (a delay, a repeat delay, a backoff's cap): 36,525
+   * days, about 100 years, so that every due time the queue computes fits its clock.
+   */
+  public static final Duration MAX_DELAY = Duration.ofDays(36_525);
+
+  /** The earliest {@link #delayUntil()}: the first instant of year 0. */
+  public static final Instant MIN_DELAY_UNTIL = Instant.parse("0000-01-01T00:00:00Z");
+
+  /** The latest {@link #delayUntil()}: the last millisecond of year 9999. */
+  public static final Instant MAX_DELAY_UNTIL = Instant.parse("9999-12-31T23:59:59.999Z");
+
   private static final JobOptions DEFAULTS =
       new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE);
 
@@ -51,9 +63,10 @@ public record JobOptions(
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or
-   *     neither of {@code delay} and {@code delayUntil} are given, or {@code delay} is
-   *     negative; if {@code repeatCount < -1}, {@code repeatDelay} is negative, or
-   *     {@code retryCount < 0}
+   *     neither of {@code delay} and {@code delayUntil} are given, {@code delay} is negative
+   *     or over {@link #MAX_DELAY}, or {@code delayUntil} is outside
+   *     [{@link #MIN_DELAY_UNTIL}, {@link #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1},
+   *     {@code repeatDelay} is negative or over {@link #MAX_DELAY}, or {@code retryCount < 0}
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -66,12 +79,22 @@ public record JobOptions(
     if (delay != null && delay.isNegative()) {
       throw new IllegalArgumentException("delay must not be negative: " + delay);
     }
+    if (delay != null && delay.compareTo(MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("delay must be at most " + MAX_DELAY + " (about 100 years): " + delay);
+    }
+    if (delayUntil != null && (delayUntil.isBefore(MIN_DELAY_UNTIL) || delayUntil.isAfter(MAX_DELAY_UNTIL))) {
+      throw new IllegalArgumentException("delayUntil must be in the years 0 to 9999: " + delayUntil);
+    }
     if (repeatCount < REPEAT_FOREVER) {
       throw new IllegalArgumentException("repeatCount must be >= 0, or REPEAT_FOREVER: " + repeatCount);
     }
     Objects.requireNonNull(repeatDelay, "repeatDelay");
     if (repeatDelay.isNegative()) {
       throw new IllegalArgumentException("repeatDelay must not be negative: " + repeatDelay);
+    }
+    if (repeatDelay.compareTo(MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("repeatDelay must be at most " + MAX_DELAY + " (about 100 years): "
+          + repeatDelay);
     }
     if (retryCount < 0) {
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
@@ -106,7 +129,7 @@ public record JobOptions(
    * @param delay the wait, zero or more
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code delay} is negative
+   * @throws IllegalArgumentException if {@code delay} is negative or over {@link #MAX_DELAY}
    */
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
@@ -119,6 +142,7 @@ public record JobOptions(
    * @param instant when the job becomes due
    * @return the new options
    * @throws NullPointerException if {@code instant} is null
+   * @throws IllegalArgumentException if {@code instant} is outside the years 0 to 9999
    */
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
@@ -133,7 +157,8 @@ public record JobOptions(
    * @param delay the wait between a completion and the next run
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code count < -1} or {@code delay} is negative
+   * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or
+   *     over {@link #MAX_DELAY}
    */
   public JobOptions repeat(long count, Duration delay) {
     return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);

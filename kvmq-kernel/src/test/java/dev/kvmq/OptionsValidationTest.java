@@ -28,6 +28,29 @@ class OptionsValidationTest {
     assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(1), 2))
         .hasMessageContaining("jitter");
     assertThat(d.priority(-0.0).priority()).isEqualTo(0.0);
+  }
+
+  /** Waits whose due time would overflow the clock's milliseconds are refused, not pushed. */
+  @Test
+  void waitsAreBoundedSoThatEveryDueTimeFits() {
+    JobOptions d = JobOptions.defaults();
+    assertThatThrownBy(() -> d.delay(Duration.ofMillis(Long.MAX_VALUE))).hasMessageContaining("delay must be at most");
+    assertThatThrownBy(() -> d.delay(JobOptions.MAX_DELAY.plusMillis(1))).hasMessageContaining("100 years");
+    assertThat(d.delay(JobOptions.MAX_DELAY).delay()).isEqualTo(JobOptions.MAX_DELAY);
+    assertThatThrownBy(() -> d.delayUntil(Instant.MAX)).hasMessageContaining("years 0 to 9999");
+    assertThatThrownBy(() -> d.delayUntil(Instant.ofEpochMilli(Long.MIN_VALUE))).hasMessageContaining("years 0 to 9999");
+    assertThat(d.delayUntil(JobOptions.MAX_DELAY_UNTIL).delayUntil()).isEqualTo(JobOptions.MAX_DELAY_UNTIL);
+    assertThatThrownBy(() -> d.repeat(1, Duration.ofDays(40_000))).hasMessageContaining("repeatDelay must be at most");
+    assertThatThrownBy(() -> Backoff.fixed(Duration.ofDays(40_000))).hasMessageContaining("backoff max must be at most");
+    assertThatThrownBy(() -> Backoff.exponential(Duration.ZERO, 2, Duration.ofMillis(Long.MAX_VALUE), 0))
+        .hasMessageContaining("backoff max must be at most");
+
+    // At the bounds, the due times a queue computes from them are exact.
+    KvStore store = new InMemoryKvStore();
+    Queue<String> q = Queue.builder(store, "far", Codecs.utf8()).clock(() -> Instant.parse("9999-01-01T00:00:00Z")).build();
+    Job<String> far = q.push("x", d.delay(JobOptions.MAX_DELAY).repeat(1, JobOptions.MAX_DELAY));
+    assertThat(far.delayUntil()).isEqualTo(Instant.parse("9999-01-01T00:00:00Z").plus(JobOptions.MAX_DELAY));
+    store.close();
     assertThat(d.delayUntil(Instant.EPOCH).delay()).isNull();
   }
 
