@@ -28,6 +28,7 @@ public @interface OnQueue {
   /** An instance of the annotation, to fire events with. */
   final class Literal extends AnnotationLiteral<OnQueue> implements OnQueue {
     private static final long serialVersionUID = 1L;
+    /** The queue's name, this literal's {@link #value()}. */
     private final String value;
 
     /**

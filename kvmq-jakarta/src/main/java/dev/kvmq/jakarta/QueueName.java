@@ -30,6 +30,7 @@ public @interface QueueName {
   /** An instance of the annotation, for programmatic lookup. */
   final class Literal extends AnnotationLiteral<QueueName> implements QueueName {
     private static final long serialVersionUID = 1L;
+    /** The queue's name, this literal's {@link #value()}. */
     private final String value;
 
     /**
