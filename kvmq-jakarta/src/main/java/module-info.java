@@ -2,14 +2,14 @@
  * kvmq for Jakarta EE: {@link dev.kvmq.jakarta.JobQueue}, {@link dev.kvmq.jakarta.QueueHandler},
  * the job events, and the CDI extension that finds the handlers.
  *
- * <p>Servers deploy this jar on the class path (a WAR's {@code WEB-INF/lib}), where this
- * descriptor is ignored. On a module path: the package is open because CDI, JAX-RS and JSON-B
- * reach kvmq's beans, resources and problem documents reflectively; the PostgreSQL store and
- * the MicroProfile APIs are optional ({@code requires static}), used only where present.
+ * <p>Servers deploy this jar on the class path (a WAR's {@code WEB-INF/lib}), where this descriptor
+ * is ignored. On a module path: the package is open because CDI, JAX-RS and JSON-B reach kvmq's
+ * beans, resources and problem documents reflectively; the PostgreSQL store and the MicroProfile
+ * APIs are optional ({@code requires static}), used only where present.
  *
- * <p>The MicroProfile Config, Health and Metrics API jars kvmq compiles against declare no
- * module name; their names here are the ones Java derives from their file names. They are
- * static requirements: nothing fails to resolve without them.
+ * <p>The MicroProfile Config, Health and Metrics API jars kvmq compiles against declare no module
+ * name; their names here are the ones Java derives from their file names. They are static
+ * requirements: nothing fails to resolve without them.
  */
 module dev.kvmq.jakarta {
   requires transitive dev.kvmq;
@@ -31,13 +31,14 @@ module dev.kvmq.jakarta {
   requires jakarta.transaction;
   requires java.naming;
   requires java.sql;
-
   requires static microprofile.config.api;
   requires static microprofile.health.api;
   requires static microprofile.metrics.api;
 
   exports dev.kvmq.jakarta;
+
   opens dev.kvmq.jakarta;
 
-  provides jakarta.enterprise.inject.spi.Extension with dev.kvmq.jakarta.KvmqExtension;
+  provides jakarta.enterprise.inject.spi.Extension with
+      dev.kvmq.jakarta.KvmqExtension;
 }

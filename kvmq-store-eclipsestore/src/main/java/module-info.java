@@ -1,6 +1,6 @@
 /**
- * The embedded durable store: {@link dev.kvmq.store.eclipsestore.EclipseStoreKvStore}, the
- * kernel's store SPI on EclipseStore.
+ * The embedded durable store: {@link dev.kvmq.store.eclipsestore.EclipseStoreKvStore}, the kernel's
+ * store SPI on EclipseStore.
  *
  * <p>The package opens nothing: EclipseStore reads and writes the fields of the store's
  * (package-private) page and entry classes through {@code sun.misc.Unsafe}, which needs no

@@ -6,15 +6,15 @@ import java.util.Objects;
 /**
  * How long a failed job waits before its next attempt.
  *
- * <p>{@link #fixed(Duration)} waits the same time before every retry (the seed's
- * {@code retryDelayMs}); {@link #exponential(Duration, double, Duration, double)} doubles
- * (or multiplies) the wait each time, up to a cap, optionally with random jitter.
+ * <p>{@link #fixed(Duration)} waits the same time before every retry (the seed's {@code
+ * retryDelayMs}); {@link #exponential(Duration, double, Duration, double)} doubles (or multiplies)
+ * the wait each time, up to a cap, optionally with random jitter.
  *
  * @param initial the wait before the first retry
  * @param multiplier the factor applied per further retry (1 for fixed)
  * @param max the longest wait
- * @param jitter the fraction of the wait that is random, from 0 (none) to 1: the wait is
- *     drawn uniformly from {@code [d * (1 - jitter), d]}
+ * @param jitter the fraction of the wait that is random, from 0 (none) to 1: the wait is drawn
+ *     uniformly from {@code [d * (1 - jitter), d]}
  */
 public record Backoff(Duration initial, double multiplier, Duration max, double jitter) {
 
@@ -29,10 +29,9 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @param max the {@code max} component
    * @param jitter the {@code jitter} component
    * @throws NullPointerException if a duration is null
-   * @throws IllegalArgumentException if a duration is negative, {@code max < initial},
-   *     {@code max} is over {@link JobOptions#MAX_DELAY},
-   *     {@code multiplier} is not a finite number of at least 1, or {@code jitter} is not in
-   *     {@code [0, 1]}
+   * @throws IllegalArgumentException if a duration is negative, {@code max < initial}, {@code max}
+   *     is over {@link JobOptions#MAX_DELAY}, {@code multiplier} is not a finite number of at least
+   *     1, or {@code jitter} is not in {@code [0, 1]}
    */
   public Backoff {
     Objects.requireNonNull(initial, "initial");
@@ -44,11 +43,12 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
       throw new IllegalArgumentException("backoff max " + max + " is less than initial " + initial);
     }
     if (max.compareTo(JobOptions.MAX_DELAY) > 0) {
-      throw new IllegalArgumentException("backoff max must be at most " + JobOptions.MAX_DELAY
-          + " (about 100 years): " + max);
+      throw new IllegalArgumentException(
+          "backoff max must be at most " + JobOptions.MAX_DELAY + " (about 100 years): " + max);
     }
     if (!(multiplier >= 1) || Double.isInfinite(multiplier)) {
-      throw new IllegalArgumentException("backoff multiplier must be a finite number >= 1: " + multiplier);
+      throw new IllegalArgumentException(
+          "backoff multiplier must be a finite number >= 1: " + multiplier);
     }
     if (!(jitter >= 0 && jitter <= 1)) {
       throw new IllegalArgumentException("backoff jitter must be between 0 and 1: " + jitter);
@@ -61,8 +61,8 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @param delay the wait
    * @return the backoff
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code delay} is negative or over
-   *     {@link JobOptions#MAX_DELAY}
+   * @throws IllegalArgumentException if {@code delay} is negative or over {@link
+   *     JobOptions#MAX_DELAY}
    */
   public static Backoff fixed(Duration delay) {
     return new Backoff(delay, 1, delay, 0);
@@ -79,7 +79,8 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException as for the canonical constructor
    */
-  public static Backoff exponential(Duration initial, double multiplier, Duration max, double jitter) {
+  public static Backoff exponential(
+      Duration initial, double multiplier, Duration max, double jitter) {
     return new Backoff(initial, multiplier, max, jitter);
   }
 
@@ -89,8 +90,8 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
    * @param retry which retry this is: 1 for the first
    * @param random a number in {@code [0, 1)} drawn by the caller (the kernel draws none)
    * @return the wait, between 0 and {@link #max()}
-   * @throws IllegalArgumentException if {@code retry < 1} or {@code random} is outside
-   *     {@code [0, 1)}
+   * @throws IllegalArgumentException if {@code retry < 1} or {@code random} is outside {@code [0,
+   *     1)}
    */
   public Duration delayFor(int retry, double random) {
     if (retry < 1) {

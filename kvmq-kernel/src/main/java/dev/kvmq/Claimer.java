@@ -12,9 +12,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The claim path of a worker: promote due delayed jobs, reclaim expired leases, claim ready
- * jobs in queue order. Each step reads a bounded index range (O(log n) in every store) and
- * commits its moves as one batch.
+ * The claim path of a worker: promote due delayed jobs, reclaim expired leases, claim ready jobs in
+ * queue order. Each step reads a bounded index range (O(log n) in every store) and commits its
+ * moves as one batch.
  */
 final class Claimer {
 
@@ -25,8 +25,8 @@ final class Claimer {
   record Claimed(JobRecord record, long versionstamp) {}
 
   /**
-   * What one claim took, in queue order, and whether there may be more ready jobs (a full
-   * batch, or lost races).
+   * What one claim took, in queue order, and whether there may be more ready jobs (a full batch, or
+   * lost races).
    */
   record Batch(List<Claimed> claimed, boolean more) {}
 
@@ -39,7 +39,9 @@ final class Claimer {
     this(keys, store, MAINTENANCE_BATCH);
   }
 
-  /** A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones). */
+  /**
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones).
+   */
   Claimer(QueueKeys keys, KvStore store, int batch) {
     this.keys = keys;
     this.store = store;
@@ -48,10 +50,10 @@ final class Claimer {
   }
 
   /**
-   * Moves one batch of due delayed jobs and one of expired leases to ready; true if there
-   * may be more of either. A claim must wait until this returns false: a job still in the
-   * delayed or leased index may come before every ready job in queue order (docs/semantics.md,
-   * "A worker's pass").
+   * Moves one batch of due delayed jobs and one of expired leases to ready; true if there may be
+   * more of either. A claim must wait until this returns false: a job still in the delayed or
+   * leased index may come before every ready job in queue order (docs/semantics.md, "A worker's
+   * pass").
    */
   boolean moveDue(long now) {
     boolean more = promoteDue(now);
@@ -76,8 +78,10 @@ final class Claimer {
     List<AtomicOperation> ops = new ArrayList<>(index.size());
     for (Optional<KvEntry> e : store.getMany(jobKeys(index))) {
       if (e.isPresent()) {
-        Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
-        Transitions.Plan plan = promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+        Transitions.Read read =
+            new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+        Transitions.Plan plan =
+            promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
         }
@@ -90,10 +94,9 @@ final class Claimer {
   }
 
   /**
-   * Claims up to {@code max} ready jobs, in queue order, in one batch commit, through
-   * {@link KvStore#claim}: a store may let concurrent claims take different jobs instead of
-   * colliding on the first ones; every claim still checks the versionstamp of the record it
-   * was planned from.
+   * Claims up to {@code max} ready jobs, in queue order, in one batch commit, through {@link
+   * KvStore#claim}: a store may let concurrent claims take different jobs instead of colliding on
+   * the first ones; every claim still checks the versionstamp of the record it was planned from.
    */
   Batch claim(int max, long now, long leaseMillis) {
     ClaimPlan plan = new ClaimPlan(now, leaseMillis);
@@ -105,8 +108,15 @@ final class Claimer {
       if (after == null) {
         Quarantine q = plan.quarantined.get(i);
         if (result.ok()) {
-          LOG.log(System.Logger.Level.ERROR, "job " + q.id + " of queue " + keys.queue
-              + " can't be read; moved it aside to " + keys.corrupt(q.id), q.why);
+          LOG.log(
+              System.Logger.Level.ERROR,
+              "job "
+                  + q.id
+                  + " of queue "
+                  + keys.queue
+                  + " can't be read; moved it aside to "
+                  + keys.corrupt(q.id),
+              q.why);
         }
       } else if (result.ok()) {
         claimed.add(new Claimed(after, result.versionstamp()));
@@ -119,18 +129,21 @@ final class Claimer {
   private record Quarantine(String id, RuntimeException why) {}
 
   /**
-   * Plans the claims of one {@link KvStore#claim} call with the pure {@link Transitions#claim}.
-   * An unreadable record's index entry is moved aside, to {@code [..., "corrupt", id]}, in the
-   * same batch, so that one bad record does not stop the queue; the record itself is kept for
+   * Plans the claims of one {@link KvStore#claim} call with the pure {@link Transitions#claim}. An
+   * unreadable record's index entry is moved aside, to {@code [..., "corrupt", id]}, in the same
+   * batch, so that one bad record does not stop the queue; the record itself is kept for
    * inspection. Every call of {@link #plan} starts afresh (a store may call it again).
    */
   private final class ClaimPlan implements KvStore.ClaimPlanner {
     private final long now;
     private final long leaseMillis;
+
     /** Per planned operation: the claimed record, or null for a quarantine. */
     final List<JobRecord> planned = new ArrayList<>();
+
     /** Per planned operation: the quarantine, or null for a claim. */
     final List<Quarantine> quarantined = new ArrayList<>();
+
     int seen;
 
     ClaimPlan(long now, long leaseMillis) {
@@ -169,7 +182,9 @@ final class Claimer {
           quarantined.add(new Quarantine(QueueKeys.idOf(indexKey), corrupt));
           continue;
         }
-        Transitions.Plan plan = Transitions.claim(keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+        Transitions.Plan plan =
+            Transitions.claim(
+                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
           planned.add(applied.record());

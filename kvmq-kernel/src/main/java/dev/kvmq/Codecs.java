@@ -2,36 +2,36 @@ package dev.kvmq;
 
 import java.nio.charset.StandardCharsets;
 
-/**
- * The codecs the kernel ships.
- */
+/** The codecs the kernel ships. */
 public final class Codecs {
 
   private Codecs() {}
 
-  private static final Codec<byte[]> BYTES = new Codec<>() {
-    @Override
-    public byte[] encode(byte[] state) {
-      return state.clone();
-    }
+  private static final Codec<byte[]> BYTES =
+      new Codec<>() {
+        @Override
+        public byte[] encode(byte[] state) {
+          return state.clone();
+        }
 
-    @Override
-    public byte[] decode(byte[] bytes) {
-      return bytes.clone();
-    }
-  };
+        @Override
+        public byte[] decode(byte[] bytes) {
+          return bytes.clone();
+        }
+      };
 
-  private static final Codec<String> UTF8 = new Codec<>() {
-    @Override
-    public byte[] encode(String state) {
-      return state.getBytes(StandardCharsets.UTF_8);
-    }
+  private static final Codec<String> UTF8 =
+      new Codec<>() {
+        @Override
+        public byte[] encode(String state) {
+          return state.getBytes(StandardCharsets.UTF_8);
+        }
 
-    @Override
-    public String decode(byte[] bytes) {
-      return new String(bytes, StandardCharsets.UTF_8);
-    }
-  };
+        @Override
+        public String decode(byte[] bytes) {
+          return new String(bytes, StandardCharsets.UTF_8);
+        }
+      };
 
   /**
    * Stores the bytes as they are.

@@ -8,14 +8,14 @@ import java.time.Year;
 import java.util.Objects;
 
 /**
- * A parsed cron expression: which local date-times it matches, and the first match at or
- * after a local date-time. Clock-free and zone-free; {@link ScheduleSpec.Cron} maps the
- * local matches to instants in its zone. docs/scheduling.md is the reference for the syntax.
+ * A parsed cron expression: which local date-times it matches, and the first match at or after a
+ * local date-time. Clock-free and zone-free; {@link ScheduleSpec.Cron} maps the local matches to
+ * instants in its zone. docs/scheduling.md is the reference for the syntax.
  *
- * <p>Each time field is a bit set (bit {@code v} set when value {@code v} matches). The day
- * is matched by a day-of-month rule and a day-of-week rule, combined as in Vixie cron: when
- * both fields are restricted (neither is {@code *} nor {@code ?}) a day matches if either
- * rule matches it.
+ * <p>Each time field is a bit set (bit {@code v} set when value {@code v} matches). The day is
+ * matched by a day-of-month rule and a day-of-week rule, combined as in Vixie cron: when both
+ * fields are restricted (neither is {@code *} nor {@code ?}) a day matches if either rule matches
+ * it.
  */
 final class CronFields {
 
@@ -52,9 +52,20 @@ final class CronFields {
     }
   }
 
-  enum DomRule { ANY, SET, LAST, LAST_WEEKDAY, NEAREST_WEEKDAY }
+  enum DomRule {
+    ANY,
+    SET,
+    LAST,
+    LAST_WEEKDAY,
+    NEAREST_WEEKDAY
+  }
 
-  enum DowRule { ANY, SET, LAST_OF_MONTH, NTH }
+  enum DowRule {
+    ANY,
+    SET,
+    LAST_OF_MONTH,
+    NTH
+  }
 
   private final long seconds;
   private final long minutes;
@@ -95,27 +106,34 @@ final class CronFields {
     return new CronFields(p);
   }
 
-  /** True when the hour field matches every hour: the expression then follows the real clock across DST. */
+  /**
+   * True when the hour field matches every hour: the expression then follows the real clock across
+   * DST.
+   */
   boolean everyHour() {
     return hours == (1L << 24) - 1;
   }
 
   /** True when {@code t} (its seconds; nanoseconds ignored) matches the expression. */
   boolean matches(LocalDateTime t) {
-    return bit(months, t.getMonthValue()) && dayMatches(t.toLocalDate()) && bit(hours, t.getHour())
-        && bit(minutes, t.getMinute()) && bit(seconds, t.getSecond());
+    return bit(months, t.getMonthValue())
+        && dayMatches(t.toLocalDate())
+        && bit(hours, t.getHour())
+        && bit(minutes, t.getMinute())
+        && bit(seconds, t.getSecond());
   }
 
   /**
-   * The first matching local date-time at or after {@code from} (whole seconds), or null when
-   * none comes within {@value #SEARCH_YEARS} years (then none ever comes) or before the end of
-   * {@link LocalDate#MAX}.
+   * The first matching local date-time at or after {@code from} (whole seconds), or null when none
+   * comes within {@value #SEARCH_YEARS} years (then none ever comes) or before the end of {@link
+   * LocalDate#MAX}.
    */
   LocalDateTime firstAtOrAfter(LocalDateTime from) {
     LocalDate date = from.toLocalDate();
-    LocalDate last = date.getYear() <= Year.MAX_VALUE - SEARCH_YEARS - 1
-        ? date.plusYears(SEARCH_YEARS)
-        : LocalDate.MAX;
+    LocalDate last =
+        date.getYear() <= Year.MAX_VALUE - SEARCH_YEARS - 1
+            ? date.plusYears(SEARCH_YEARS)
+            : LocalDate.MAX;
     boolean firstDay = true;
     while (!date.isAfter(last)) {
       if (!bit(months, date.getMonthValue())) {
@@ -127,9 +145,10 @@ final class CronFields {
         continue;
       }
       if (dayMatches(date)) {
-        LocalTime time = firstDay
-            ? firstTimeAtOrAfter(from.getHour(), from.getMinute(), from.getSecond())
-            : firstTimeAtOrAfter(0, 0, 0);
+        LocalTime time =
+            firstDay
+                ? firstTimeAtOrAfter(from.getHour(), from.getMinute(), from.getSecond())
+                : firstTimeAtOrAfter(0, 0, 0);
         if (time != null) {
           return date.atTime(time);
         }
@@ -224,5 +243,4 @@ final class CronFields {
     long rest = mask & (-1L << from);
     return rest == 0 ? -1 : Long.numberOfTrailingZeros(rest);
   }
-
 }

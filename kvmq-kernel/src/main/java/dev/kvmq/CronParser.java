@@ -4,19 +4,20 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Parses one cron expression into the fields of a {@link CronFields}; every error names the
- * field and the token. Not thread-safe: one parser per expression, used once.
+ * Parses one cron expression into the fields of a {@link CronFields}; every error names the field
+ * and the token. Not thread-safe: one parser per expression, used once.
  */
 final class CronParser {
 
-  private static final Map<String, String> MACROS = Map.of(
-      "@yearly", "0 0 1 1 *",
-      "@annually", "0 0 1 1 *",
-      "@monthly", "0 0 1 * *",
-      "@weekly", "0 0 * * 0",
-      "@daily", "0 0 * * *",
-      "@midnight", "0 0 * * *",
-      "@hourly", "0 * * * *");
+  private static final Map<String, String> MACROS =
+      Map.of(
+          "@yearly", "0 0 1 1 *",
+          "@annually", "0 0 1 1 *",
+          "@monthly", "0 0 1 * *",
+          "@weekly", "0 0 * * 0",
+          "@daily", "0 0 * * *",
+          "@midnight", "0 0 * * *",
+          "@hourly", "0 * * * *");
 
   private static final String MACRO_LIST =
       "@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly";
@@ -41,24 +42,38 @@ final class CronParser {
   void parse() {
     String text = expression.strip();
     if (text.isEmpty()) {
-      throw new IllegalArgumentException("cron expression is empty: expected 5 fields "
-          + "(minute hour day-of-month month day-of-week), 6 with a leading second field, "
-          + "or one of " + MACRO_LIST);
+      throw new IllegalArgumentException(
+          "cron expression is empty: expected 5 fields "
+              + "(minute hour day-of-month month day-of-week), 6 with a leading second field, "
+              + "or one of "
+              + MACRO_LIST);
     }
     if (text.startsWith("@")) {
       String expanded = MACROS.get(text.toLowerCase(Locale.ROOT));
       if (expanded == null) {
-        throw new IllegalArgumentException("cron expression \"" + expression
-            + "\": unknown macro \"" + text + "\" (supported: " + MACRO_LIST + ")");
+        throw new IllegalArgumentException(
+            "cron expression \""
+                + expression
+                + "\": unknown macro \""
+                + text
+                + "\" (supported: "
+                + MACRO_LIST
+                + ")");
       }
       text = expanded;
     }
     String[] f = text.split("\\s+");
     if (f.length != 5 && f.length != 6) {
-      throw new IllegalArgumentException("cron expression \"" + expression + "\" has "
-          + f.length + " field" + (f.length == 1 ? "" : "s") + ": expected 5 (minute hour "
-          + "day-of-month month day-of-week) or 6 (second minute hour day-of-month month "
-          + "day-of-week)");
+      throw new IllegalArgumentException(
+          "cron expression \""
+              + expression
+              + "\" has "
+              + f.length
+              + " field"
+              + (f.length == 1 ? "" : "s")
+              + ": expected 5 (minute hour "
+              + "day-of-month month day-of-week) or 6 (second minute hour day-of-month month "
+              + "day-of-week)");
     }
     int i = 0;
     seconds = f.length == 6 ? set(CronFields.Field.SECOND, f[i++]) : 1L;
@@ -78,19 +93,26 @@ final class CronParser {
       domArg = 0;
     } else if (u.startsWith("L-")) {
       domRule = CronFields.DomRule.LAST;
-      domArg = number(CronFields.Field.DAY_OF_MONTH, text, text.substring(2), "days before the last");
+      domArg =
+          number(CronFields.Field.DAY_OF_MONTH, text, text.substring(2), "days before the last");
       if (domArg < 1 || domArg > 30) {
         throw bad(CronFields.Field.DAY_OF_MONTH, text, "L-n needs n between 1 and 30");
       }
     } else if (u.equals("LW")) {
       domRule = CronFields.DomRule.LAST_WEEKDAY;
-    } else if (u.endsWith("W") && u.length() > 1 && u.indexOf(',') < 0
-        && u.indexOf('-') < 0 && u.indexOf('/') < 0) {
+    } else if (u.endsWith("W")
+        && u.length() > 1
+        && u.indexOf(',') < 0
+        && u.indexOf('-') < 0
+        && u.indexOf('/') < 0) {
       domRule = CronFields.DomRule.NEAREST_WEEKDAY;
       domArg = value(CronFields.Field.DAY_OF_MONTH, text, text.substring(0, text.length() - 1));
     } else if (u.indexOf('L') >= 0 || u.indexOf('W') >= 0) {
-      throw bad(CronFields.Field.DAY_OF_MONTH, text, "L and W make up the whole field: L, L-n, LW or nW"
-          + " (no lists, ranges or steps with them)");
+      throw bad(
+          CronFields.Field.DAY_OF_MONTH,
+          text,
+          "L and W make up the whole field: L, L-n, LW or nW"
+              + " (no lists, ranges or steps with them)");
     } else {
       domSet = set(CronFields.Field.DAY_OF_MONTH, text);
     }
@@ -101,24 +123,32 @@ final class CronParser {
     if (u.equals("*") || u.equals("?")) {
       dowRule = CronFields.DowRule.ANY;
     } else if (u.equals("L")) {
-      throw bad(CronFields.Field.DAY_OF_WEEK, text, "L alone is not supported: write SAT for Saturday,"
-          + " or dL (such as FRIL or 5L) for the month's last given day of the week");
+      throw bad(
+          CronFields.Field.DAY_OF_WEEK,
+          text,
+          "L alone is not supported: write SAT for Saturday,"
+              + " or dL (such as FRIL or 5L) for the month's last given day of the week");
     } else if (u.indexOf('#') >= 0) {
       int hash = u.indexOf('#');
       if (u.indexOf(',') >= 0 || u.indexOf('-') >= 0 || u.indexOf('/') >= 0) {
-        throw bad(CronFields.Field.DAY_OF_WEEK, text, "d#n makes up the whole field (no lists, ranges"
-            + " or steps with it)");
+        throw bad(
+            CronFields.Field.DAY_OF_WEEK,
+            text,
+            "d#n makes up the whole field (no lists, ranges" + " or steps with it)");
       }
       dowRule = CronFields.DowRule.NTH;
       dowDay = value(CronFields.Field.DAY_OF_WEEK, text, text.substring(0, hash)) % 7;
-      dowNth = number(CronFields.Field.DAY_OF_WEEK, text, text.substring(hash + 1), "week of the month");
+      dowNth =
+          number(CronFields.Field.DAY_OF_WEEK, text, text.substring(hash + 1), "week of the month");
       if (dowNth < 1 || dowNth > 5) {
         throw bad(CronFields.Field.DAY_OF_WEEK, text, "d#n needs n between 1 and 5");
       }
     } else if (u.endsWith("L")) {
       if (u.indexOf(',') >= 0 || u.indexOf('-') >= 0 || u.indexOf('/') >= 0) {
-        throw bad(CronFields.Field.DAY_OF_WEEK, text, "dL makes up the whole field (no lists, ranges"
-            + " or steps with it)");
+        throw bad(
+            CronFields.Field.DAY_OF_WEEK,
+            text,
+            "dL makes up the whole field (no lists, ranges" + " or steps with it)");
       }
       dowRule = CronFields.DowRule.LAST_OF_MONTH;
       dowDay = value(CronFields.Field.DAY_OF_WEEK, text, text.substring(0, text.length() - 1)) % 7;
@@ -131,8 +161,10 @@ final class CronParser {
   /** A list of single values, ranges and steps, as a bit set. */
   private long set(CronFields.Field field, String text) {
     if (text.equals("?")) {
-      throw bad(field, text, "? (no specific value) is allowed in day-of-month and "
-          + "day-of-week only");
+      throw bad(
+          field,
+          text,
+          "? (no specific value) is allowed in day-of-month and " + "day-of-week only");
     }
     long mask = 0;
     for (String item : text.split(",", -1)) {
@@ -191,8 +223,14 @@ final class CronParser {
           return field == CronFields.Field.MONTH ? i + 1 : i;
         }
       }
-      throw bad(field, item, "unknown name \"" + token + "\" (names: "
-          + String.join(" ", field.names) + ", in any case)");
+      throw bad(
+          field,
+          item,
+          "unknown name \""
+              + token
+              + "\" (names: "
+              + String.join(" ", field.names)
+              + ", in any case)");
     }
     int v = number(field, item, token, "value");
     if (v < field.min || v > field.max) {
@@ -208,8 +246,10 @@ final class CronParser {
     for (int i = 0; i < token.length(); i++) {
       char c = token.charAt(i);
       if (c < '0' || c > '9') {
-        throw bad(field, item, "\"" + token + "\" is not a number"
-            + (field.names == null ? "" : " nor a name"));
+        throw bad(
+            field,
+            item,
+            "\"" + token + "\" is not a number" + (field.names == null ? "" : " nor a name"));
       }
     }
     if (token.length() > 4) {
@@ -219,7 +259,14 @@ final class CronParser {
   }
 
   private IllegalArgumentException bad(CronFields.Field field, String token, String why) {
-    return new IllegalArgumentException("cron expression \"" + expression + "\": "
-        + field.label + " field, \"" + token + "\": " + why);
+    return new IllegalArgumentException(
+        "cron expression \""
+            + expression
+            + "\": "
+            + field.label
+            + " field, \""
+            + token
+            + "\": "
+            + why);
   }
 }

@@ -9,13 +9,13 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Commits the operations of many threads together, with no thread of its own: the first
- * submitter to find no commit under way becomes the leader, takes every pending operation,
- * commits them with one {@link KvStore#commitAll}, runs their callbacks, and goes on while
- * more are pending. Other submitters return at once; their callbacks run on the leader.
+ * Commits the operations of many threads together, with no thread of its own: the first submitter
+ * to find no commit under way becomes the leader, takes every pending operation, commits them with
+ * one {@link KvStore#commitAll}, runs their callbacks, and goes on while more are pending. Other
+ * submitters return at once; their callbacks run on the leader.
  *
- * <p>So a handler thread need not wait for the flush of its own completion before taking
- * its next job, and a durable store flushes once for many completions.
+ * <p>So a handler thread need not wait for the flush of its own completion before taking its next
+ * job, and a durable store flushes once for many completions.
  */
 final class GroupCommitter {
 

@@ -6,12 +6,12 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A job as read from its queue: its state and everything the queue knows about it.
- * Immutable. Jobs are made by the queue (pushes, reads, listings, events), not by callers,
- * so fields can be added without breaking anyone.
+ * A job as read from its queue: its state and everything the queue knows about it. Immutable. Jobs
+ * are made by the queue (pushes, reads, listings, events), not by callers, so fields can be added
+ * without breaking anyone.
  *
- * <p>Two jobs are equal when every field is: the same job read twice, unchanged, in the
- * same status. The state is compared with its own {@code equals}.
+ * <p>Two jobs are equal when every field is: the same job read twice, unchanged, in the same
+ * status. The state is compared with its own {@code equals}.
  *
  * @param <S> the state type
  */
@@ -42,7 +42,10 @@ public final class Job<S> {
     this.createdAt = Instant.ofEpochMilli(r.createdAt());
     this.status = r.statusAt(now);
     this.delayUntil = Instant.ofEpochMilli(r.delayUntil);
-    this.leaseUntil = r.state == JobRecord.State.LEASED ? Optional.of(Instant.ofEpochMilli(r.leaseUntil)) : Optional.empty();
+    this.leaseUntil =
+        r.state == JobRecord.State.LEASED
+            ? Optional.of(Instant.ofEpochMilli(r.leaseUntil))
+            : Optional.empty();
     this.repeatCount = r.repeatCount;
     this.repeatDelay = Duration.ofMillis(r.repeatDelay);
     this.retriesLeft = r.retriesLeft;
@@ -216,11 +219,22 @@ public final class Job<S> {
     if (!(o instanceof Job<?> j)) {
       return false;
     }
-    return Double.compare(priority, j.priority) == 0 && repeatCount == j.repeatCount && retriesLeft == j.retriesLeft
-        && retryLimit == j.retryLimit && attempt == j.attempt && token == j.token && id.equals(j.id)
-        && queue.equals(j.queue) && Objects.equals(state, j.state) && createdAt.equals(j.createdAt)
-        && status == j.status && delayUntil.equals(j.delayUntil) && leaseUntil.equals(j.leaseUntil)
-        && repeatDelay.equals(j.repeatDelay) && retryBackoff.equals(j.retryBackoff) && lastError.equals(j.lastError);
+    return Double.compare(priority, j.priority) == 0
+        && repeatCount == j.repeatCount
+        && retriesLeft == j.retriesLeft
+        && retryLimit == j.retryLimit
+        && attempt == j.attempt
+        && token == j.token
+        && id.equals(j.id)
+        && queue.equals(j.queue)
+        && Objects.equals(state, j.state)
+        && createdAt.equals(j.createdAt)
+        && status == j.status
+        && delayUntil.equals(j.delayUntil)
+        && leaseUntil.equals(j.leaseUntil)
+        && repeatDelay.equals(j.repeatDelay)
+        && retryBackoff.equals(j.retryBackoff)
+        && lastError.equals(j.lastError);
   }
 
   /**
@@ -230,8 +244,23 @@ public final class Job<S> {
    */
   @Override
   public int hashCode() {
-    return Objects.hash(id, queue, state, priority, createdAt, status, delayUntil, leaseUntil, repeatCount,
-        repeatDelay, retriesLeft, retryLimit, retryBackoff, attempt, token, lastError);
+    return Objects.hash(
+        id,
+        queue,
+        state,
+        priority,
+        createdAt,
+        status,
+        delayUntil,
+        leaseUntil,
+        repeatCount,
+        repeatDelay,
+        retriesLeft,
+        retryLimit,
+        retryBackoff,
+        attempt,
+        token,
+        lastError);
   }
 
   /**
@@ -241,7 +270,22 @@ public final class Job<S> {
    */
   @Override
   public String toString() {
-    return "Job[id=" + id + ", queue=" + queue + ", status=" + status + ", priority=" + priority + ", attempt="
-        + attempt + ", token=" + token + ", delayUntil=" + delayUntil + ", state=" + state + "]";
+    return "Job[id="
+        + id
+        + ", queue="
+        + queue
+        + ", status="
+        + status
+        + ", priority="
+        + priority
+        + ", attempt="
+        + attempt
+        + ", token="
+        + token
+        + ", delayUntil="
+        + delayUntil
+        + ", state="
+        + state
+        + "]";
   }
 }

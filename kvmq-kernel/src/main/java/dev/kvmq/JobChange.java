@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Changes a running handler makes to its job's options (with
- * {@link JobContext#update(Object, JobChange)}), the rest of the seed's {@code updateJob}.
- * They take effect when the job completes (repeats) or fails (retries).
+ * Changes a running handler makes to its job's options (with {@link JobContext#update(Object,
+ * JobChange)}), the rest of the seed's {@code updateJob}. They take effect when the job completes
+ * (repeats) or fails (retries).
  *
  * <p>Start from {@link #none()}; immutable.
  */

@@ -19,8 +19,8 @@ public interface JobContext<S> {
   }
 
   /**
-   * The fencing token of this lease. It grows with every claim of the job, so a downstream
-   * system that remembers the largest token it has seen can refuse writes from a stale run.
+   * The fencing token of this lease. It grows with every claim of the job, so a downstream system
+   * that remembers the largest token it has seen can refuse writes from a stale run.
    *
    * @return the token, 1 or more
    */
@@ -86,8 +86,8 @@ public interface JobContext<S> {
   void onCancel(Runnable action);
 
   /**
-   * Stops the worker from claiming more jobs (the seed's {@code stopProcessing}); running
-   * handlers, this one included, are told and may finish.
+   * Stops the worker from claiming more jobs (the seed's {@code stopProcessing}); running handlers,
+   * this one included, are told and may finish.
    */
   void stopProcessing();
 }

@@ -8,7 +8,8 @@ import java.util.Optional;
  *
  * @param <S> the state type
  */
-public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed, JobEvent.LeaseLost {
+public sealed interface JobEvent<S>
+    permits JobEvent.Completed, JobEvent.Failed, JobEvent.LeaseLost {
 
   /**
    * The job the event is about, as the worker last held it.
@@ -39,8 +40,7 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
   }
 
   /**
-   * An attempt failed: the job will be retried, or (when {@code dead}) it is now a dead
-   * letter.
+   * An attempt failed: the job will be retried, or (when {@code dead}) it is now a dead letter.
    *
    * @param <S> the state type
    * @param job the job as it now is (status DELAYED or WAITING for a retry, DEAD otherwise)
@@ -48,7 +48,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
    * @param cause what the handler threw (or the codec, if the state couldn't be decoded)
    * @param dead true when no retries were left
    */
-  record Failed<S>(Job<S> job, JobError error, Throwable cause, boolean dead) implements JobEvent<S> {
+  record Failed<S>(Job<S> job, JobError error, Throwable cause, boolean dead)
+      implements JobEvent<S> {
     /**
      * Checks the components.
      *
@@ -79,8 +80,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
     START;
 
     /**
-     * The outcome as a lower-case word, as logs and events spell it: "complete", "fail",
-     * "renew", "update" or "start".
+     * The outcome as a lower-case word, as logs and events spell it: "complete", "fail", "renew",
+     * "update" or "start".
      *
      * @return the word
      */
@@ -90,8 +91,8 @@ public sealed interface JobEvent<S> permits JobEvent.Completed, JobEvent.Failed,
   }
 
   /**
-   * The worker lost its lease on a job (it expired and another worker claimed it, or the job
-   * was deleted): the worker's completion or failure was refused, not applied.
+   * The worker lost its lease on a job (it expired and another worker claimed it, or the job was
+   * deleted): the worker's completion or failure was refused, not applied.
    *
    * @param <S> the state type
    * @param job the job as the worker held it

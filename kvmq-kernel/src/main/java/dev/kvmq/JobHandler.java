@@ -4,8 +4,8 @@ package dev.kvmq;
  * Processes one job. Returning completes the job; throwing fails the attempt (retried or
  * dead-lettered by its options).
  *
- * <p>Delivery is at least once: a job can run again after a crash or a lost lease, so a
- * handler's effects should be idempotent, or fenced with {@link JobContext#token()}.
+ * <p>Delivery is at least once: a job can run again after a crash or a lost lease, so a handler's
+ * effects should be idempotent, or fenced with {@link JobContext#token()}.
  *
  * @param <S> the state type
  */

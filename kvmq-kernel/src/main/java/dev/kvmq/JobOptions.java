@@ -8,6 +8,7 @@ import java.util.Objects;
  * How a job is pushed: priority, delay, repeats and retries. The seed's {@code JobOptions}.
  *
  * <p>Start from {@link #defaults()} and change what you need:
+ *
  * <pre>{@code
  * JobOptions.defaults()
  *     .priority(10)
@@ -16,11 +17,11 @@ import java.util.Objects;
  * }</pre>
  *
  * @param priority higher runs first; any finite number (default 0)
- * @param delay how long after the push the job becomes due, or null when
- *     {@code delayUntil} is given (default zero)
+ * @param delay how long after the push the job becomes due, or null when {@code delayUntil} is
+ *     given (default zero)
  * @param delayUntil the instant the job becomes due, or null when {@code delay} is given
- * @param repeatCount how many more times the job runs after it completes, or
- *     {@link #REPEAT_FOREVER} (default 0)
+ * @param repeatCount how many more times the job runs after it completes, or {@link
+ *     #REPEAT_FOREVER} (default 0)
  * @param repeatDelay the wait between a completion and the next repeat (default zero)
  * @param retryCount how many times a failed attempt is retried (default 0)
  * @param retryBackoff the wait before each retry (default none)
@@ -38,8 +39,8 @@ public record JobOptions(
   public static final long REPEAT_FOREVER = -1;
 
   /**
-   * The longest wait an option may give (a delay, a repeat delay, a backoff's cap): 36,525
-   * days, about 100 years, so that every due time the queue computes fits its clock.
+   * The longest wait an option may give (a delay, a repeat delay, a backoff's cap): 36,525 days,
+   * about 100 years, so that every due time the queue computes fits its clock.
    */
   public static final Duration MAX_DELAY = Duration.ofDays(36_525);
 
@@ -62,11 +63,11 @@ public record JobOptions(
    * @param repeatDelay the {@code repeatDelay} component
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
-   * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or
-   *     neither of {@code delay} and {@code delayUntil} are given, {@code delay} is negative
-   *     or over {@link #MAX_DELAY}, or {@code delayUntil} is outside
-   *     [{@link #MIN_DELAY_UNTIL}, {@link #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1},
-   *     {@code repeatDelay} is negative or over {@link #MAX_DELAY}, or {@code retryCount < 0}
+   * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
+   *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
+   *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
+   *     #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1}, {@code repeatDelay} is negative or over
+   *     {@link #MAX_DELAY}, or {@code retryCount < 0}
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -80,21 +81,25 @@ public record JobOptions(
       throw new IllegalArgumentException("delay must not be negative: " + delay);
     }
     if (delay != null && delay.compareTo(MAX_DELAY) > 0) {
-      throw new IllegalArgumentException("delay must be at most " + MAX_DELAY + " (about 100 years): " + delay);
+      throw new IllegalArgumentException(
+          "delay must be at most " + MAX_DELAY + " (about 100 years): " + delay);
     }
-    if (delayUntil != null && (delayUntil.isBefore(MIN_DELAY_UNTIL) || delayUntil.isAfter(MAX_DELAY_UNTIL))) {
-      throw new IllegalArgumentException("delayUntil must be in the years 0 to 9999: " + delayUntil);
+    if (delayUntil != null
+        && (delayUntil.isBefore(MIN_DELAY_UNTIL) || delayUntil.isAfter(MAX_DELAY_UNTIL))) {
+      throw new IllegalArgumentException(
+          "delayUntil must be in the years 0 to 9999: " + delayUntil);
     }
     if (repeatCount < REPEAT_FOREVER) {
-      throw new IllegalArgumentException("repeatCount must be >= 0, or REPEAT_FOREVER: " + repeatCount);
+      throw new IllegalArgumentException(
+          "repeatCount must be >= 0, or REPEAT_FOREVER: " + repeatCount);
     }
     Objects.requireNonNull(repeatDelay, "repeatDelay");
     if (repeatDelay.isNegative()) {
       throw new IllegalArgumentException("repeatDelay must not be negative: " + repeatDelay);
     }
     if (repeatDelay.compareTo(MAX_DELAY) > 0) {
-      throw new IllegalArgumentException("repeatDelay must be at most " + MAX_DELAY + " (about 100 years): "
-          + repeatDelay);
+      throw new IllegalArgumentException(
+          "repeatDelay must be at most " + MAX_DELAY + " (about 100 years): " + repeatDelay);
     }
     if (retryCount < 0) {
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
@@ -120,7 +125,8 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite
    */
   public JobOptions priority(double priority) {
-    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
   }
 
   /**
@@ -133,7 +139,8 @@ public record JobOptions(
    */
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
-    return new JobOptions(priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
   }
 
   /**
@@ -146,28 +153,28 @@ public record JobOptions(
    */
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
-    return new JobOptions(priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
   }
 
   /**
-   * Returns these options with repeats: after each completion the job is pushed again, as a
-   * new job at the back of the queue, due {@code delay} later.
+   * Returns these options with repeats: after each completion the job is pushed again, as a new job
+   * at the back of the queue, due {@code delay} later.
    *
    * @param count how many more runs, or {@link #REPEAT_FOREVER}
    * @param delay the wait between a completion and the next run
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or
-   *     over {@link #MAX_DELAY}
+   * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or over
+   *     {@link #MAX_DELAY}
    */
   public JobOptions repeat(long count, Duration delay) {
     return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);
   }
 
   /**
-   * Returns these options with retries: a failed attempt is tried again, keeping the job's
-   * place in the queue, after the backoff's wait; when none are left the job becomes a dead
-   * letter.
+   * Returns these options with retries: a failed attempt is tried again, keeping the job's place in
+   * the queue, after the backoff's wait; when none are left the job becomes a dead letter.
    *
    * @param count how many retries, zero or more
    * @param backoff the wait before each retry

@@ -1,8 +1,8 @@
 package dev.kvmq;
 
 /**
- * A job could not be deleted because it is being processed under a live lease. Delete it
- * after it completes or its lease expires.
+ * A job could not be deleted because it is being processed under a live lease. Delete it after it
+ * completes or its lease expires.
  */
 public class JobProcessingException extends IllegalStateException {
 

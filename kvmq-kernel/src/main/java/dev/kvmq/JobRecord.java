@@ -11,16 +11,18 @@ import java.time.Instant;
 /**
  * A job as the kernel stores it: the source of truth under {@code [..., "job", id]}.
  *
- * <p>Immutable; changed copies come from {@link #draft()}. Encoded in a small versioned
- * binary format ({@link #encode()}, {@link #decode(byte[])}), so stored jobs do not depend
- * on Java serialization, class loaders or user classes: the payload is the user codec's
- * bytes.
+ * <p>Immutable; changed copies come from {@link #draft()}. Encoded in a small versioned binary
+ * format ({@link #encode()}, {@link #decode(byte[])}), so stored jobs do not depend on Java
+ * serialization, class loaders or user classes: the payload is the user codec's bytes.
  */
 final class JobRecord {
 
   /** Which index holds the job. */
   enum State {
-    READY, DELAYED, LEASED, DEAD
+    READY,
+    DELAYED,
+    LEASED,
+    DEAD
   }
 
   private static final byte FORMAT_V1 = 1;
@@ -79,14 +81,15 @@ final class JobRecord {
 
   /**
    * The record's bytes: format 1, the bytes {@link java.io.DataOutputStream} writes for these
-   * fields in this order (strings in its modified UTF-8), written here straight into one
-   * array of the exact size.
+   * fields in this order (strings in its modified UTF-8), written here straight into one array of
+   * the exact size.
    */
   byte[] encode() {
     byte[] idBytes = modifiedUtf8(id);
     byte[] typeBytes = null;
     byte[] messageBytes = null;
-    int size = 1 + 2 + idBytes.length + 8 + 1 + 3 * 8 + 4 + 2 * 8 + 2 * 4 + 4 * 8 + 1 + 4 + payload.length;
+    int size =
+        1 + 2 + idBytes.length + 8 + 1 + 3 * 8 + 4 + 2 * 8 + 2 * 4 + 4 * 8 + 1 + 4 + payload.length;
     if (error != null) {
       typeBytes = modifiedUtf8(truncate(error.type()));
       messageBytes = modifiedUtf8(truncate(error.message()));
@@ -125,8 +128,11 @@ final class JobRecord {
       ByteBuffer in = ByteBuffer.wrap(bytes);
       byte format = in.get();
       if (format != FORMAT_V1) {
-        throw new IllegalStateException("unknown job record format " + format
-            + ": written by a newer kvmq? This version reads format " + FORMAT_V1);
+        throw new IllegalStateException(
+            "unknown job record format "
+                + format
+                + ": written by a newer kvmq? This version reads format "
+                + FORMAT_V1);
       }
       Draft d = new Draft();
       d.id = getUtf(in);
@@ -140,8 +146,12 @@ final class JobRecord {
       d.repeatDelay = in.getLong();
       d.retriesLeft = in.getInt();
       d.retryLimit = in.getInt();
-      d.backoff = new Backoff(Duration.ofMillis(in.getLong()), in.getDouble(),
-          Duration.ofMillis(in.getLong()), in.getDouble());
+      d.backoff =
+          new Backoff(
+              Duration.ofMillis(in.getLong()),
+              in.getDouble(),
+              Duration.ofMillis(in.getLong()),
+              in.getDouble());
       if (in.get() != 0) {
         d.error = new JobError(getUtf(in), getUtf(in), Instant.ofEpochMilli(in.getLong()));
       }
@@ -162,7 +172,8 @@ final class JobRecord {
       length += c >= 0x0001 && c <= 0x007F ? 1 : c <= 0x07FF ? 2 : 3;
     }
     if (length > 0xFFFF) {
-      throw new IllegalStateException("a string of " + length + " bytes in a job record; 65,535 at most");
+      throw new IllegalStateException(
+          "a string of " + length + " bytes in a job record; 65,535 at most");
     }
     byte[] out = new byte[length];
     int j = 0;
@@ -187,7 +198,10 @@ final class JobRecord {
     out.put(utf);
   }
 
-  /** Reads what {@link java.io.DataOutput#writeUTF} wrote; ASCII (ids, most errors) without a stream. */
+  /**
+   * Reads what {@link java.io.DataOutput#writeUTF} wrote; ASCII (ids, most errors) without a
+   * stream.
+   */
   private static String getUtf(ByteBuffer in) throws IOException {
     int length = Short.toUnsignedInt(in.getShort());
     int start = in.position();
@@ -206,7 +220,10 @@ final class JobRecord {
     return s;
   }
 
-  /** Error texts are cut to 2,000 characters (at most 6,000 bytes): see {@link Queue#MAX_STATE_BYTES}. */
+  /**
+   * Error texts are cut to 2,000 characters (at most 6,000 bytes): see {@link
+   * Queue#MAX_STATE_BYTES}.
+   */
   static String truncate(String s) {
     return s.length() <= 2000 ? s : s.substring(0, 2000) + "...";
   }

@@ -1,8 +1,6 @@
 package dev.kvmq;
 
-/**
- * Where a job stands, as the seed defines it, plus dead letters.
- */
+/** Where a job stands, as the seed defines it, plus dead letters. */
 public enum JobStatus {
   /** Due and not leased: a worker may take it next (in queue order). */
   WAITING,

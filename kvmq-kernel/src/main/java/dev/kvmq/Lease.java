@@ -11,14 +11,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A job a {@link Worker} claimed: the lease it holds (the record as last read or written,
- * its versionstamp, the fencing token), and the handler's view of it ({@link JobContext}).
+ * A job a {@link Worker} claimed: the lease it holds (the record as last read or written, its
+ * versionstamp, the fencing token), and the handler's view of it ({@link JobContext}).
  *
- * <p>Locking: this object's monitor guards {@code record}, {@code versionstamp},
- * {@code finishing} and {@code lost}; it is held while planning from them and, in
- * {@link #update}, while committing the update (so no renewal is planned from a record the
- * update is replacing). No other lock is taken while holding it, except the store's.
- * Cancellation is a latch and a copy-on-write list of actions, run outside the monitor.
+ * <p>Locking: this object's monitor guards {@code record}, {@code versionstamp}, {@code finishing}
+ * and {@code lost}; it is held while planning from them and, in {@link #update}, while committing
+ * the update (so no renewal is planned from a record the update is replacing). No other lock is
+ * taken while holding it, except the store's. Cancellation is a latch and a copy-on-write list of
+ * actions, run outside the monitor.
  *
  * @param <S> the state type
  */
@@ -36,8 +36,10 @@ final class Lease<S> implements JobContext<S> {
   // guarded by this
   private JobRecord record;
   private long versionstamp;
+
   /** The job ran (or is given back): no more renewals. */
   private boolean finishing;
+
   /** Someone else has the job now: nothing more is written under this lease. */
   private boolean lost;
 
@@ -83,8 +85,8 @@ final class Lease<S> implements JobContext<S> {
   }
 
   /**
-   * Marks the job finished (no more renewals) and returns what it holds, or empty when the
-   * lease is already lost.
+   * Marks the job finished (no more renewals) and returns what it holds, or empty when the lease is
+   * already lost.
    */
   synchronized Optional<Transitions.Holding> finish() {
     finishing = true;
@@ -180,8 +182,14 @@ final class Lease<S> implements JobContext<S> {
   }
 
   private LeaseLostException lostException() {
-    return new LeaseLostException("the lease on job " + id + " of queue " + core.queue.name() + " (token " + token
-        + ") is lost: another worker may be running it");
+    return new LeaseLostException(
+        "the lease on job "
+            + id
+            + " of queue "
+            + core.queue.name()
+            + " (token "
+            + token
+            + ") is lost: another worker may be running it");
   }
 
   @Override

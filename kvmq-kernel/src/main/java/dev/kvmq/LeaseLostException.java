@@ -1,8 +1,8 @@
 package dev.kvmq;
 
 /**
- * A lease holder's write was refused: its lease on the job is gone (expired and taken over
- * by another worker, or the job was deleted). Nothing was written.
+ * A lease holder's write was refused: its lease on the job is gone (expired and taken over by
+ * another worker, or the job was deleted). Nothing was written.
  */
 public class LeaseLostException extends RuntimeException {
 

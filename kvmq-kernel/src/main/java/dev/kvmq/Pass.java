@@ -6,20 +6,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A worker's pass, the one place that decides when the worker claims: it reads whether the
- * queue is paused, promotes due delayed jobs, reclaims expired leases, claims as many ready
- * jobs as there is room for ({@link Slots#wanted()}), hands them to the slots, and
- * schedules its next wake (docs/semantics.md, "A worker's pass"). A pass is asked for
- * ({@link #request()}) when the worker starts, when the store announces a change of the
- * ready or delayed index or the paused key, when a handler finishes (or has used half the
- * jobs claimed ahead), and at a scheduled wake.
+ * A worker's pass, the one place that decides when the worker claims: it reads whether the queue is
+ * paused, promotes due delayed jobs, reclaims expired leases, claims as many ready jobs as there is
+ * room for ({@link Slots#wanted()}), hands them to the slots, and schedules its next wake
+ * (docs/semantics.md, "A worker's pass"). A pass is asked for ({@link #request()}) when the worker
+ * starts, when the store announces a change of the ready or delayed index or the paused key, when a
+ * handler finishes (or has used half the jobs claimed ahead), and at a scheduled wake.
  *
- * <p>Locking: one pass at a time, without a lock: {@code requests} counts the requests,
- * and the thread that raises it from zero runs passes until it falls back to zero, so the
- * pass-only fields are confined to one thread at a time. The flags the store's
- * notifications set are volatile. The wake ({@code wake}, {@code wakeAt},
- * {@code wakePending}, {@code wakeGeneration}) is guarded by this object's monitor; no other
- * lock is taken while holding it.
+ * <p>Locking: one pass at a time, without a lock: {@code requests} counts the requests, and the
+ * thread that raises it from zero runs passes until it falls back to zero, so the pass-only fields
+ * are confined to one thread at a time. The flags the store's notifications set are volatile. The
+ * wake ({@code wake}, {@code wakeAt}, {@code wakePending}, {@code wakeGeneration}) is guarded by
+ * this object's monitor; no other lock is taken while holding it.
  *
  * @param <S> the state type
  */
@@ -30,27 +28,35 @@ final class Pass<S> {
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
+
   /**
-   * The queue is paused (or concurrency is 0), as the last pass read it, or a change of the
-   * paused key was heard since: handler threads start no job claimed ahead while it is set.
+   * The queue is paused (or concurrency is 0), as the last pass read it, or a change of the paused
+   * key was heard since: handler threads start no job claimed ahead while it is set.
    */
   private volatile boolean pausedSeen;
+
   /** Set when the store announces a change of the paused key: the pass reads the key again. */
   private volatile boolean pausedChanged = true;
+
   /** Set when the store announces a change of the delayed index: a pass must look at it. */
   private volatile boolean delayedChanged = true;
+
   /** Pass only: when the paused key must be read again at the latest. */
   private long pausedCheckAt;
+
   /**
-   * Pass only: the earliest time at which promoting or reclaiming may find something (the
-   * first delayUntil or leaseUntil last read, or the next poll).
+   * Pass only: the earliest time at which promoting or reclaiming may find something (the first
+   * delayUntil or leaseUntil last read, or the next poll).
    */
   private long maintenanceAt;
+
   // guarded by this
   private ScheduledFuture<?> wake;
   private long wakeAt;
+
   /** True from scheduling a wake until its task starts: only then may a later wake be skipped. */
   private boolean wakePending;
+
   private long wakeGeneration;
 
   Pass(WorkerCore<S> core, Slots<S> slots) {
@@ -64,15 +70,17 @@ final class Pass<S> {
     return pausedSeen;
   }
 
-  /** The store announced a change of the delayed index: a job may be due before the planned wake. */
+  /**
+   * The store announced a change of the delayed index: a job may be due before the planned wake.
+   */
   void delayedChanged() {
     delayedChanged = true;
     request();
   }
 
   /**
-   * The store announced a change of the paused key: handler threads start or claim no more
-   * at once, on this node even before pause() returns; the pass then reads which it was.
+   * The store announced a change of the paused key: handler threads start or claim no more at once,
+   * on this node even before pause() returns; the pass then reads which it was.
    */
   void pausedChanged() {
     pausedSeen = true;
@@ -115,7 +123,8 @@ final class Pass<S> {
     try {
       if (!notifies || pausedChanged || now >= pausedCheckAt) {
         pausedChanged = false; // before the read: a change announced during it reads again
-        pausedSeen = core.options.concurrency() == 0 || core.store.get(core.keys.paused).isPresent();
+        pausedSeen =
+            core.options.concurrency() == 0 || core.store.get(core.keys.paused).isPresent();
         pausedCheckAt = now + poll;
       }
       if (pausedSeen) {
@@ -160,8 +169,8 @@ final class Pass<S> {
   }
 
   /**
-   * Claims up to {@code wanted} ready jobs, queues them for handler slots and starts as many
-   * as there are free slots.
+   * Claims up to {@code wanted} ready jobs, queues them for handler slots and starts as many as
+   * there are free slots.
    */
   private Claimer.Batch claim(int wanted, long now) {
     Claimer.Batch batch = claimer.claim(wanted, now, core.leaseMillis);
@@ -192,14 +201,17 @@ final class Pass<S> {
     wakeAt = at;
     wakePending = true;
     long generation = ++wakeGeneration;
-    Runnable task = WorkerCore.named("the wake of a worker of queue " + core.queue.name(), () -> {
-      synchronized (this) {
-        if (wakeGeneration == generation) {
-          wakePending = false;
-        }
-      }
-      request();
-    });
+    Runnable task =
+        WorkerCore.named(
+            "the wake of a worker of queue " + core.queue.name(),
+            () -> {
+              synchronized (this) {
+                if (wakeGeneration == generation) {
+                  wakePending = false;
+                }
+              }
+              request();
+            });
     try {
       wake = core.executor.schedule(task, Math.max(0, at - core.now()), TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {

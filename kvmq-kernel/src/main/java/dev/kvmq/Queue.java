@@ -16,11 +16,11 @@ import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
 
 /**
- * A durable job queue on a {@link KvStore}: push jobs, list and count them, pause and
- * resume, delete, inspect and replay dead letters, and make {@link Worker}s.
+ * A durable job queue on a {@link KvStore}: push jobs, list and count them, pause and resume,
+ * delete, inspect and replay dead letters, and make {@link Worker}s.
  *
- * <p>Thread-safe. Many {@code Queue} objects (in one process or many) may share one store
- * and name: all their state is in the store.
+ * <p>Thread-safe. Many {@code Queue} objects (in one process or many) may share one store and name:
+ * all their state is in the store.
  *
  * <pre>{@code
  * Queue<String> emails = Queue.builder(store, "emails", Codecs.utf8()).build();
@@ -34,8 +34,8 @@ import java.util.random.RandomGenerator;
 public final class Queue<S> {
 
   /**
-   * The largest encoded state a job may have: the store's value limit less room for the
-   * job's own fields and its last error.
+   * The largest encoded state a job may have: the store's value limit less room for the job's own
+   * fields and its last error.
    */
   public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
 
@@ -144,8 +144,8 @@ public final class Queue<S> {
   }
 
   /**
-   * Pushes many jobs with the same options in one atomic commit: all are stored, or none.
-   * They queue in list order.
+   * Pushes many jobs with the same options in one atomic commit: all are stored, or none. They
+   * queue in list order.
    *
    * @param states the jobs' states
    * @param options priority, delay, repeats, retries for each
@@ -162,8 +162,8 @@ public final class Queue<S> {
   // ---- pause
 
   /**
-   * Pauses the queue: no worker claims a job until {@link #resume()}. Jobs being processed
-   * go on. Stored, so every worker on the store sees it.
+   * Pauses the queue: no worker claims a job until {@link #resume()}. Jobs being processed go on.
+   * Stored, so every worker on the store sees it.
    *
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
@@ -214,8 +214,8 @@ public final class Queue<S> {
   }
 
   /**
-   * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The
-   * seed's {@code getAllJobs}. Reads every job: for a large queue, prefer {@link #counts()}.
+   * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The seed's
+   * {@code getAllJobs}. Reads every job: for a large queue, prefer {@link #counts()}.
    *
    * <p>A job whose state this queue's codec can't decode is listed with a null state.
    *
@@ -228,18 +228,18 @@ public final class Queue<S> {
   }
 
   /**
-   * One page of {@link #jobs()}: the jobs of one status (all of them for null) in queue
-   * order, after skipping {@code offset} of them, at most {@code limit}, each with its place
-   * in the whole queue. Reads every job record, as {@link #jobs()} does, but decodes the
-   * states of the page's jobs only: a page of a queue of 100,000 jobs costs a scan and sort
-   * of small binary records, not 100,000 payload decodes.
+   * One page of {@link #jobs()}: the jobs of one status (all of them for null) in queue order,
+   * after skipping {@code offset} of them, at most {@code limit}, each with its place in the whole
+   * queue. Reads every job record, as {@link #jobs()} does, but decodes the states of the page's
+   * jobs only: a page of a queue of 100,000 jobs costs a scan and sort of small binary records, not
+   * 100,000 payload decodes.
    *
    * @param status {@code WAITING}, {@code DELAYED}, {@code PROCESSING}, or null for all
    * @param offset how many matching jobs to skip, 0 or more
    * @param limit the most jobs to return, 0 or more
    * @return the page
-   * @throws IllegalArgumentException if {@code status} is {@code DEAD} (see
-   *     {@link #deadLetters()}) or {@code offset} or {@code limit} is negative
+   * @throws IllegalArgumentException if {@code status} is {@code DEAD} (see {@link #deadLetters()})
+   *     or {@code offset} or {@code limit} is negative
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
    */
@@ -262,7 +262,8 @@ public final class Queue<S> {
     long leased = store.count(keys.leased());
     long leasedExpired = store.count(keys.leasedExpired(now));
     long dead = store.count(keys.dead());
-    return new QueueCounts(ready + delayedDue + leasedExpired, delayed - delayedDue, leased - leasedExpired, dead);
+    return new QueueCounts(
+        ready + delayedDue + leasedExpired, delayed - delayedDue, leased - leasedExpired, dead);
   }
 
   /**
@@ -277,9 +278,9 @@ public final class Queue<S> {
   }
 
   /**
-   * One page of {@link #deadLetters()}: oldest failure first, after skipping {@code offset}
-   * of them, at most {@code limit}. Reads {@code offset + limit} entries of the dead-letter
-   * index (small keys) and the records of the page only.
+   * One page of {@link #deadLetters()}: oldest failure first, after skipping {@code offset} of
+   * them, at most {@code limit}. Reads {@code offset + limit} entries of the dead-letter index
+   * (small keys) and the records of the page only.
    *
    * @param offset how many dead letters to skip, 0 or more
    * @param limit the most to return, 0 or more
@@ -291,6 +292,7 @@ public final class Queue<S> {
   public List<Job<S>> deadLetters(int offset, int limit) {
     return listing.deadLetters(offset, limit);
   }
+
   // ---- delete and replay
 
   /**
@@ -308,12 +310,12 @@ public final class Queue<S> {
   }
 
   /**
-   * Deletes every job that is not being processed (waiting and delayed; not dead letters)
-   * in one atomic operation. The seed's {@code deleteWaitingJobs}, made atomic.
+   * Deletes every job that is not being processed (waiting and delayed; not dead letters) in one
+   * atomic operation. The seed's {@code deleteWaitingJobs}, made atomic.
    *
    * @return how many jobs were deleted
-   * @throws IllegalStateException if the store is closed, or if workers kept changing the
-   *     queue through 20 attempts (pause it first)
+   * @throws IllegalStateException if the store is closed, or if workers kept changing the queue
+   *     through 20 attempts (pause it first)
    * @throws KvStoreException if the store fails
    */
   public int deleteWaiting() {
@@ -321,8 +323,8 @@ public final class Queue<S> {
   }
 
   /**
-   * Puts a dead letter back in the queue, due now, with its retries restored; its last error
-   * stays visible until it next fails or completes.
+   * Puts a dead letter back in the queue, due now, with its retries restored; its last error stays
+   * visible until it next fails or completes.
    *
    * @param id the dead job's id
    * @return true if it was replayed, false if there is no dead job with that id
@@ -350,12 +352,12 @@ public final class Queue<S> {
   // ---- listen and work
 
   /**
-   * Calls {@code listener} with the queue's listing ({@link #jobs()}) now and after every
-   * change: new jobs, claims, completions, failures, deletes, and statuses that change with
-   * time (a delay that passes, a lease that expires). The seed's {@code listenUpdates},
-   * without polling where the store notifies: it lists again only after a commit to this
-   * queue or when a status is due to change. Where the store can't notify, it polls every
-   * {@code pollInterval}. A listing equal to the previous one is not reported.
+   * Calls {@code listener} with the queue's listing ({@link #jobs()}) now and after every change:
+   * new jobs, claims, completions, failures, deletes, and statuses that change with time (a delay
+   * that passes, a lease that expires). The seed's {@code listenUpdates}, without polling where the
+   * store notifies: it lists again only after a commit to this queue or when a status is due to
+   * change. Where the store can't notify, it polls every {@code pollInterval}. A listing equal to
+   * the previous one is not reported.
    *
    * @param executor runs the listings and the listener; the caller keeps ownership
    * @param pollInterval how often to look for changes if the store can't notify
@@ -364,24 +366,28 @@ public final class Queue<S> {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code pollInterval} is not positive
    */
-  public Subscription listen(ScheduledExecutorService executor, Duration pollInterval,
+  public Subscription listen(
+      ScheduledExecutorService executor,
+      Duration pollInterval,
       Consumer<? super List<JobEntry<S>>> listener) {
     return new QueueListener<>(this, executor, pollInterval, listener).start();
   }
 
   /**
-   * Calls {@code listener} after every commit that changes this queue: a cheap hint, for
-   * feeds that then read what they need (such as {@link #counts()}). It may be called when
-   * nothing changed, and once for several commits. It runs on a store thread: it must be
-   * quick and must not call the store.
+   * Calls {@code listener} after every commit that changes this queue: a cheap hint, for feeds that
+   * then read what they need (such as {@link #counts()}). It may be called when nothing changed,
+   * and once for several commits. It runs on a store thread: it must be quick and must not call the
+   * store.
    *
    * @param listener what to call
    * @return a handle that stops the calls when closed
    * @throws NullPointerException if {@code listener} is null
-   * @throws UnsupportedOperationException if the store can't notify ({@link KvStore#notifiesChanges()})
+   * @throws UnsupportedOperationException if the store can't notify ({@link
+   *     KvStore#notifiesChanges()})
    */
   public Subscription onChange(Runnable listener) {
-    KvStore.Subscription subscription = store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
+    KvStore.Subscription subscription =
+        store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
     return subscription::close;
   }
 
@@ -395,7 +401,8 @@ public final class Queue<S> {
    * @return the worker, not yet started
    * @throws NullPointerException if an argument is null
    */
-  public Worker<S> worker(JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
+  public Worker<S> worker(
+      JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
     return new Worker<>(this, handler, options, executor);
   }
 
@@ -415,8 +422,13 @@ public final class Queue<S> {
   byte[] encode(S state) {
     byte[] bytes = codec.encode(Objects.requireNonNull(state, "state"));
     if (bytes.length > MAX_STATE_BYTES) {
-      throw new IllegalArgumentException("the state of a job in queue " + name() + " is " + bytes.length
-          + " bytes encoded, over the limit of " + MAX_STATE_BYTES);
+      throw new IllegalArgumentException(
+          "the state of a job in queue "
+              + name()
+              + " is "
+              + bytes.length
+              + " bytes encoded, over the limit of "
+              + MAX_STATE_BYTES);
     }
     return bytes;
   }
@@ -447,14 +459,14 @@ public final class Queue<S> {
       this.name = Objects.requireNonNull(name, "name");
       this.codec = Objects.requireNonNull(codec, "codec");
       if (name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
-        throw new IllegalArgumentException("a queue name has 1 to " + MAX_NAME_LENGTH + " characters: \"" + name + "\"");
+        throw new IllegalArgumentException(
+            "a queue name has 1 to " + MAX_NAME_LENGTH + " characters: \"" + name + "\"");
       }
       Key.of("kvmq", name); // refuses names with no UTF-8 form
     }
 
     /**
-     * Sets the clock (default: the system clock). Tests pass a
-     * {@link dev.kvmq.testkit.FakeClock}.
+     * Sets the clock (default: the system clock). Tests pass a {@link dev.kvmq.testkit.FakeClock}.
      *
      * @param clock the time source for pushes, leases and listings
      * @return this builder
@@ -466,8 +478,8 @@ public final class Queue<S> {
     }
 
     /**
-     * Sets the random source for job ids and backoff jitter (default: a new
-     * {@link Random}). Must be thread-safe. Tests pass a seeded one.
+     * Sets the random source for job ids and backoff jitter (default: a new {@link Random}). Must
+     * be thread-safe. Tests pass a seeded one.
      *
      * @param random the random source
      * @return this builder

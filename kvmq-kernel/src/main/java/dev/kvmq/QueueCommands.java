@@ -11,12 +11,12 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What a {@link Queue} changes on request, each as read, plan ({@link Transitions}),
- * commit: pushes, deletes, replays. A plan whose commit fails because the job changed under
- * it is made again from a fresh read, up to {@link #ATOMIC_RETRIES} times.
+ * What a {@link Queue} changes on request, each as read, plan ({@link Transitions}), commit:
+ * pushes, deletes, replays. A plan whose commit fails because the job changed under it is made
+ * again from a fresh read, up to {@link #ATOMIC_RETRIES} times.
  *
- * <p>Locking: none (no state of its own); the versionstamp checks of the store order
- * concurrent callers.
+ * <p>Locking: none (no state of its own); the versionstamp checks of the store order concurrent
+ * callers.
  *
  * @param <S> the state type
  */
@@ -53,8 +53,10 @@ final class QueueCommands<S> {
     }
     CommitResult result = queue.store.commit(op.build());
     if (!result.ok()) {
-      throw new IllegalStateException("a new job id was already taken in queue " + queue.name()
-          + ": two id generators made the same ULID. Indicates a bug.");
+      throw new IllegalStateException(
+          "a new job id was already taken in queue "
+              + queue.name()
+              + ": two id generators made the same ULID. Indicates a bug.");
     }
     List<Job<S>> jobs = new ArrayList<>(records.size());
     int i = 0;
@@ -66,15 +68,23 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#delete}. */
   boolean delete(String id) {
-    return onJob(id, "delete job " + id, (read, now) -> {
-      Transitions.Plan plan = Transitions.delete(keys, read, now);
-      if (plan instanceof Transitions.Refused) {
-        throw new JobProcessingException("job " + id + " of queue " + queue.name()
-            + " is being processed (leased until " + Instant.ofEpochMilli(read.record().leaseUntil)
-            + "); delete it after it completes or its lease expires");
-      }
-      return plan;
-    });
+    return onJob(
+        id,
+        "delete job " + id,
+        (read, now) -> {
+          Transitions.Plan plan = Transitions.delete(keys, read, now);
+          if (plan instanceof Transitions.Refused) {
+            throw new JobProcessingException(
+                "job "
+                    + id
+                    + " of queue "
+                    + queue.name()
+                    + " is being processed (leased until "
+                    + Instant.ofEpochMilli(read.record().leaseUntil)
+                    + "); delete it after it completes or its lease expires");
+          }
+          return plan;
+        });
   }
 
   /** See {@link Queue#deleteWaiting}. */
@@ -103,7 +113,8 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#deleteDead}. */
   boolean deleteDead(String id) {
-    return onJob(id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
+    return onJob(
+        id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
   }
 
   /** Plans a transition of one job from what the store holds. */
@@ -113,8 +124,8 @@ final class QueueCommands<S> {
   }
 
   /**
-   * Reads a job, plans, and commits, again while the job changes under us (up to
-   * {@link #ATOMIC_RETRIES} times). False if there is no such job or the plan is refused.
+   * Reads a job, plans, and commits, again while the job changes under us (up to {@link
+   * #ATOMIC_RETRIES} times). False if there is no such job or the plan is refused.
    */
   private boolean onJob(String id, String what, Planner planner) {
     Objects.requireNonNull(id, "id");
@@ -126,7 +137,8 @@ final class QueueCommands<S> {
       if (e.isEmpty()) {
         return false;
       }
-      Transitions.Read read = new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
+      Transitions.Read read =
+          new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
       if (!(planner.plan(read, queue.clock.millis()) instanceof Transitions.Applied plan)) {
         return false;
       }
@@ -138,7 +150,13 @@ final class QueueCommands<S> {
   }
 
   private IllegalStateException contention(String what) {
-    return new IllegalStateException("could not " + what + " in queue " + queue.name() + ": the queue changed under "
-        + ATOMIC_RETRIES + " attempts in a row; pause the queue and try again");
+    return new IllegalStateException(
+        "could not "
+            + what
+            + " in queue "
+            + queue.name()
+            + ": the queue changed under "
+            + ATOMIC_RETRIES
+            + " attempts in a row; pause the queue and try again");
   }
 }

@@ -17,8 +17,8 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "paused"]                        present while the queue is paused
  * </pre>
  *
- * Index values are empty; every index key is written in the same atomic operation as the
- * record it points to, so an index entry and its record never disagree.
+ * Index values are empty; every index key is written in the same atomic operation as the record it
+ * points to, so an index entry and its record never disagree.
  */
 final class QueueKeys {
 
@@ -63,9 +63,8 @@ final class QueueKeys {
   }
 
   /**
-   * How a ready index key becomes its job's key in bytes: the ready prefix and the rank
-   * (a long: every long encodes to the same length) give way to the job prefix; the id's
-   * encoding stays.
+   * How a ready index key becomes its job's key in bytes: the ready prefix and the rank (a long:
+   * every long encodes to the same length) give way to the job prefix; the id's encoding stays.
    */
   KvStore.ClaimPlanner.RecordKeyRule readyToJob() {
     return new KvStore.ClaimPlanner.RecordKeyRule(job, ready.append(0L).encoded().length);
@@ -111,10 +110,7 @@ final class QueueKeys {
     };
   }
 
-  /**
-   * The time a delayed or leased index key is ordered by: its job's delayUntil or
-   * leaseUntil.
-   */
+  /** The time a delayed or leased index key is ordered by: its job's delayUntil or leaseUntil. */
   static long timeOf(Key indexKey) {
     return indexKey.getLong(indexKey.size() - 2);
   }
@@ -125,8 +121,8 @@ final class QueueKeys {
   }
 
   /**
-   * Maps a priority to a long that orders ascending as the priority descends, so that
-   * higher priorities list first. Exact for every finite double.
+   * Maps a priority to a long that orders ascending as the priority descends, so that higher
+   * priorities list first. Exact for every finite double.
    */
   static long rank(double priority) {
     long bits = Double.doubleToLongBits(-priority);

@@ -27,7 +27,10 @@ final class QueueListener<S> implements Subscription {
   private ScheduledFuture<?> timer;
   private List<JobEntry<S>> last;
 
-  QueueListener(Queue<S> queue, ScheduledExecutorService executor, Duration pollInterval,
+  QueueListener(
+      Queue<S> queue,
+      ScheduledExecutorService executor,
+      Duration pollInterval,
       Consumer<? super List<JobEntry<S>>> listener) {
     this.queue = queue;
     this.executor = Objects.requireNonNull(executor, "executor");
@@ -86,7 +89,10 @@ final class QueueListener<S> implements Subscription {
         listener.accept(entries);
       }
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.WARNING, "listing queue " + queue.name() + " for a listener failed", e);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "listing queue " + queue.name() + " for a listener failed",
+          e);
       next = Math.min(next, now + pollMillis);
     }
     if (next != Long.MAX_VALUE) {

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Reading a {@link Queue}'s jobs for people: the listing in queue order with places and
- * statuses, its pages, and the dead letters' pages. Reads only; a record that can't be
- * decoded is logged and left out.
+ * Reading a {@link Queue}'s jobs for people: the listing in queue order with places and statuses,
+ * its pages, and the dead letters' pages. Reads only; a record that can't be decoded is logged and
+ * left out.
  *
  * <p>Locking: none (no state of its own).
  *
@@ -33,7 +33,8 @@ final class QueueListing<S> {
   /** See {@link Queue#jobs(JobStatus, int, int)}. */
   List<JobEntry<S>> jobs(JobStatus status, int offset, int limit) {
     if (status == JobStatus.DEAD) {
-      throw new IllegalArgumentException("dead letters are listed by deadLetters(), not jobs(DEAD, ...)");
+      throw new IllegalArgumentException(
+          "dead letters are listed by deadLetters(), not jobs(DEAD, ...)");
     }
     checkPage(offset, limit);
     long now = queue.clock.millis();
@@ -72,8 +73,9 @@ final class QueueListing<S> {
     if (limit == 0) {
       return List.of();
     }
-    List<KvEntry> index = queue.store.list(queue.keys.dead(),
-        (int) Math.min((long) offset + limit, Integer.MAX_VALUE), false);
+    List<KvEntry> index =
+        queue.store.list(
+            queue.keys.dead(), (int) Math.min((long) offset + limit, Integer.MAX_VALUE), false);
     index = index.subList(Math.min(offset, index.size()), index.size());
     long now = queue.clock.millis();
     List<Key> ids = new ArrayList<>(index.size());
@@ -92,7 +94,9 @@ final class QueueListing<S> {
     try {
       return JobRecord.decode(e.value());
     } catch (IllegalStateException corrupt) {
-      LOG.log(System.Logger.Level.ERROR, "job " + e.key() + " of queue " + queue.name() + " can't be read; skipped",
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "job " + e.key() + " of queue " + queue.name() + " can't be read; skipped",
           corrupt);
       return null;
     }
@@ -100,7 +104,8 @@ final class QueueListing<S> {
 
   private static void checkPage(int offset, int limit) {
     if (offset < 0 || limit < 0) {
-      throw new IllegalArgumentException("offset and limit must not be negative: " + offset + ", " + limit);
+      throw new IllegalArgumentException(
+          "offset and limit must not be negative: " + offset + ", " + limit);
     }
   }
 }

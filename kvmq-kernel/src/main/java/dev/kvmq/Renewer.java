@@ -6,14 +6,13 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Lease renewal: every {@code renewInterval} the leases of every job the worker holds
- * (running or claimed ahead) are extended in one commit; a renewal that finds its record
- * changed reads it again and, if the lease is still this worker's, renews from what it
- * read, else reports the lease lost.
+ * Lease renewal: every {@code renewInterval} the leases of every job the worker holds (running or
+ * claimed ahead) are extended in one commit; a renewal that finds its record changed reads it again
+ * and, if the lease is still this worker's, renews from what it read, else reports the lease lost.
  *
- * <p>Locking: each lease's own monitor, one at a time, only while reading what to plan
- * from; commits run outside every lock. Runs on the executor's repeating renewal task and,
- * for one lease, on a handler thread about to start a job whose lease ran out.
+ * <p>Locking: each lease's own monitor, one at a time, only while reading what to plan from;
+ * commits run outside every lock. Runs on the executor's repeating renewal task and, for one lease,
+ * on a handler thread about to start a job whose lease ran out.
  *
  * @param <S> the state type
  */
@@ -25,7 +24,9 @@ final class Renewer<S> {
     this.core = core;
   }
 
-  /** The repeating task: renews every held lease; never throws (a task that throws stops repeating). */
+  /**
+   * The repeating task: renews every held lease; never throws (a task that throws stops repeating).
+   */
   void renewAll() {
     try {
       renewActive();
@@ -51,7 +52,8 @@ final class Renewer<S> {
         // Not renewed in time (the store was failing?): someone else may run the job now.
         l.cancel(JobContext.CancelReason.LEASE_LOST);
       }
-      if (Transitions.renew(core.keys, held.get(), now, core.leaseMillis) instanceof Transitions.Applied plan) {
+      if (Transitions.renew(core.keys, held.get(), now, core.leaseMillis)
+          instanceof Transitions.Applied plan) {
         leases.add(l);
         plans.add(plan);
         plannedAt.add(held.get().versionstamp());
@@ -86,7 +88,8 @@ final class Renewer<S> {
     if (held.isEmpty()) {
       return;
     }
-    if (!(Transitions.renew(core.keys, held.get(), now, core.leaseMillis) instanceof Transitions.Applied plan)) {
+    if (!(Transitions.renew(core.keys, held.get(), now, core.leaseMillis)
+        instanceof Transitions.Applied plan)) {
       core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
       return;
     }

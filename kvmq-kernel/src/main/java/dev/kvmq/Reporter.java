@@ -7,12 +7,12 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
- * What a {@link Worker} tells: its {@link JobEvent}s to its listeners, and its outages to
- * the log, one line when one begins and one when it ends (a failing store, an executor that
- * refuses work), never one per pass or per job.
+ * What a {@link Worker} tells: its {@link JobEvent}s to its listeners, and its outages to the log,
+ * one line when one begins and one when it ends (a failing store, an executor that refuses work),
+ * never one per pass or per job.
  *
- * <p>Locking: none. Listeners are a copy-on-write list; the outage flags are volatile (two
- * threads seeing an outage begin at once may both log it: a second line, never a lost one).
+ * <p>Locking: none. Listeners are a copy-on-write list; the outage flags are volatile (two threads
+ * seeing an outage begin at once may both log it: a second line, never a lost one).
  *
  * @param <S> the state type
  */
@@ -41,19 +41,31 @@ final class Reporter<S> {
       try {
         l.accept(event);
       } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.ERROR, "a job listener of queue " + queue.name() + " failed; ignored", e);
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "a job listener of queue " + queue.name() + " failed; ignored",
+            e);
       }
     }
   }
 
   /**
-   * The worker lost its lease on {@code lease}'s job: the lease is marked lost, its handler
-   * told, and (the first time only) the loss logged and reported.
+   * The worker lost its lease on {@code lease}'s job: the lease is marked lost, its handler told,
+   * and (the first time only) the loss logged and reported.
    */
   void leaseLost(Lease<S> lease, JobEvent.RefusedOutcome outcome) {
     if (lease.lose()) {
-      LOG.log(System.Logger.Level.WARNING, "lost the lease on job " + lease.id + " of queue " + queue.name()
-          + " (token " + lease.token + "); its " + outcome.word() + " was refused");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "lost the lease on job "
+              + lease.id
+              + " of queue "
+              + queue.name()
+              + " (token "
+              + lease.token
+              + "); its "
+              + outcome.word()
+              + " was refused");
       emit(new JobEvent.LeaseLost<>(queue.toJob(lease.record(), queue.clock.millis()), outcome));
     }
   }
@@ -62,23 +74,38 @@ final class Reporter<S> {
   void refused(RejectedExecutionException e) {
     if (!executorRefused) {
       executorRefused = true;
-      LOG.log(System.Logger.Level.WARNING, "the executor refuses the worker of queue " + queue.name()
-          + "; it processes nothing until the executor accepts work again (stop the worker before its executor)", e);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "the executor refuses the worker of queue "
+              + queue.name()
+              + "; it processes nothing until the executor accepts work again (stop the worker before its executor)",
+          e);
     }
   }
 
   /** The executor refused to run a claimed job; it runs again when its lease expires. */
   void refusedJob(Lease<S> lease, RejectedExecutionException e) {
-    LOG.log(System.Logger.Level.WARNING, "executor refused job " + lease.id + " of queue " + queue.name()
-        + "; it runs again when its lease expires", e);
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "executor refused job "
+            + lease.id
+            + " of queue "
+            + queue.name()
+            + "; it runs again when its lease expires",
+        e);
   }
 
   /** The store failed: said once per outage. */
   void failing(RuntimeException e) {
     if (!storeFailing) {
       storeFailing = true;
-      LOG.log(System.Logger.Level.WARNING, "the store of queue " + queue.name()
-          + " is failing; the worker keeps trying every " + options.pollInterval(), e);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "the store of queue "
+              + queue.name()
+              + " is failing; the worker keeps trying every "
+              + options.pollInterval(),
+          e);
     }
   }
 
@@ -92,13 +119,27 @@ final class Reporter<S> {
 
   /** Logs (at DEBUG: it is no outage) a job claimed ahead that could not be given back. */
   void couldNotRelease(Lease<S> lease) {
-    LOG.log(System.Logger.Level.DEBUG, () -> "could not put back job " + lease.id + " of queue " + queue.name()
-        + "; it runs again when its lease expires");
+    LOG.log(
+        System.Logger.Level.DEBUG,
+        () ->
+            "could not put back job "
+                + lease.id
+                + " of queue "
+                + queue.name()
+                + "; it runs again when its lease expires");
   }
 
   /** Logs a job the worker could not record or start; it runs again when its lease expires. */
   void couldNot(String what, Lease<S> lease, Throwable why, boolean error) {
-    LOG.log(error ? System.Logger.Level.ERROR : System.Logger.Level.WARNING, "could not " + what + " job "
-        + lease.id + " of queue " + queue.name() + "; it runs again when its lease expires", why);
+    LOG.log(
+        error ? System.Logger.Level.ERROR : System.Logger.Level.WARNING,
+        "could not "
+            + what
+            + " job "
+            + lease.id
+            + " of queue "
+            + queue.name()
+            + "; it runs again when its lease expires",
+        why);
   }
 }

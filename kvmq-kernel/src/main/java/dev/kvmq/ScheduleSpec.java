@@ -14,9 +14,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * When a recurring schedule's slots are: a cron expression in a time zone, or a fixed rate.
- * An immutable value with pure arithmetic: it reads no clock, and the same arguments always
- * give the same slots. docs/scheduling.md is the reference.
+ * When a recurring schedule's slots are: a cron expression in a time zone, or a fixed rate. An
+ * immutable value with pure arithmetic: it reads no clock, and the same arguments always give the
+ * same slots. docs/scheduling.md is the reference.
  *
  * <pre>{@code
  * ScheduleSpec nightly = ScheduleSpec.cron("0 2 * * *", ZoneId.of("Europe/Paris"));
@@ -24,21 +24,21 @@ import java.util.Optional;
  * Optional<Instant> next = nightly.nextAfter(now);
  * }</pre>
  *
- * <p>A slot is an instant, at whole seconds. Two specs are equal when they are defined the
- * same way (the same expression text and zone, or the same rate and anchor).
+ * <p>A slot is an instant, at whole seconds. Two specs are equal when they are defined the same way
+ * (the same expression text and zone, or the same rate and anchor).
  */
 public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.FixedRate {
 
   /**
-   * A cron schedule: the five Unix fields (minute hour day-of-month month day-of-week), with
-   * an optional leading second field, or a macro such as {@code @daily}; its local times are
-   * read in {@code zone}. See {@link Cron} for the syntax and the DST rules.
+   * A cron schedule: the five Unix fields (minute hour day-of-month month day-of-week), with an
+   * optional leading second field, or a macro such as {@code @daily}; its local times are read in
+   * {@code zone}. See {@link Cron} for the syntax and the DST rules.
    *
    * @param expression the cron expression
    * @param zone the time zone its fields are read in
    * @return the spec
-   * @throws IllegalArgumentException if the expression is malformed; the message names the
-   *     field and the token that is wrong
+   * @throws IllegalArgumentException if the expression is malformed; the message names the field
+   *     and the token that is wrong
    * @throws NullPointerException if an argument is null
    */
   static Cron cron(String expression, ZoneId zone) {
@@ -46,8 +46,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
   }
 
   /**
-   * A fixed rate: a slot every {@code every}, at {@code anchor} and every multiple of
-   * {@code every} after it. Time zones and DST play no part.
+   * A fixed rate: a slot every {@code every}, at {@code anchor} and every multiple of {@code every}
+   * after it. Time zones and DST play no part.
    *
    * @param every the time between two slots
    * @param anchor the first slot
@@ -63,16 +63,15 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
    * The first slot strictly after {@code t}.
    *
    * @param t the instant after which to look
-   * @return the slot, or empty if there is none after {@code t} ever (such as
-   *     {@code 0 0 30 2 *}, February 30) or none that {@link Instant} and
-   *     {@link LocalDateTime} can represent
+   * @return the slot, or empty if there is none after {@code t} ever (such as {@code 0 0 30 2 *},
+   *     February 30) or none that {@link Instant} and {@link LocalDateTime} can represent
    * @throws NullPointerException if {@code t} is null
    */
   Optional<Instant> nextAfter(Instant t);
 
   /**
-   * The slots in {@code (after, upTo]}, in order, at most {@code limit} of them: the first
-   * ones, when there are more.
+   * The slots in {@code (after, upTo]}, in order, at most {@code limit} of them: the first ones,
+   * when there are more.
    *
    * @param after the instant after which to look (not included)
    * @param upTo the last instant to include
@@ -104,47 +103,50 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
    * A cron expression read in a time zone. Made by {@link ScheduleSpec#cron(String, ZoneId)}.
    *
    * <h2>Syntax</h2>
+   *
    * Five fields, or six with a leading second field, separated by spaces:
+   *
    * <pre>
    * [second] minute hour day-of-month month day-of-week
    *   0-59    0-59   0-23  1-31        1-12  0-7 (0 and 7 are Sunday)
    *                                    JAN-DEC  SUN-SAT (names in any case)
    * </pre>
-   * In every field: {@code *}, a value, a range {@code a-b}, a step <code>&#42;/n</code>,
-   * {@code a-b/n} or {@code a/n} (from a to the field's end), and lists of these
-   * ({@code 1,15,20-25}). {@code ?} means "no specific value" in day-of-month and
-   * day-of-week, like {@code *}. Macros: {@code @yearly} and {@code @annually}
-   * ({@code 0 0 1 1 *}), {@code @monthly} ({@code 0 0 1 * *}), {@code @weekly}
-   * ({@code 0 0 * * 0}), {@code @daily} and {@code @midnight} ({@code 0 0 * * *}),
-   * {@code @hourly} ({@code 0 * * * *}).
    *
-   * <p>Quartz's extensions, each making up its whole field: in day-of-month {@code L} (the
-   * last day), {@code L-n} (n days before the last, 1 to 30), {@code LW} (the last weekday),
-   * {@code nW} (the weekday nearest to day n, within the month); in day-of-week {@code dL}
-   * (the month's last day d, such as {@code FRIL} or {@code 5L}) and {@code d#n} (the n-th
-   * day d of the month, 1 to 5). Rejected: a year field, {@code L} alone in day-of-week,
-   * these extensions inside lists, ranges that run backwards, {@code @reboot}.
+   * In every field: {@code *}, a value, a range {@code a-b}, a step <code>&#42;/n</code>, {@code
+   * a-b/n} or {@code a/n} (from a to the field's end), and lists of these ({@code 1,15,20-25}).
+   * {@code ?} means "no specific value" in day-of-month and day-of-week, like {@code *}. Macros:
+   * {@code @yearly} and {@code @annually} ({@code 0 0 1 1 *}), {@code @monthly} ({@code 0 0 1 *
+   * *}), {@code @weekly} ({@code 0 0 * * 0}), {@code @daily} and {@code @midnight} ({@code 0 0 * *
+   * *}), {@code @hourly} ({@code 0 * * * *}).
    *
-   * <p>Day-of-month and day-of-week combine as in Unix (Vixie) cron: when both are
-   * restricted (neither is {@code *} nor {@code ?}) a day matches if either matches; when
-   * one is {@code *} or {@code ?}, only the other counts. Day-of-week numbers are Unix's
-   * (1 is Monday), not Quartz's (where 1 is Sunday).
+   * <p>Quartz's extensions, each making up its whole field: in day-of-month {@code L} (the last
+   * day), {@code L-n} (n days before the last, 1 to 30), {@code LW} (the last weekday), {@code nW}
+   * (the weekday nearest to day n, within the month); in day-of-week {@code dL} (the month's last
+   * day d, such as {@code FRIL} or {@code 5L}) and {@code d#n} (the n-th day d of the month, 1 to
+   * 5). Rejected: a year field, {@code L} alone in day-of-week, these extensions inside lists,
+   * ranges that run backwards, {@code @reboot}.
+   *
+   * <p>Day-of-month and day-of-week combine as in Unix (Vixie) cron: when both are restricted
+   * (neither is {@code *} nor {@code ?}) a day matches if either matches; when one is {@code *} or
+   * {@code ?}, only the other counts. Day-of-week numbers are Unix's (1 is Monday), not Quartz's
+   * (where 1 is Sunday).
    *
    * <h2>Time zones and DST</h2>
-   * The fields are matched against local date-times in the zone. A local time that the
-   * zone skips (a spring-forward gap) or repeats (a fall-back overlap) is handled by this
-   * rule (Vixie cron's, except that only the hour field decides which case applies):
+   *
+   * The fields are matched against local date-times in the zone. A local time that the zone skips
+   * (a spring-forward gap) or repeats (a fall-back overlap) is handled by this rule (Vixie cron's,
+   * except that only the hour field decides which case applies):
+   *
    * <ul>
-   *   <li>An expression whose hour field matches every hour ({@code *}, {@code 0-23},
-   *       <code>&#42;/1</code>) follows the real clock: it fires at every instant whose local time
-   *       matches. Local times in a gap have no instant and do not fire; local times in an
-   *       overlap happen twice and fire twice ({@code 0 * * * *} fires at 02:00 CEST and
-   *       again at 02:00 CET on the night Europe/Paris falls back, one real hour apart).
-   *   <li>Any other expression fires once per matching local time: a local time in a gap
-   *       fires at the instant the gap ends (a 02:30 slot fires at 03:00 CEST on the night
-   *       Europe/Paris springs forward; several slots in one gap fire once, together), and a
-   *       local time in an overlap fires at its first occurrence only (02:30 CEST, not
-   *       02:30 CET).
+   *   <li>An expression whose hour field matches every hour ({@code *}, {@code 0-23}, <code>&#42;/1
+   *       </code>) follows the real clock: it fires at every instant whose local time matches.
+   *       Local times in a gap have no instant and do not fire; local times in an overlap happen
+   *       twice and fire twice ({@code 0 * * * *} fires at 02:00 CEST and again at 02:00 CET on the
+   *       night Europe/Paris falls back, one real hour apart).
+   *   <li>Any other expression fires once per matching local time: a local time in a gap fires at
+   *       the instant the gap ends (a 02:30 slot fires at 03:00 CEST on the night Europe/Paris
+   *       springs forward; several slots in one gap fire once, together), and a local time in an
+   *       overlap fires at its first occurrence only (02:30 CEST, not 02:30 CET).
    * </ul>
    */
   final class Cron implements ScheduleSpec {
@@ -185,8 +187,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
     /**
      * {@inheritDoc}
      *
-     * <p>The search is bounded: the calendar repeats every 400 years, so a day pattern with
-     * no match in 400 years (February 30) has none ever, and the answer is empty.
+     * <p>The search is bounded: the calendar repeats every 400 years, so a day pattern with no
+     * match in 400 years (February 30) has none ever, and the answer is empty.
      *
      * @throws NullPointerException if {@code t} is null
      */
@@ -197,7 +199,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
         return Optional.empty();
       }
       long second = t.getEpochSecond() + 1; // slots are whole seconds: the first after t
-      Instant from = t.isBefore(FIRST_SEARCHABLE) ? FIRST_SEARCHABLE : Instant.ofEpochSecond(second);
+      Instant from =
+          t.isBefore(FIRST_SEARCHABLE) ? FIRST_SEARCHABLE : Instant.ofEpochSecond(second);
       ZoneRules rules = zone.getRules();
       boolean realClock = fields.everyHour();
       for (int step = 0; step < MAX_STEPS; step++) {
@@ -248,8 +251,14 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
         }
         return Optional.of(candidate);
       }
-      throw new IllegalStateException("no slot found in " + MAX_STEPS + " steps for " + this
-          + " after " + t + "; indicates a bug");
+      throw new IllegalStateException(
+          "no slot found in "
+              + MAX_STEPS
+              + " steps for "
+              + this
+              + " after "
+              + t
+              + "; indicates a bug");
     }
 
     private static Instant toInstant(LocalDateTime local, ZoneOffset offset) {
@@ -289,8 +298,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
   }
 
   /**
-   * A fixed rate: slots at {@code anchor + k * every} for every k &ge; 0. Made by
-   * {@link ScheduleSpec#fixedRate(Duration, Instant)}. Zone-free: DST plays no part.
+   * A fixed rate: slots at {@code anchor + k * every} for every k &ge; 0. Made by {@link
+   * ScheduleSpec#fixedRate(Duration, Instant)}. Zone-free: DST plays no part.
    *
    * @param every the time between two slots, positive
    * @param anchor the first slot

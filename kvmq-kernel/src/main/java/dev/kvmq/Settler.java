@@ -6,16 +6,15 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Settling a job that ran: plans its completion or failure with {@link Transitions} from
- * what its lease holds, submits the operation to the worker's {@link GroupCommitter} (many
- * handler threads' outcomes share one commit, and a handler thread does not wait for it),
- * reports the event after the commit, and plans again (up to {@link Lease#RETRIES} times)
- * when the record changed under it but is still this worker's. Also gives back jobs
- * claimed ahead that never ran ({@link #release}).
+ * Settling a job that ran: plans its completion or failure with {@link Transitions} from what its
+ * lease holds, submits the operation to the worker's {@link GroupCommitter} (many handler threads'
+ * outcomes share one commit, and a handler thread does not wait for it), reports the event after
+ * the commit, and plans again (up to {@link Lease#RETRIES} times) when the record changed under it
+ * but is still this worker's. Also gives back jobs claimed ahead that never ran ({@link #release}).
  *
- * <p>Locking: none of its own. What a lease holds is read under the lease's monitor
- * ({@link Lease#finish()}); planning, the commit's callback and the events run outside
- * every lock, on the handler thread or on the group committer's leader.
+ * <p>Locking: none of its own. What a lease holds is read under the lease's monitor ({@link
+ * Lease#finish()}); planning, the commit's callback and the events run outside every lock, on the
+ * handler thread or on the group committer's leader.
  *
  * @param <S> the state type
  */
@@ -49,7 +48,9 @@ final class Settler<S> {
       core.settled(lease);
       return;
     }
-    committer.submit(applied.operation(), (result, error) -> committed(lease, failure, applied, result, error, 0));
+    committer.submit(
+        applied.operation(),
+        (result, error) -> committed(lease, failure, applied, result, error, 0));
   }
 
   private static JobEvent.RefusedOutcome refused(Throwable failure) {
@@ -62,13 +63,21 @@ final class Settler<S> {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
       return Transitions.complete(core.keys, held, now, nextId);
     }
-    JobError error = new JobError(failure.getClass().getName(), Objects.toString(failure.getMessage(), ""),
-        Instant.ofEpochMilli(now));
+    JobError error =
+        new JobError(
+            failure.getClass().getName(),
+            Objects.toString(failure.getMessage(), ""),
+            Instant.ofEpochMilli(now));
     return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble());
   }
 
-  private void committed(Lease<S> lease, Throwable failure, Transitions.Applied plan, CommitResult result,
-      RuntimeException error, int retries) {
+  private void committed(
+      Lease<S> lease,
+      Throwable failure,
+      Transitions.Applied plan,
+      CommitResult result,
+      RuntimeException error,
+      int retries) {
     if (error != null) {
       core.reporter.failing(error);
       core.reporter.couldNot("record the outcome of", lease, error, false);
@@ -83,8 +92,12 @@ final class Settler<S> {
         core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
       } else {
         JobRecord after = plan.record();
-        core.reporter.emit(new JobEvent.Failed<>(core.queue.toJob(after, now), after.error, failure,
-            after.state == JobRecord.State.DEAD));
+        core.reporter.emit(
+            new JobEvent.Failed<>(
+                core.queue.toJob(after, now),
+                after.error,
+                failure,
+                after.state == JobRecord.State.DEAD));
       }
       core.settled(lease);
       return;
@@ -99,25 +112,29 @@ final class Settler<S> {
       core.settled(lease);
       return;
     }
-    committer.submit(retry.operation(), (r, e) -> committed(lease, failure, retry, r, e, retries + 1));
+    committer.submit(
+        retry.operation(), (r, e) -> committed(lease, failure, retry, r, e, retries + 1));
   }
 
   /**
    * Gives back a job claimed ahead and not started (the worker is stopping, or the queue is
-   * paused): ready again, in its place, with the attempt not counted. A release that fails
-   * leaves the job to expire and be reclaimed, as after a crash.
+   * paused): ready again, in its place, with the attempt not counted. A release that fails leaves
+   * the job to expire and be reclaimed, as after a crash.
    */
   void release(Lease<S> lease) {
     Optional<Transitions.Holding> held = lease.finish(); // no more renewals
-    if (held.isEmpty() || !(Transitions.release(core.keys, held.get()) instanceof Transitions.Applied plan)) {
+    if (held.isEmpty()
+        || !(Transitions.release(core.keys, held.get()) instanceof Transitions.Applied plan)) {
       core.settled(lease);
       return;
     }
-    committer.submit(plan.operation(), (result, error) -> {
-      if (error != null || !result.ok()) {
-        core.reporter.couldNotRelease(lease);
-      }
-      core.settled(lease);
-    });
+    committer.submit(
+        plan.operation(),
+        (result, error) -> {
+          if (error != null || !result.ok()) {
+            core.reporter.couldNotRelease(lease);
+          }
+          core.settled(lease);
+        });
   }
 }

@@ -5,17 +5,17 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Handler slots and the jobs claimed ahead: up to {@code concurrency} handlers run at once,
- * each on an executor thread; claimed jobs wait, leased and in queue order, for a free slot.
- * A handler thread that finishes a job takes the next waiting one at once, on the same
- * thread, and asks for a pass once half the prefetch is used (not after every job); it
- * gives its slot back when none is waiting.
+ * Handler slots and the jobs claimed ahead: up to {@code concurrency} handlers run at once, each on
+ * an executor thread; claimed jobs wait, leased and in queue order, for a free slot. A handler
+ * thread that finishes a job takes the next waiting one at once, on the same thread, and asks for a
+ * pass once half the prefetch is used (not after every job); it gives its slot back when none is
+ * waiting.
  *
- * <p>Locking: none; lock-free counters. A slot is taken by a compare-and-set on
- * {@code running} before a job is taken from {@code waiting}, and given back if there was
- * none; {@code waitingCount} is the queue's size (its own size() counts nodes). While the
- * queue is paused (or a pause is in doubt: {@link Pass#pausedSeen()}) or the worker is not
- * running, no waiting job is started.
+ * <p>Locking: none; lock-free counters. A slot is taken by a compare-and-set on {@code running}
+ * before a job is taken from {@code waiting}, and given back if there was none; {@code
+ * waitingCount} is the queue's size (its own size() counts nodes). While the queue is paused (or a
+ * pause is in doubt: {@link Pass#pausedSeen()}) or the worker is not running, no waiting job is
+ * started.
  *
  * @param <S> the state type
  */
@@ -26,10 +26,15 @@ final class Slots<S> {
   private final Settler<S> settler;
   private final Renewer<S> renewer;
   private Pass<S> pass;
+
   /** Handler slots taken. */
   private final AtomicInteger running = new AtomicInteger();
-  /** Jobs claimed ahead, in queue order, waiting for a handler slot; also in {@code core.active}. */
+
+  /**
+   * Jobs claimed ahead, in queue order, waiting for a handler slot; also in {@code core.active}.
+   */
   private final ConcurrentLinkedQueue<Lease<S>> waiting = new ConcurrentLinkedQueue<>();
+
   private final AtomicInteger waitingCount = new AtomicInteger();
 
   Slots(WorkerCore<S> core, JobHandler<S> handler, Settler<S> settler, Renewer<S> renewer) {
@@ -46,7 +51,10 @@ final class Slots<S> {
 
   /** How many more jobs the worker may hold: free slots plus room among the waiting ones. */
   int wanted() {
-    return core.options.concurrency() + core.options.prefetch() - running.get() - waitingCount.get();
+    return core.options.concurrency()
+        + core.options.prefetch()
+        - running.get()
+        - waitingCount.get();
   }
 
   /** Queues a claimed job for a slot. */
@@ -73,8 +81,16 @@ final class Slots<S> {
         continue;
       }
       try {
-        core.executor.execute(WorkerCore.named("a handler slot of queue " + core.queue.name() + ", from job "
-            + lease.id + " (attempt " + lease.attempt + ")", () -> run(lease)));
+        core.executor.execute(
+            WorkerCore.named(
+                "a handler slot of queue "
+                    + core.queue.name()
+                    + ", from job "
+                    + lease.id
+                    + " (attempt "
+                    + lease.attempt
+                    + ")",
+                () -> run(lease)));
       } catch (RejectedExecutionException e) {
         core.reporter.refusedJob(lease, e);
         running.decrementAndGet();
@@ -85,8 +101,8 @@ final class Slots<S> {
   }
 
   /**
-   * Gives back every waiting job (the worker is stopping, or the queue is paused): see
-   * {@link Settler#release}.
+   * Gives back every waiting job (the worker is stopping, or the queue is paused): see {@link
+   * Settler#release}.
    */
   void releaseWaiting() {
     Lease<S> lease;
@@ -104,8 +120,8 @@ final class Slots<S> {
   }
 
   /**
-   * Runs a job on the slot taken for it, then, while the worker runs, the waiting jobs one
-   * after the other on this thread; gives the slot back when none is left.
+   * Runs a job on the slot taken for it, then, while the worker runs, the waiting jobs one after
+   * the other on this thread; gives the slot back when none is left.
    */
   private void run(Lease<S> first) {
     Lease<S> lease = first;
@@ -135,9 +151,9 @@ final class Slots<S> {
   }
 
   /**
-   * Whether this worker still holds a job it is about to run. A job claimed ahead may have
-   * waited long: if its renewal was refused, or its lease ran out (renewals failing) and
-   * another worker took it, it is not run.
+   * Whether this worker still holds a job it is about to run. A job claimed ahead may have waited
+   * long: if its renewal was refused, or its lease ran out (renewals failing) and another worker
+   * took it, it is not run.
    */
   private boolean stillHeld(Lease<S> lease) {
     long now = core.now();

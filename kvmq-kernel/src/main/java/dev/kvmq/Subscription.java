@@ -1,8 +1,8 @@
 package dev.kvmq;
 
 /**
- * A handle on something that calls back until it is closed: the listening of
- * {@link Queue#listen} or {@link Queue#onChange}. Closing it twice is harmless.
+ * A handle on something that calls back until it is closed: the listening of {@link Queue#listen}
+ * or {@link Queue#onChange}. Closing it twice is harmless.
  */
 @FunctionalInterface
 public interface Subscription extends AutoCloseable {

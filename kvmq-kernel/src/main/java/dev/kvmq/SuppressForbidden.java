@@ -6,8 +6,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks the one sanctioned use of an API the kernel's forbidden-apis check bans (the
- * system clock as the default when none is injected). Each use says why.
+ * Marks the one sanctioned use of an API the kernel's forbidden-apis check bans (the system clock
+ * as the default when none is injected). Each use says why.
  */
 @Retention(RetentionPolicy.CLASS)
 @Target({ElementType.METHOD, ElementType.TYPE, ElementType.FIELD})

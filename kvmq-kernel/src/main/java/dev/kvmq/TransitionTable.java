@@ -10,14 +10,14 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The queue's state machine as data: every allowed {@link Edge} (an event taking a job from
- * one {@link Node} to another), and the table {@code state x event -> allowed next states}
- * derived from them. {@link Transitions} checks every plan it builds against it; a plan
- * outside the table is a bug, not a refusal.
+ * The queue's state machine as data: every allowed {@link Edge} (an event taking a job from one
+ * {@link Node} to another), and the table {@code state x event -> allowed next states} derived from
+ * them. {@link Transitions} checks every plan it builds against it; a plan outside the table is a
+ * bug, not a refusal.
  *
- * <p>Which edge applies, and when (a lease that is live or expired, a delay that is due),
- * is decided by the functions of {@link Transitions}; the table says which moves exist at
- * all. {@link #render()} prints it; the Javadoc of {@link Edge} lists it.
+ * <p>Which edge applies, and when (a lease that is live or expired, a delay that is due), is
+ * decided by the functions of {@link Transitions}; the table says which moves exist at all. {@link
+ * #render()} prints it; the Javadoc of {@link Edge} lists it.
  */
 final class TransitionTable {
 
@@ -83,6 +83,7 @@ final class TransitionTable {
 
   /**
    * Every allowed move, and nothing else:
+   *
    * <pre>
    *   ABSENT     -push-------> READY | DELAYED
    *   ABSENT     -repeat-----> READY | DELAYED   (written by a completion)
@@ -136,8 +137,8 @@ final class TransitionTable {
   private static final Map<Event, Map<Node, Set<Node>>> TABLE = table();
 
   /**
-   * {@code [event][from][to] -> edge} (null where none), so that the check every plan makes
-   * is three array reads: it runs on every push, claim and completion.
+   * {@code [event][from][to] -> edge} (null where none), so that the check every plan makes is
+   * three array reads: it runs on every push, claim and completion.
    */
   private static final Edge[][][] BY_MOVE = byMove();
 
@@ -159,10 +160,11 @@ final class TransitionTable {
           .computeIfAbsent(e.from, x -> EnumSet.noneOf(Node.class))
           .add(e.to);
     }
-    t.replaceAll((event, row) -> {
-      row.replaceAll((from, to) -> Collections.unmodifiableSet(to));
-      return Collections.unmodifiableMap(row);
-    });
+    t.replaceAll(
+        (event, row) -> {
+          row.replaceAll((from, to) -> Collections.unmodifiableSet(to));
+          return Collections.unmodifiableMap(row);
+        });
     return Collections.unmodifiableMap(t);
   }
 
@@ -177,17 +179,23 @@ final class TransitionTable {
   }
 
   /**
-   * Checks a planned move against the table and tells the recorder of this thread, if one
-   * is installed.
+   * Checks a planned move against the table and tells the recorder of this thread, if one is
+   * installed.
    *
-   * @throws IllegalStateException if the table has no such edge: a transition planned a move
-   *     the state machine does not allow
+   * @throws IllegalStateException if the table has no such edge: a transition planned a move the
+   *     state machine does not allow
    */
   static Edge check(Event event, Node from, Node to) {
     Edge e = BY_MOVE[event.ordinal()][from.ordinal()][to.ordinal()];
     if (e == null) {
-      throw new IllegalStateException("a transition planned " + event + " from " + from + " to " + to
-          + ", which the transition table does not allow. Indicates a bug.");
+      throw new IllegalStateException(
+          "a transition planned "
+              + event
+              + " from "
+              + from
+              + " to "
+              + to
+              + ", which the transition table does not allow. Indicates a bug.");
     }
     Consumer<Edge> recorder = RECORDER.get();
     if (recorder != null) {
@@ -216,7 +224,13 @@ final class TransitionTable {
       for (Event event : Event.values()) {
         Set<Node> to = next(from, event);
         if (!to.isEmpty()) {
-          b.append(String.format(Locale.ROOT, "%-11s -%-10s-> %s%n", from, event.name().toLowerCase(Locale.ROOT), to));
+          b.append(
+              String.format(
+                  Locale.ROOT,
+                  "%-11s -%-10s-> %s%n",
+                  from,
+                  event.name().toLowerCase(Locale.ROOT),
+                  to));
         }
       }
     }

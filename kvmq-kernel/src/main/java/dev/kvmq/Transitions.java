@@ -10,19 +10,18 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The queue's state machine: pure functions from what was read (a record and its
- * versionstamp, {@link Read}; for a lease holder also its fencing token, {@link Holding})
- * and the time to the one atomic operation that makes the next state true, or a
- * {@link Refused refusal} with its reason.
+ * The queue's state machine: pure functions from what was read (a record and its versionstamp,
+ * {@link Read}; for a lease holder also its fencing token, {@link Holding}) and the time to the one
+ * atomic operation that makes the next state true, or a {@link Refused refusal} with its reason.
  *
- * <p>No clock, no I/O, no randomness that is not passed in. Every operation checks the
- * versionstamp of the record it was planned from, so a plan made from a stale read fails
- * its commit instead of overwriting a newer state; lease-holder operations (release, renew,
- * update, complete, fail) also require the caller's fencing token, so a worker whose lease
- * was taken over is refused even if it read the newest record.
+ * <p>No clock, no I/O, no randomness that is not passed in. Every operation checks the versionstamp
+ * of the record it was planned from, so a plan made from a stale read fails its commit instead of
+ * overwriting a newer state; lease-holder operations (release, renew, update, complete, fail) also
+ * require the caller's fencing token, so a worker whose lease was taken over is refused even if it
+ * read the newest record.
  *
- * <p>The moves allowed at all are the {@link TransitionTable}; every plan built here is
- * checked against it (a move outside it throws {@link IllegalStateException}: a bug).
+ * <p>The moves allowed at all are the {@link TransitionTable}; every plan built here is checked
+ * against it (a move outside it throws {@link IllegalStateException}: a bug).
  */
 final class Transitions {
 
@@ -61,7 +60,8 @@ final class Transitions {
 
     /** The record after the commit, for a transition that keeps the job. */
     JobRecord record() {
-      return after.orElseThrow(() -> new IllegalStateException("the transition removed the job. Indicates a bug."));
+      return after.orElseThrow(
+          () -> new IllegalStateException("the transition removed the job. Indicates a bug."));
     }
   }
 
@@ -90,8 +90,8 @@ final class Transitions {
   }
 
   /** Adds a new job to a larger operation (a batch push) and returns its record. */
-  static JobRecord pushInto(AtomicOperation.Builder op, QueueKeys k, String id, byte[] payload, JobOptions o,
-      long now) {
+  static JobRecord pushInto(
+      AtomicOperation.Builder op, QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
     JobRecord.Draft d = new JobRecord.Draft();
     d.id = id;
     d.priority = o.priority();
@@ -141,9 +141,9 @@ final class Transitions {
   }
 
   /**
-   * An index entry whose record can't be decoded is moved aside, to
-   * {@link QueueKeys#corrupt}, so that one bad record does not stop the queue; the record
-   * itself is kept for inspection. The operation checks the record's versionstamp.
+   * An index entry whose record can't be decoded is moved aside, to {@link QueueKeys#corrupt}, so
+   * that one bad record does not stop the queue; the record itself is kept for inspection. The
+   * operation checks the record's versionstamp.
    *
    * @param indexKey the index entry that points at the record
    * @param versionstamp the versionstamp the unreadable record was read at
@@ -151,18 +151,19 @@ final class Transitions {
   static Applied quarantine(QueueKeys k, Key indexKey, long versionstamp) {
     TransitionTable.check(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED);
     String id = QueueKeys.idOf(indexKey);
-    AtomicOperation op = AtomicOperation.builder()
-        .check(k.job(id), versionstamp)
-        .delete(indexKey)
-        .set(k.corrupt(id), QueueKeys.EMPTY)
-        .build();
+    AtomicOperation op =
+        AtomicOperation.builder()
+            .check(k.job(id), versionstamp)
+            .delete(indexKey)
+            .set(k.corrupt(id), QueueKeys.EMPTY)
+            .build();
     return new Applied(op, Optional.empty(), Optional.empty());
   }
 
   /**
-   * The lease holder gives back a job it claimed ahead but never started (its worker is
-   * stopping): ready again, in its place, with the attempt it never made not counted. The
-   * token stays, so the next claim's token is still larger than any before it.
+   * The lease holder gives back a job it claimed ahead but never started (its worker is stopping):
+   * ready again, in its place, with the attempt it never made not counted. The token stays, so the
+   * next claim's token is still larger than any before it.
    */
   static Plan release(QueueKeys k, Holding h) {
     if (!holds(h)) {
@@ -180,11 +181,13 @@ final class Transitions {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
-    return move(Event.RENEW, k, read(h), r.draft().leaseUntil(Math.max(r.leaseUntil, now + leaseMillis)));
+    return move(
+        Event.RENEW, k, read(h), r.draft().leaseUntil(Math.max(r.leaseUntil, now + leaseMillis)));
   }
 
   /** The lease holder changes the job while it runs (the seed's updateJob); renews too. */
-  static Plan update(QueueKeys k, Holding h, long now, long leaseMillis, JobChange change, byte[] payload) {
+  static Plan update(
+      QueueKeys k, Holding h, long now, long leaseMillis, JobChange change, byte[] payload) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
@@ -196,8 +199,8 @@ final class Transitions {
   }
 
   /**
-   * The lease holder completes the job: it is gone, and if it repeats, its next run is
-   * written in the same operation as a new job {@code nextId} at the back of the queue.
+   * The lease holder completes the job: it is gone, and if it repeats, its next run is written in
+   * the same operation as a new job {@code nextId} at the back of the queue.
    *
    * @param nextId the id of the next run; read only when the job repeats
    */
@@ -208,10 +211,8 @@ final class Transitions {
     JobRecord r = h.record();
     TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
     Key job = k.job(r.id);
-    AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(job, h.versionstamp())
-        .delete(job)
-        .delete(k.indexOf(r));
+    AtomicOperation.Builder op =
+        AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
     Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
@@ -219,7 +220,10 @@ final class Transitions {
       d.priority = r.priority;
       d.delayUntil = now + r.repeatDelay;
       d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
-      d.repeatCount = r.repeatCount == JobOptions.REPEAT_FOREVER ? JobOptions.REPEAT_FOREVER : r.repeatCount - 1;
+      d.repeatCount =
+          r.repeatCount == JobOptions.REPEAT_FOREVER
+              ? JobOptions.REPEAT_FOREVER
+              : r.repeatCount - 1;
       d.repeatDelay = r.repeatDelay;
       d.retriesLeft = r.retryLimit;
       d.retryLimit = r.retryLimit;
@@ -227,18 +231,20 @@ final class Transitions {
       d.payload = r.payload;
       JobRecord next = d.build();
       TransitionTable.check(Event.REPEAT, Node.ABSENT, Node.of(next));
-      op.checkAbsent(k.job(nextId)).set(k.job(nextId), next.encode()).set(k.indexOf(next), QueueKeys.EMPTY);
+      op.checkAbsent(k.job(nextId))
+          .set(k.job(nextId), next.encode())
+          .set(k.indexOf(next), QueueKeys.EMPTY);
       spawned = Optional.of(next);
     }
     return new Applied(op.build(), Optional.empty(), spawned);
   }
 
   /**
-   * The lease holder reports a failed attempt: with retries left the job returns, keeping
-   * its id and so its place, due after the backoff; with none left it becomes a dead letter.
-   * When the error's message would make the record larger than the store takes, the message
-   * is replaced by {@link #MESSAGE_DROPPED} (the error's type stays): an outcome is never lost
-   * to the size of its message.
+   * The lease holder reports a failed attempt: with retries left the job returns, keeping its id
+   * and so its place, due after the backoff; with none left it becomes a dead letter. When the
+   * error's message would make the record larger than the store takes, the message is replaced by
+   * {@link #MESSAGE_DROPPED} (the error's type stays): an outcome is never lost to the size of its
+   * message.
    *
    * @param random a number in [0, 1) for the backoff's jitter
    */
@@ -292,9 +298,9 @@ final class Transitions {
   }
 
   /**
-   * Removes, in one operation, every job of {@code reads} that is waiting or delayed at
-   * {@code now} (the seed's deleteWaitingJobs): not the ones processed under a live lease,
-   * not the dead letters.
+   * Removes, in one operation, every job of {@code reads} that is waiting or delayed at {@code now}
+   * (the seed's deleteWaitingJobs): not the ones processed under a live lease, not the dead
+   * letters.
    */
   static Removal deleteWaiting(QueueKeys k, List<Read> reads, long now) {
     AtomicOperation.Builder op = AtomicOperation.builder();
@@ -331,9 +337,8 @@ final class Transitions {
     Key oldIndex = k.indexOf(before);
     Key newIndex = k.indexOf(after);
     Key job = k.job(before.id);
-    AtomicOperation.Builder op = AtomicOperation.builder()
-        .check(job, read.versionstamp())
-        .set(job, after.encode());
+    AtomicOperation.Builder op =
+        AtomicOperation.builder().check(job, read.versionstamp()).set(job, after.encode());
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
     }

@@ -3,9 +3,9 @@ package dev.kvmq;
 import java.util.random.RandomGenerator;
 
 /**
- * ULIDs: 26-character, time-ordered identifiers (48-bit millisecond time, 80 random bits,
- * Crockford base32). Ids made by one generator strictly increase, even within one
- * millisecond or when the clock steps back, so "creation order" is the id order.
+ * ULIDs: 26-character, time-ordered identifiers (48-bit millisecond time, 80 random bits, Crockford
+ * base32). Ids made by one generator strictly increase, even within one millisecond or when the
+ * clock steps back, so "creation order" is the id order.
  *
  * <p>Thread-safe. Time and randomness are given, not read.
  */
@@ -17,7 +17,7 @@ final class Ulid {
   private final RandomGenerator random;
   private long lastTime = -1;
   private long lastHigh; // top 16 of the 80 random bits
-  private long lastLow;  // low 64 of the 80 random bits
+  private long lastLow; // low 64 of the 80 random bits
 
   Ulid(RandomGenerator random) {
     this.random = random;

@@ -16,35 +16,34 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
- * Processes a queue's jobs with a {@link JobHandler}. The seed's {@code Worker}, with its
- * defects fixed: claims read a bounded index range instead of scanning the queue; idle
- * workers wait for the store's change notification (polling only as a fallback); a worker
- * whose lease was taken over cannot complete, fail or update the job; stopping tells the
- * running handlers.
+ * Processes a queue's jobs with a {@link JobHandler}. The seed's {@code Worker}, with its defects
+ * fixed: claims read a bounded index range instead of scanning the queue; idle workers wait for the
+ * store's change notification (polling only as a fallback); a worker whose lease was taken over
+ * cannot complete, fail or update the job; stopping tells the running handlers.
  *
- * <p>Threads and time come from outside: every task runs on the given executor (in a
- * Jakarta EE server, the container's managed one), and time is the queue's clock. The
- * worker:
+ * <p>Threads and time come from outside: every task runs on the given executor (in a Jakarta EE
+ * server, the container's managed one), and time is the queue's clock. The worker:
+ *
  * <ul>
- *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit,
- *       plus up to {@code prefetch} more that wait, leased, for a free handler slot: a handler
- *       thread that finishes takes the next of those at once;</li>
- *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;</li>
- *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;</li>
- *   <li>records completions and failures through a group committer: many handler threads'
- *       outcomes share one commit, and a handler thread does not wait for it;</li>
- *   <li>reports {@link JobEvent}s to its listeners after the commit that made them true.</li>
+ *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit, plus up
+ *       to {@code prefetch} more that wait, leased, for a free handler slot: a handler thread that
+ *       finishes takes the next of those at once;
+ *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;
+ *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;
+ *   <li>records completions and failures through a group committer: many handler threads' outcomes
+ *       share one commit, and a handler thread does not wait for it;
+ *   <li>reports {@link JobEvent}s to its listeners after the commit that made them true.
  * </ul>
  *
  * <p>Thread-safe. Start once; stop once (later calls return the same future).
  *
- * <p>Inside, one class per concern: {@link Pass} decides when to claim (and promotes and
- * reclaims), {@link Slots} runs handlers on their slots and keeps the jobs claimed ahead,
- * {@link Renewer} renews leases, {@link Settler} records outcomes through a
- * {@link GroupCommitter}, {@link Reporter} tells listeners and the log, {@link Lease} is
- * one held job; {@link WorkerCore} is what they share. This class is the lifecycle: start,
- * stop, drain. Its lock ({@code lifecycle}) guards the phase changes, the renewal task and
- * the subscription; it is never held while calling the store or a handler.
+ * <p>Inside, one class per concern: {@link Pass} decides when to claim (and promotes and reclaims),
+ * {@link Slots} runs handlers on their slots and keeps the jobs claimed ahead, {@link Renewer}
+ * renews leases, {@link Settler} records outcomes through a {@link GroupCommitter}, {@link
+ * Reporter} tells listeners and the log, {@link Lease} is one held job; {@link WorkerCore} is what
+ * they share. This class is the lifecycle: start, stop, drain. Its lock ({@code lifecycle}) guards
+ * the phase changes, the renewal task and the subscription; it is never held while calling the
+ * store or a handler.
  *
  * @param <S> the state type
  */
@@ -61,7 +60,11 @@ public final class Worker<S> {
   private ScheduledFuture<?> renewal;
   private KvStore.Subscription subscription;
 
-  Worker(Queue<S> queue, JobHandler<S> handler, WorkerOptions options, ScheduledExecutorService executor) {
+  Worker(
+      Queue<S> queue,
+      JobHandler<S> handler,
+      WorkerOptions options,
+      ScheduledExecutorService executor) {
     this.queue = Objects.requireNonNull(queue, "queue");
     Objects.requireNonNull(handler, "handler");
     Objects.requireNonNull(options, "options");
@@ -76,9 +79,9 @@ public final class Worker<S> {
   // ---- public API
 
   /**
-   * Adds a listener for completions, failures and lost leases. Listeners run after the
-   * commit, on the thread that committed; they must be quick and must not throw (what they
-   * throw is logged and ignored).
+   * Adds a listener for completions, failures and lost leases. Listeners run after the commit, on
+   * the thread that committed; they must be quick and must not throw (what they throw is logged and
+   * ignored).
    *
    * @param listener the listener
    * @return this worker
@@ -90,8 +93,8 @@ public final class Worker<S> {
   }
 
   /**
-   * Starts processing: subscribes to the store's changes, schedules lease renewal, and
-   * claims the first jobs. The seed's {@code processJobs}.
+   * Starts processing: subscribes to the store's changes, schedules lease renewal, and claims the
+   * first jobs. The seed's {@code processJobs}.
    *
    * @throws IllegalStateException if the worker was already started
    * @throws RejectedExecutionException if the executor refuses the worker's tasks
@@ -99,13 +102,18 @@ public final class Worker<S> {
   public void start() {
     synchronized (lifecycle) {
       if (core.phase != WorkerCore.Phase.NEW) {
-        throw new IllegalStateException("worker for queue " + queue.name() + " was already started; make a new one");
+        throw new IllegalStateException(
+            "worker for queue " + queue.name() + " was already started; make a new one");
       }
       core.phase = WorkerCore.Phase.RUNNING;
       long renewMillis = core.options.renewInterval().toMillis();
-      renewal = core.executor.scheduleAtFixedRate(
-          WorkerCore.named("the lease renewal of a worker of queue " + queue.name(), renewer::renewAll),
-          renewMillis, renewMillis, TimeUnit.MILLISECONDS);
+      renewal =
+          core.executor.scheduleAtFixedRate(
+              WorkerCore.named(
+                  "the lease renewal of a worker of queue " + queue.name(), renewer::renewAll),
+              renewMillis,
+              renewMillis,
+              TimeUnit.MILLISECONDS);
     }
     KvStore store = core.store;
     if (store.notifiesChanges()) {
@@ -130,12 +138,13 @@ public final class Worker<S> {
   }
 
   /**
-   * Stops claiming jobs and tells running handlers ({@link JobContext.CancelReason#WORKER_STOPPING}).
-   * Their leases are renewed until they finish; jobs claimed ahead and not started are given
-   * back. Does not wait. The seed's {@code stopProcessing}, which gave handlers no signal.
+   * Stops claiming jobs and tells running handlers ({@link
+   * JobContext.CancelReason#WORKER_STOPPING}). Their leases are renewed until they finish; jobs
+   * claimed ahead and not started are given back. Does not wait. The seed's {@code stopProcessing},
+   * which gave handlers no signal.
    *
-   * @return a future that completes when every running handler has finished and its outcome
-   *     is recorded
+   * @return a future that completes when every running handler has finished and its outcome is
+   *     recorded
    */
   public CompletableFuture<Void> stop() {
     List<Lease<S>> toCancel;
@@ -172,12 +181,12 @@ public final class Worker<S> {
   }
 
   /**
-   * Stops and waits up to {@code timeout} for running handlers to finish. A handler still
-   * running after that keeps its lease until it finishes; if the process ends first, the
-   * lease expires and the job runs again.
+   * Stops and waits up to {@code timeout} for running handlers to finish. A handler still running
+   * after that keeps its lease until it finishes; if the process ends first, the lease expires and
+   * the job runs again.
    *
-   * <p>Do not call it from a thread of this worker's executor if that executor has one
-   * thread: the handlers it waits for would never run.
+   * <p>Do not call it from a thread of this worker's executor if that executor has one thread: the
+   * handlers it waits for would never run.
    *
    * @param timeout the longest wait
    * @return true if everything finished in time
@@ -220,8 +229,8 @@ public final class Worker<S> {
   }
 
   /**
-   * Returns the ids of the jobs this worker holds now: running, claimed ahead and waiting
-   * for a handler slot, or finished with their outcome not yet committed.
+   * Returns the ids of the jobs this worker holds now: running, claimed ahead and waiting for a
+   * handler slot, or finished with their outcome not yet committed.
    *
    * @return a snapshot of the ids
    */

@@ -7,20 +7,25 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What the parts of one {@link Worker} share: its queue, options and executor, its phase,
- * the leases it holds, and the count of work that stopping waits for.
+ * What the parts of one {@link Worker} share: its queue, options and executor, its phase, the
+ * leases it holds, and the count of work that stopping waits for.
  *
- * <p>Locking: none of its own. {@code phase} is written by {@link Worker} under its
- * lifecycle lock and read here without one (volatile); {@code active} is a concurrent map;
- * {@code inFlight} is atomic. Whoever brings {@code inFlight} to zero while the worker is
- * stopping calls {@code whenDrained}, which finishes the stop.
+ * <p>Locking: none of its own. {@code phase} is written by {@link Worker} under its lifecycle lock
+ * and read here without one (volatile); {@code active} is a concurrent map; {@code inFlight} is
+ * atomic. Whoever brings {@code inFlight} to zero while the worker is stopping calls {@code
+ * whenDrained}, which finishes the stop.
  *
  * @param <S> the state type
  */
 final class WorkerCore<S> {
 
   /** Where the worker is in its life. */
-  enum Phase { NEW, RUNNING, STOPPING, STOPPED }
+  enum Phase {
+    NEW,
+    RUNNING,
+    STOPPING,
+    STOPPED
+  }
 
   final Queue<S> queue;
   final QueueKeys keys;
@@ -29,15 +34,22 @@ final class WorkerCore<S> {
   final ScheduledExecutorService executor;
   final long leaseMillis;
   final Reporter<S> reporter;
+
   /** The jobs this worker holds: running, claimed ahead, or finished and not yet settled. */
   final Map<String, Lease<S>> active = new ConcurrentHashMap<>();
+
   /** Work that stopping waits for: a pass under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
+
   private final Runnable whenDrained;
   private final Runnable stopWorker;
   volatile Phase phase = Phase.NEW;
 
-  WorkerCore(Queue<S> queue, WorkerOptions options, ScheduledExecutorService executor, Runnable stopWorker,
+  WorkerCore(
+      Queue<S> queue,
+      WorkerOptions options,
+      ScheduledExecutorService executor,
+      Runnable stopWorker,
       Runnable whenDrained) {
     this.queue = queue;
     this.keys = queue.keys;
@@ -89,9 +101,9 @@ final class WorkerCore<S> {
   }
 
   /**
-   * A task for the executor that says what it is ({@code toString}): a test's
-   * {@link dev.kvmq.testkit.ManualScheduler} names it when a run goes on too long, an
-   * executor in its rejection messages.
+   * A task for the executor that says what it is ({@code toString}): a test's {@link
+   * dev.kvmq.testkit.ManualScheduler} names it when a run goes on too long, an executor in its
+   * rejection messages.
    */
   static Runnable named(String what, Runnable task) {
     return new Runnable() {

@@ -7,20 +7,24 @@ import java.util.Objects;
  * How a {@link Worker} runs. The seed's {@code WorkerOptions}.
  *
  * @param concurrency how many jobs run at once; 0 pauses the worker (default 1)
- * @param leaseDuration how long a claim holds a job without renewal (default 5 s, the
- *     seed's {@code lockDurationMs})
+ * @param leaseDuration how long a claim holds a job without renewal (default 5 s, the seed's {@code
+ *     lockDurationMs})
  * @param renewInterval how often leases of running jobs are renewed; shorter than the lease
  *     (default 2 s, the seed's {@code lockIntervalMs})
- * @param pollInterval how often an idle worker looks for work when the store can't notify,
- *     and the longest it waits even when it can (default 3 s)
- * @param prefetch how many jobs the worker may claim ahead: held under its lease (renewed
- *     like a running job's) until a handler slot frees, so that a finishing handler takes its
- *     next job without waiting for a claim commit (default 0: claim only for free slots).
- *     Worth it for many short jobs; a job claimed ahead waits on this worker even when
- *     another node is idle, so keep it small for long jobs. A stopping worker puts the jobs
- *     it claimed ahead back, in their place, with the attempt not counted.
+ * @param pollInterval how often an idle worker looks for work when the store can't notify, and the
+ *     longest it waits even when it can (default 3 s)
+ * @param prefetch how many jobs the worker may claim ahead: held under its lease (renewed like a
+ *     running job's) until a handler slot frees, so that a finishing handler takes its next job
+ *     without waiting for a claim commit (default 0: claim only for free slots). Worth it for many
+ *     short jobs; a job claimed ahead waits on this worker even when another node is idle, so keep
+ *     it small for long jobs. A stopping worker puts the jobs it claimed ahead back, in their
+ *     place, with the attempt not counted.
  */
-public record WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval,
+public record WorkerOptions(
+    int concurrency,
+    Duration leaseDuration,
+    Duration renewInterval,
+    Duration pollInterval,
     int prefetch) {
 
   private static final WorkerOptions DEFAULTS =
@@ -35,9 +39,9 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
    * @param pollInterval the {@code pollInterval} component
    * @param prefetch the {@code prefetch} component
    * @throws NullPointerException if a duration is null
-   * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative
-   *     or over 10,000, a duration is not positive (at least 1 ms), or the renew interval is
-   *     not shorter than the lease
+   * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative or over
+   *     10,000, a duration is not positive (at least 1 ms), or the renew interval is not shorter
+   *     than the lease
    */
   public WorkerOptions {
     if (concurrency < 0 || concurrency > 10_000) {
@@ -50,8 +54,11 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
     positive(renewInterval, "renewInterval");
     positive(pollInterval, "pollInterval");
     if (renewInterval.compareTo(leaseDuration) >= 0) {
-      throw new IllegalArgumentException("renewInterval " + renewInterval
-          + " must be shorter than leaseDuration " + leaseDuration);
+      throw new IllegalArgumentException(
+          "renewInterval "
+              + renewInterval
+              + " must be shorter than leaseDuration "
+              + leaseDuration);
     }
   }
 
@@ -65,7 +72,8 @@ public record WorkerOptions(int concurrency, Duration leaseDuration, Duration re
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException as the canonical constructor
    */
-  public WorkerOptions(int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
+  public WorkerOptions(
+      int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
     this(concurrency, leaseDuration, renewInterval, pollInterval, 0);
   }
 

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Real threads and the system clock: several workers share a queue and drain it. Waits
- * poll with a deadline; nothing here asserts speed.
+ * Real threads and the system clock: several workers share a queue and drain it. Waits poll with a
+ * deadline; nothing here asserts speed.
  */
 class ConcurrentWorkersTest {
 
@@ -53,13 +53,18 @@ class ConcurrentWorkersTest {
     AtomicInteger completedEvents = new AtomicInteger();
     List<Worker<String>> workers = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      Worker<String> w = queue.worker((job, ctx) -> runs.computeIfAbsent(job.state(), k -> new AtomicInteger()).incrementAndGet(),
-          WorkerOptions.defaults().concurrency(4), pool);
-      w.addListener(e -> {
-        if (e instanceof JobEvent.Completed) {
-          completedEvents.incrementAndGet();
-        }
-      });
+      Worker<String> w =
+          queue.worker(
+              (job, ctx) ->
+                  runs.computeIfAbsent(job.state(), k -> new AtomicInteger()).incrementAndGet(),
+              WorkerOptions.defaults().concurrency(4),
+              pool);
+      w.addListener(
+          e -> {
+            if (e instanceof JobEvent.Completed) {
+              completedEvents.incrementAndGet();
+            }
+          });
       workers.add(w);
       w.start();
     }
@@ -87,12 +92,16 @@ class ConcurrentWorkersTest {
     Queue<String> queue = Queue.builder(store, "stop", Codecs.utf8()).build();
     CountDownLatch started = new CountDownLatch(2);
     AtomicInteger toldToStop = new AtomicInteger();
-    Worker<String> w = queue.worker((job, ctx) -> {
-      started.countDown();
-      if (ctx.awaitCancellation(Duration.ofSeconds(30))) {
-        toldToStop.incrementAndGet();
-      }
-    }, WorkerOptions.defaults().concurrency(2), pool);
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> {
+              started.countDown();
+              if (ctx.awaitCancellation(Duration.ofSeconds(30))) {
+                toldToStop.incrementAndGet();
+              }
+            },
+            WorkerOptions.defaults().concurrency(2),
+            pool);
     w.start();
     queue.pushAll(List.of("a", "b", "c"), JobOptions.defaults());
     assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -105,12 +114,17 @@ class ConcurrentWorkersTest {
   void anIdleWorkerPicksUpAPushWithoutWaitingForItsPollInterval() throws Exception {
     Queue<String> queue = Queue.builder(store, "wake", Codecs.utf8()).build();
     CountDownLatch ran = new CountDownLatch(1);
-    Worker<String> w = queue.worker((job, ctx) -> ran.countDown(),
-        WorkerOptions.defaults().pollInterval(Duration.ofHours(1)), pool);
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> ran.countDown(),
+            WorkerOptions.defaults().pollInterval(Duration.ofHours(1)),
+            pool);
     w.start();
     await("worker idle", () -> w.isProcessing());
     queue.push("x");
-    assertThat(ran.await(30, TimeUnit.SECONDS)).as("woken by the store's notification, not a poll").isTrue();
+    assertThat(ran.await(30, TimeUnit.SECONDS))
+        .as("woken by the store's notification, not a poll")
+        .isTrue();
     w.stop();
   }
 }

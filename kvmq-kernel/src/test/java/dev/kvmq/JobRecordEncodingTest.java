@@ -14,8 +14,8 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Job records are stored: their bytes must stay format 1, the bytes a
- * {@link DataOutputStream} writes for the fields in order, whatever writes them.
+ * Job records are stored: their bytes must stay format 1, the bytes a {@link DataOutputStream}
+ * writes for the fields in order, whatever writes them.
  */
 class JobRecordEncodingTest {
 
@@ -51,8 +51,23 @@ class JobRecordEncodingTest {
     return bytes.toByteArray();
   }
 
-  private static final String[] PIECES = {"a", "Z", "0", "\u0000", "\u007f", "\u0080", "é", "\u07ff", "\u0800", "€",
-      "\uffff", "😀", "\ud800", "java.lang.IllegalStateException", " "};
+  private static final String[] PIECES = {
+    "a",
+    "Z",
+    "0",
+    "\u0000",
+    "\u007f",
+    "\u0080",
+    "é",
+    "\u07ff",
+    "\u0800",
+    "€",
+    "\uffff",
+    "😀",
+    "\ud800",
+    "java.lang.IllegalStateException",
+    " "
+  };
 
   static String text(SplittableRandom r, int maxPieces) {
     StringBuilder b = new StringBuilder();
@@ -65,7 +80,10 @@ class JobRecordEncodingTest {
 
   static JobRecord random(SplittableRandom r) {
     JobRecord.Draft d = new JobRecord.Draft();
-    d.id = r.nextBoolean() ? Ulid.format(r.nextLong(1L << 48), r.nextLong(), r.nextLong()) : text(r, 6);
+    d.id =
+        r.nextBoolean()
+            ? Ulid.format(r.nextLong(1L << 48), r.nextLong(), r.nextLong())
+            : text(r, 6);
     d.priority = r.nextInt(4) == 0 ? Double.NEGATIVE_INFINITY : r.nextDouble() * 200 - 100;
     d.state = JobRecord.State.values()[r.nextInt(JobRecord.State.values().length)];
     d.delayUntil = r.nextLong();
@@ -77,11 +95,19 @@ class JobRecordEncodingTest {
     d.retriesLeft = r.nextInt();
     d.retryLimit = r.nextInt();
     long initial = r.nextLong(1_000_000);
-    d.backoff = new Backoff(Duration.ofMillis(initial), 1 + r.nextDouble() * 3, Duration.ofMillis(initial + r.nextLong(1_000_000)),
-        r.nextDouble());
+    d.backoff =
+        new Backoff(
+            Duration.ofMillis(initial),
+            1 + r.nextDouble() * 3,
+            Duration.ofMillis(initial + r.nextLong(1_000_000)),
+            r.nextDouble());
     if (r.nextBoolean()) {
       // long enough, sometimes, to be cut to 2,000 characters
-      d.error = new JobError(text(r, 40), text(r, r.nextInt(5) == 0 ? 3_000 : 30), Instant.ofEpochMilli(r.nextLong(1L << 50)));
+      d.error =
+          new JobError(
+              text(r, 40),
+              text(r, r.nextInt(5) == 0 ? 3_000 : 30),
+              Instant.ofEpochMilli(r.nextLong(1L << 50)));
     }
     d.payload = new byte[r.nextInt(300)];
     r.nextBytes(d.payload);
@@ -90,30 +116,38 @@ class JobRecordEncodingTest {
 
   @Test
   void encodeWritesFormatOneExactlyAsDataOutputStreamDid() {
-    Seeds.forEach("encodeWritesFormatOneExactlyAsDataOutputStreamDid", 3_000, 1, r -> {
-      JobRecord record = random(r);
-      try {
-        assertThat(record.encode()).isEqualTo(reference(record));
-      } catch (IOException e) {
-        throw new AssertionError(e);
-      }
-    });
+    Seeds.forEach(
+        "encodeWritesFormatOneExactlyAsDataOutputStreamDid",
+        3_000,
+        1,
+        r -> {
+          JobRecord record = random(r);
+          try {
+            assertThat(record.encode()).isEqualTo(reference(record));
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+        });
   }
 
   @Test
   void decodeReadsBackEveryField() {
-    Seeds.forEach("decodeReadsBackEveryField", 3_000, 1, r -> {
-      JobRecord record = random(r);
-      JobRecord back = JobRecord.decode(record.encode());
-      assertThat(back.encode()).isEqualTo(record.encode());
-      assertThat(back.id).isEqualTo(record.id);
-      assertThat(back.state).isEqualTo(record.state);
-      assertThat(back.backoff).isEqualTo(record.backoff);
-      assertThat(back.payload).isEqualTo(record.payload);
-      if (record.error != null && record.error.message().length() <= 2_000) {
-        assertThat(back.error).isEqualTo(record.error);
-      }
-    });
+    Seeds.forEach(
+        "decodeReadsBackEveryField",
+        3_000,
+        1,
+        r -> {
+          JobRecord record = random(r);
+          JobRecord back = JobRecord.decode(record.encode());
+          assertThat(back.encode()).isEqualTo(record.encode());
+          assertThat(back.id).isEqualTo(record.id);
+          assertThat(back.state).isEqualTo(record.state);
+          assertThat(back.backoff).isEqualTo(record.backoff);
+          assertThat(back.payload).isEqualTo(record.payload);
+          if (record.error != null && record.error.message().length() <= 2_000) {
+            assertThat(back.error).isEqualTo(record.error);
+          }
+        });
   }
 
   @Test
@@ -122,12 +156,14 @@ class JobRecordEncodingTest {
     byte[] whole = random(r).encode();
     for (int cut : new int[] {0, 1, 3, 20, whole.length - 1}) {
       byte[] part = Arrays.copyOf(whole, cut);
-      assertThatThrownBy(() -> JobRecord.decode(part)).isInstanceOf(IllegalStateException.class)
+      assertThatThrownBy(() -> JobRecord.decode(part))
+          .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("corrupt job record (" + cut + " bytes)");
     }
     byte[] newer = whole.clone();
     newer[0] = 2;
-    assertThatThrownBy(() -> JobRecord.decode(newer)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> JobRecord.decode(newer))
+        .isInstanceOf(IllegalStateException.class)
         .hasStackTraceContaining("unknown job record format 2");
   }
 }

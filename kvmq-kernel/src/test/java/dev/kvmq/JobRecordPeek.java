@@ -3,8 +3,8 @@ package dev.kvmq;
 /**
  * Test access to the kernel's job record format (package-private in the kernel), shipped in the
  * kernel's test jar: the stores' crash tests read the fencing token of stored records
- * (kvmq-store-postgres's PostgresTenThousandJobsKillTest and JournalingStore). It lives here,
- * in the kernel's own package and test jar, so that no other module's tests add classes to the
+ * (kvmq-store-postgres's PostgresTenThousandJobsKillTest and JournalingStore). It lives here, in
+ * the kernel's own package and test jar, so that no other module's tests add classes to the
  * kernel's package. Tests only.
  */
 public final class JobRecordPeek {

@@ -16,16 +16,21 @@ class OptionsValidationTest {
   @Test
   void jobOptions() {
     JobOptions d = JobOptions.defaults();
-    assertThatThrownBy(() -> d.priority(Double.NaN)).hasMessageContaining("priority must be a finite number");
+    assertThatThrownBy(() -> d.priority(Double.NaN))
+        .hasMessageContaining("priority must be a finite number");
     assertThatThrownBy(() -> d.priority(Double.POSITIVE_INFINITY)).hasMessageContaining("finite");
-    assertThatThrownBy(() -> d.delay(Duration.ofSeconds(-1))).hasMessageContaining("delay must not be negative");
+    assertThatThrownBy(() -> d.delay(Duration.ofSeconds(-1)))
+        .hasMessageContaining("delay must not be negative");
     assertThatThrownBy(() -> d.repeat(-2, Duration.ZERO)).hasMessageContaining("repeatCount");
     assertThatThrownBy(() -> d.retry(-1, Backoff.NONE)).hasMessageContaining("retryCount");
-    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(2), 2, Duration.ofSeconds(1), 0))
+    assertThatThrownBy(
+            () -> Backoff.exponential(Duration.ofSeconds(2), 2, Duration.ofSeconds(1), 0))
         .hasMessageContaining("max");
-    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), 0.5, Duration.ofSeconds(1), 0))
+    assertThatThrownBy(
+            () -> Backoff.exponential(Duration.ofSeconds(1), 0.5, Duration.ofSeconds(1), 0))
         .hasMessageContaining("multiplier");
-    assertThatThrownBy(() -> Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(1), 2))
+    assertThatThrownBy(
+            () -> Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(1), 2))
         .hasMessageContaining("jitter");
     assertThat(d.priority(-0.0).priority()).isEqualTo(0.0);
   }
@@ -34,22 +39,33 @@ class OptionsValidationTest {
   @Test
   void waitsAreBoundedSoThatEveryDueTimeFits() {
     JobOptions d = JobOptions.defaults();
-    assertThatThrownBy(() -> d.delay(Duration.ofMillis(Long.MAX_VALUE))).hasMessageContaining("delay must be at most");
-    assertThatThrownBy(() -> d.delay(JobOptions.MAX_DELAY.plusMillis(1))).hasMessageContaining("100 years");
+    assertThatThrownBy(() -> d.delay(Duration.ofMillis(Long.MAX_VALUE)))
+        .hasMessageContaining("delay must be at most");
+    assertThatThrownBy(() -> d.delay(JobOptions.MAX_DELAY.plusMillis(1)))
+        .hasMessageContaining("100 years");
     assertThat(d.delay(JobOptions.MAX_DELAY).delay()).isEqualTo(JobOptions.MAX_DELAY);
     assertThatThrownBy(() -> d.delayUntil(Instant.MAX)).hasMessageContaining("years 0 to 9999");
-    assertThatThrownBy(() -> d.delayUntil(Instant.ofEpochMilli(Long.MIN_VALUE))).hasMessageContaining("years 0 to 9999");
-    assertThat(d.delayUntil(JobOptions.MAX_DELAY_UNTIL).delayUntil()).isEqualTo(JobOptions.MAX_DELAY_UNTIL);
-    assertThatThrownBy(() -> d.repeat(1, Duration.ofDays(40_000))).hasMessageContaining("repeatDelay must be at most");
-    assertThatThrownBy(() -> Backoff.fixed(Duration.ofDays(40_000))).hasMessageContaining("backoff max must be at most");
-    assertThatThrownBy(() -> Backoff.exponential(Duration.ZERO, 2, Duration.ofMillis(Long.MAX_VALUE), 0))
+    assertThatThrownBy(() -> d.delayUntil(Instant.ofEpochMilli(Long.MIN_VALUE)))
+        .hasMessageContaining("years 0 to 9999");
+    assertThat(d.delayUntil(JobOptions.MAX_DELAY_UNTIL).delayUntil())
+        .isEqualTo(JobOptions.MAX_DELAY_UNTIL);
+    assertThatThrownBy(() -> d.repeat(1, Duration.ofDays(40_000)))
+        .hasMessageContaining("repeatDelay must be at most");
+    assertThatThrownBy(() -> Backoff.fixed(Duration.ofDays(40_000)))
+        .hasMessageContaining("backoff max must be at most");
+    assertThatThrownBy(
+            () -> Backoff.exponential(Duration.ZERO, 2, Duration.ofMillis(Long.MAX_VALUE), 0))
         .hasMessageContaining("backoff max must be at most");
 
     // At the bounds, the due times a queue computes from them are exact.
     KvStore store = new InMemoryKvStore();
-    Queue<String> q = Queue.builder(store, "far", Codecs.utf8()).clock(() -> Instant.parse("9999-01-01T00:00:00Z")).build();
+    Queue<String> q =
+        Queue.builder(store, "far", Codecs.utf8())
+            .clock(() -> Instant.parse("9999-01-01T00:00:00Z"))
+            .build();
     Job<String> far = q.push("x", d.delay(JobOptions.MAX_DELAY).repeat(1, JobOptions.MAX_DELAY));
-    assertThat(far.delayUntil()).isEqualTo(Instant.parse("9999-01-01T00:00:00Z").plus(JobOptions.MAX_DELAY));
+    assertThat(far.delayUntil())
+        .isEqualTo(Instant.parse("9999-01-01T00:00:00Z").plus(JobOptions.MAX_DELAY));
     store.close();
     assertThat(d.delayUntil(Instant.EPOCH).delay()).isNull();
   }
@@ -58,19 +74,22 @@ class OptionsValidationTest {
   void workerOptions() {
     WorkerOptions d = WorkerOptions.defaults();
     assertThatThrownBy(() -> d.concurrency(-1)).hasMessageContaining("concurrency");
-    assertThatThrownBy(() -> d.lease(Duration.ofSeconds(1), Duration.ofSeconds(1))).hasMessageContaining("shorter");
+    assertThatThrownBy(() -> d.lease(Duration.ofSeconds(1), Duration.ofSeconds(1)))
+        .hasMessageContaining("shorter");
     assertThatThrownBy(() -> d.pollInterval(Duration.ZERO)).hasMessageContaining("pollInterval");
   }
 
   @Test
   void queueInput() {
     KvStore store = new InMemoryKvStore();
-    assertThatThrownBy(() -> Queue.builder(store, "", Codecs.utf8())).hasMessageContaining("1 to 200 characters");
+    assertThatThrownBy(() -> Queue.builder(store, "", Codecs.utf8()))
+        .hasMessageContaining("1 to 200 characters");
     Queue<String> q = Queue.builder(store, "v", Codecs.utf8()).build();
     assertThatThrownBy(() -> q.push(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> q.pushAll(java.util.Arrays.asList("a", null), JobOptions.defaults()))
         .isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> q.push("x".repeat(KvStore.MAX_VALUE_BYTES + 1))).hasMessageContaining("over the limit");
+    assertThatThrownBy(() -> q.push("x".repeat(KvStore.MAX_VALUE_BYTES + 1)))
+        .hasMessageContaining("over the limit");
     assertThat(q.jobs()).as("nothing was written").isEmpty();
     assertThat(q.job("not-a-ulid")).isEmpty();
     assertThat(q.delete("not-a-ulid")).isFalse();

@@ -12,7 +12,10 @@ import org.junit.jupiter.api.Test;
 
 class QueueKeysTest {
 
-  /** What a store does with the rule: the prefix's bytes, then the index key's bytes less the dropped ones. */
+  /**
+   * What a store does with the rule: the prefix's bytes, then the index key's bytes less the
+   * dropped ones.
+   */
   private static byte[] apply(RecordKeyRule rule, Key indexKey) {
     byte[] prefix = rule.prefix().encoded();
     byte[] index = indexKey.encoded();
@@ -25,8 +28,17 @@ class QueueKeysTest {
   void theReadyToJobRuleGivesTheJobKeyOfEveryReadyEntry() {
     Random random = new Random(42);
     List<String> queues = List.of("q", "", "émails", "a\u0000b", "x".repeat(300));
-    List<Double> priorities = List.of(0.0, -0.0, 1.5, -7.0, Double.MAX_VALUE, -Double.MAX_VALUE,
-        Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MIN_VALUE);
+    List<Double> priorities =
+        List.of(
+            0.0,
+            -0.0,
+            1.5,
+            -7.0,
+            Double.MAX_VALUE,
+            -Double.MAX_VALUE,
+            Double.POSITIVE_INFINITY,
+            Double.NEGATIVE_INFINITY,
+            Double.MIN_VALUE);
     int checked = 0;
     for (String queue : queues) {
       QueueKeys keys = new QueueKeys(queue);
@@ -38,7 +50,9 @@ class QueueKeysTest {
           d.id = id;
           d.priority = priority;
           Key index = keys.indexOf(d.build());
-          assertArrayEquals(keys.job(id).encoded(), apply(rule, index),
+          assertArrayEquals(
+              keys.job(id).encoded(),
+              apply(rule, index),
               () -> "queue '" + queue + "', id '" + id + "', priority " + priority);
           checked++;
         }
@@ -52,12 +66,13 @@ class QueueKeysTest {
     int n = random.nextInt(40);
     for (int i = 0; i < n; i++) {
       int kind = random.nextInt(4);
-      sb.append(switch (kind) {
-        case 0 -> (char) 0;
-        case 1 -> (char) ('a' + random.nextInt(26));
-        case 2 -> (char) (0x80 + random.nextInt(0x700));
-        default -> "😀";
-      });
+      sb.append(
+          switch (kind) {
+            case 0 -> (char) 0;
+            case 1 -> (char) ('a' + random.nextInt(26));
+            case 2 -> (char) (0x80 + random.nextInt(0x700));
+            default -> "😀";
+          });
     }
     return sb.toString();
   }

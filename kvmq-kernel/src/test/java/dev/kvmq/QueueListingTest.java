@@ -33,7 +33,8 @@ class QueueListingTest {
 
   private final FakeClock clock = new FakeClock();
   private final CountingCodec codec = new CountingCodec();
-  private final Queue<String> queue = Queue.builder(new InMemoryKvStore(), "q", codec).clock(clock).build();
+  private final Queue<String> queue =
+      Queue.builder(new InMemoryKvStore(), "q", codec).clock(clock).build();
 
   @Test
   void pagesAreSlicesOfTheWholeListingWithTheirPlaces() {
@@ -48,9 +49,10 @@ class QueueListingTest {
     assertThat(all).hasSize(30);
 
     for (JobStatus status : new JobStatus[] {null, JobStatus.WAITING, JobStatus.DELAYED}) {
-      List<JobEntry<String>> matching = all.stream()
-          .filter(e -> status == null || e.job().status() == status).toList();
-      for (int offset : new int[] {0, 1, 7, matching.size() - 1, matching.size(), matching.size() + 5}) {
+      List<JobEntry<String>> matching =
+          all.stream().filter(e -> status == null || e.job().status() == status).toList();
+      for (int offset :
+          new int[] {0, 1, 7, matching.size() - 1, matching.size(), matching.size() + 5}) {
         for (int limit : new int[] {0, 1, 5, 100}) {
           List<JobEntry<String>> expected = matching.stream().skip(offset).limit(limit).toList();
           assertThat(queue.jobs(status, offset, limit))
@@ -85,15 +87,22 @@ class QueueListingTest {
     clock.advance(Duration.ofSeconds(10));
 
     assertThat(queue.jobs(JobStatus.DELAYED, 0, 10)).isEmpty();
-    assertThat(queue.jobs(JobStatus.WAITING, 0, 10)).extracting(e -> e.job().state()).containsExactly("later");
+    assertThat(queue.jobs(JobStatus.WAITING, 0, 10))
+        .extracting(e -> e.job().state())
+        .containsExactly("later");
   }
 
   @Test
   void deadLetterPagesAreSlicesOfAllDeadLettersAndDecodeOnlyTheirOwnStates() {
     ManualScheduler scheduler = new ManualScheduler(clock);
-    queue.worker((job, ctx) -> {
-      throw new IllegalStateException("no " + job.state());
-    }, WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              throw new IllegalStateException("no " + job.state());
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     for (int i = 0; i < 25; i++) {
       queue.push("dead-" + i); // no retries: dead at its first failure
       scheduler.runUntilIdle();
@@ -103,14 +112,17 @@ class QueueListingTest {
     assertThat(all).hasSize(25);
     for (int offset : new int[] {0, 1, 7, 24, 25, 30}) {
       for (int limit : new int[] {0, 1, 5, 100, Integer.MAX_VALUE}) {
-        assertThat(queue.deadLetters(offset, limit)).as("offset %d, limit %d", offset, limit)
+        assertThat(queue.deadLetters(offset, limit))
+            .as("offset %d, limit %d", offset, limit)
             .extracting(Job::id)
-            .containsExactlyElementsOf(all.stream().skip(offset).limit(limit).map(Job::id).toList());
+            .containsExactlyElementsOf(
+                all.stream().skip(offset).limit(limit).map(Job::id).toList());
       }
     }
     codec.decodes.set(0);
-    assertThat(queue.deadLetters(20, 3)).extracting(Job::state).containsExactly(
-        all.get(20).state(), all.get(21).state(), all.get(22).state());
+    assertThat(queue.deadLetters(20, 3))
+        .extracting(Job::state)
+        .containsExactly(all.get(20).state(), all.get(21).state(), all.get(22).state());
     assertThat(codec.decodes.get()).isEqualTo(3);
     assertThatThrownBy(() -> queue.deadLetters(-1, 1)).hasMessageContaining("must not be negative");
     assertThatThrownBy(() -> queue.deadLetters(0, -1)).hasMessageContaining("must not be negative");
@@ -118,7 +130,8 @@ class QueueListingTest {
 
   @Test
   void refusesDeadNegativeOffsetsAndLimits() {
-    assertThatThrownBy(() -> queue.jobs(JobStatus.DEAD, 0, 1)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> queue.jobs(JobStatus.DEAD, 0, 1))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("deadLetters()");
     assertThatThrownBy(() -> queue.jobs(null, -1, 1)).hasMessageContaining("must not be negative");
     assertThatThrownBy(() -> queue.jobs(null, 0, -1)).hasMessageContaining("must not be negative");

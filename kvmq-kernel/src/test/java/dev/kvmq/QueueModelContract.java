@@ -21,13 +21,13 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Model-based property test of the queue: random sequences of push, claim, renew, update,
- * complete, fail (with stale lease holders among them), delete, delete-waiting, replay,
- * pause, resume and clock advances, checked after every step against a small reference
- * model: order, places, statuses, tokens, counts and dead letters.
+ * Model-based property test of the queue: random sequences of push, claim, renew, update, complete,
+ * fail (with stale lease holders among them), delete, delete-waiting, replay, pause, resume and
+ * clock advances, checked after every step against a small reference model: order, places,
+ * statuses, tokens, counts and dead letters.
  *
- * <p>A store's test extends this and says how to open a fresh store. A failure names its
- * seed; {@code -Dkvmq.seed=N} replays it.
+ * <p>A store's test extends this and says how to open a fresh store. A failure names its seed;
+ * {@code -Dkvmq.seed=N} replays it.
  */
 public abstract class QueueModelContract {
 
@@ -79,13 +79,14 @@ public abstract class QueueModelContract {
   record Held(String id, long token) {}
 
   /** The edges of the transition table a full run of this test must walk. */
-  static final Set<TransitionTable.Edge> WALKS = EnumSet.complementOf(
-      EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
+  static final Set<TransitionTable.Edge> WALKS =
+      EnumSet.complementOf(
+          EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
-   * otherwise); a full run (every seed, the default number of runs) walks each edge the
-   * model's steps can take.
+   * otherwise); a full run (every seed, the default number of runs) walks each edge the model's
+   * steps can take.
    */
   @Test
   void queueMatchesTheModelAfterEveryStep() {
@@ -127,7 +128,11 @@ public abstract class QueueModelContract {
 
     Run(KvStore store, SplittableRandom r) {
       this.r = r;
-      this.queue = Queue.builder(store, "model", Codecs.utf8()).clock(clock).random(new Random(r.nextLong())).build();
+      this.queue =
+          Queue.builder(store, "model", Codecs.utf8())
+              .clock(clock)
+              .random(new Random(r.nextLong()))
+              .build();
       // small batches: due jobs often outnumber one batch, as a million due at once would
       this.claimer = new Claimer(queue.keys, store, 1 + r.nextInt(3));
     }
@@ -176,10 +181,15 @@ public abstract class QueueModelContract {
       long backoff = r.nextInt(3) * 1_000L;
       long repeat = r.nextInt(6) == 0 ? JobOptions.REPEAT_FOREVER : r.nextInt(3);
       long repeatDelay = r.nextInt(2) * 2_000L;
-      JobOptions o = JobOptions.defaults().priority(priority).delay(Duration.ofMillis(delay))
-          .retry(retries, Backoff.fixed(Duration.ofMillis(backoff))).repeat(repeat, Duration.ofMillis(repeatDelay));
+      JobOptions o =
+          JobOptions.defaults()
+              .priority(priority)
+              .delay(Duration.ofMillis(delay))
+              .retry(retries, Backoff.fixed(Duration.ofMillis(backoff)))
+              .repeat(repeat, Duration.ofMillis(repeatDelay));
       String payload = "p" + pushed++;
-      List<String> payloads = r.nextInt(4) == 0 ? List.of(payload, payload + "b") : List.of(payload);
+      List<String> payloads =
+          r.nextInt(4) == 0 ? List.of(payload, payload + "b") : List.of(payload);
       for (Job<String> j : queue.pushAll(payloads, o)) {
         M m = new M();
         m.id = j.id();
@@ -201,9 +211,8 @@ public abstract class QueueModelContract {
         return;
       }
       long now = now();
-      Optional<M> expected = model.values().stream()
-          .filter(m -> m.status(now) == JobStatus.WAITING)
-          .min(ORDER);
+      Optional<M> expected =
+          model.values().stream().filter(m -> m.status(now) == JobStatus.WAITING).min(ORDER);
       for (M m : model.values()) {
         if (m.status(now) == JobStatus.WAITING) {
           m.state = JobRecord.State.READY;
@@ -244,19 +253,28 @@ public abstract class QueueModelContract {
       if (e.isEmpty()) {
         return;
       }
-      Transitions.Holding holding = new Transitions.Holding(JobRecord.decode(e.get().value()), e.get().versionstamp(),
-          h.token);
+      Transitions.Holding holding =
+          new Transitions.Holding(
+              JobRecord.decode(e.get().value()), e.get().versionstamp(), h.token);
       Transitions.Plan plan;
       String nextId = queue.nextId(now);
       if (complete) {
         plan = Transitions.complete(queue.keys, holding, now, nextId);
       } else {
-        plan = Transitions.fail(queue.keys, holding, now,
-            new JobError("E", "boom", java.time.Instant.ofEpochMilli(now)), 0.5);
+        plan =
+            Transitions.fail(
+                queue.keys,
+                holding,
+                now,
+                new JobError("E", "boom", java.time.Instant.ofEpochMilli(now)),
+                0.5);
       }
-      assertThat(plan instanceof Transitions.Refused).as("refused for a stale holder only").isEqualTo(!allowed);
+      assertThat(plan instanceof Transitions.Refused)
+          .as("refused for a stale holder only")
+          .isEqualTo(!allowed);
       if (!(plan instanceof Transitions.Applied applied)) {
-        assertThat(((Transitions.Refused) plan).refusal()).isEqualTo(Transitions.Refusal.LEASE_LOST);
+        assertThat(((Transitions.Refused) plan).refusal())
+            .isEqualTo(Transitions.Refusal.LEASE_LOST);
         return;
       }
       assertThat(queue.store.commit(applied.operation()).ok()).isTrue();
@@ -270,7 +288,10 @@ public abstract class QueueModelContract {
           n.state = m.repeatDelay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
           n.retriesLeft = m.retryLimit;
           n.retryLimit = m.retryLimit;
-          n.repeatLeft = m.repeatLeft == JobOptions.REPEAT_FOREVER ? JobOptions.REPEAT_FOREVER : m.repeatLeft - 1;
+          n.repeatLeft =
+              m.repeatLeft == JobOptions.REPEAT_FOREVER
+                  ? JobOptions.REPEAT_FOREVER
+                  : m.repeatLeft - 1;
           n.repeatDelay = m.repeatDelay;
           n.backoff = m.backoff;
           n.payload = m.payload;
@@ -301,14 +322,21 @@ public abstract class QueueModelContract {
         assertThat(m).isNull();
         return;
       }
-      Transitions.Holding holding = new Transitions.Holding(JobRecord.decode(e.get().value()), e.get().versionstamp(),
-          h.token);
+      Transitions.Holding holding =
+          new Transitions.Holding(
+              JobRecord.decode(e.get().value()), e.get().versionstamp(), h.token);
       boolean update = r.nextBoolean();
       String payload = "u" + r.nextInt(1000);
-      Transitions.Plan plan = update
-          ? Transitions.update(queue.keys, holding, now, LEASE, JobChange.none(),
-              payload.getBytes(java.nio.charset.StandardCharsets.UTF_8))
-          : Transitions.renew(queue.keys, holding, now, LEASE);
+      Transitions.Plan plan =
+          update
+              ? Transitions.update(
+                  queue.keys,
+                  holding,
+                  now,
+                  LEASE,
+                  JobChange.none(),
+                  payload.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              : Transitions.renew(queue.keys, holding, now, LEASE);
       assertThat(plan instanceof Transitions.Refused).isEqualTo(!allowed);
       if (plan instanceof Transitions.Applied applied) {
         assertThat(queue.store.commit(applied.operation()).ok()).isTrue();
@@ -336,15 +364,18 @@ public abstract class QueueModelContract {
 
     void deleteWaiting() {
       long now = now();
-      List<String> gone = model.values().stream()
-          .filter(m -> m.status(now) == JobStatus.WAITING || m.status(now) == JobStatus.DELAYED)
-          .map(m -> m.id).toList();
+      List<String> gone =
+          model.values().stream()
+              .filter(m -> m.status(now) == JobStatus.WAITING || m.status(now) == JobStatus.DELAYED)
+              .map(m -> m.id)
+              .toList();
       assertThat(queue.deleteWaiting()).isEqualTo(gone.size());
       gone.forEach(model::remove);
     }
 
     void replay() {
-      Optional<M> dead = model.values().stream().filter(m -> m.state == JobRecord.State.DEAD).findFirst();
+      Optional<M> dead =
+          model.values().stream().filter(m -> m.state == JobRecord.State.DEAD).findFirst();
       if (dead.isEmpty()) {
         return;
       }
@@ -355,13 +386,20 @@ public abstract class QueueModelContract {
       m.delayUntil = 0;
     }
 
-    static final Comparator<M> ORDER = Comparator.<M>comparingLong(m -> QueueKeys.rank(m.priority)).thenComparing(m -> m.id);
+    static final Comparator<M> ORDER =
+        Comparator.<M>comparingLong(m -> QueueKeys.rank(m.priority)).thenComparing(m -> m.id);
 
     void check() {
       long now = now();
-      List<M> queued = model.values().stream().filter(m -> m.state != JobRecord.State.DEAD).sorted(ORDER).toList();
+      List<M> queued =
+          model.values().stream()
+              .filter(m -> m.state != JobRecord.State.DEAD)
+              .sorted(ORDER)
+              .toList();
       List<JobEntry<String>> listed = queue.jobs();
-      assertThat(listed).extracting(e -> e.job().id()).containsExactlyElementsOf(queued.stream().map(m -> m.id).toList());
+      assertThat(listed)
+          .extracting(e -> e.job().id())
+          .containsExactlyElementsOf(queued.stream().map(m -> m.id).toList());
       int place = 0;
       for (int i = 0; i < queued.size(); i++) {
         M m = queued.get(i);
@@ -377,9 +415,14 @@ public abstract class QueueModelContract {
       long waiting = queued.stream().filter(m -> m.status(now) == JobStatus.WAITING).count();
       long delayed = queued.stream().filter(m -> m.status(now) == JobStatus.DELAYED).count();
       long processing = queued.stream().filter(m -> m.status(now) == JobStatus.PROCESSING).count();
-      List<String> dead = model.values().stream().filter(m -> m.state == JobRecord.State.DEAD)
-          .sorted(Comparator.<M>comparingLong(m -> m.failedAt).thenComparing(m -> m.id)).map(m -> m.id).toList();
-      assertThat(queue.counts()).isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size()));
+      List<String> dead =
+          model.values().stream()
+              .filter(m -> m.state == JobRecord.State.DEAD)
+              .sorted(Comparator.<M>comparingLong(m -> m.failedAt).thenComparing(m -> m.id))
+              .map(m -> m.id)
+              .toList();
+      assertThat(queue.counts())
+          .isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size()));
       assertThat(queue.deadLetters()).extracting(Job::id).containsExactlyElementsOf(dead);
       assertThat(queue.isPaused()).isEqualTo(paused);
     }

@@ -28,33 +28,43 @@ import org.quartz.CronExpression;
  * expressions x instants x zones with DST, next-fire times equal.
  *
  * <p>Comparing like with like:
+ *
  * <ul>
- *   <li>Syntax: Quartz has a leading second field and numbers day-of-week 1-7 from Sunday;
- *       each random expression is rendered twice, in kvmq's syntax and in Quartz's.
- *   <li>Day-of-month with day-of-week: Quartz needs one of them to be {@code ?}. When both
- *       are restricted kvmq takes either (Vixie's OR), so the expected next time is the
- *       earlier of Quartz's for the day-of-month half and for the day-of-week half.
- *   <li>DST: kvmq's rule (ScheduleSpec.Cron's Javadoc, docs/scheduling.md) is stated here
- *       on its own terms, with Quartz in fixed offsets, where it has no DST to get wrong:
- *       between two transitions of the zone the fire times are Quartz's in that stretch's
- *       offset; at a gap, an expression whose hour field is not every hour also fires at
- *       the gap's end if Quartz in the offset before has a fire time inside the gap; at an
- *       overlap, such an expression skips the repeated stretch. Where no transition lies
- *       between the instant and the answer, Quartz in the real zone must agree too.
+ *   <li>Syntax: Quartz has a leading second field and numbers day-of-week 1-7 from Sunday; each
+ *       random expression is rendered twice, in kvmq's syntax and in Quartz's.
+ *   <li>Day-of-month with day-of-week: Quartz needs one of them to be {@code ?}. When both are
+ *       restricted kvmq takes either (Vixie's OR), so the expected next time is the earlier of
+ *       Quartz's for the day-of-month half and for the day-of-week half.
+ *   <li>DST: kvmq's rule (ScheduleSpec.Cron's Javadoc, docs/scheduling.md) is stated here on its
+ *       own terms, with Quartz in fixed offsets, where it has no DST to get wrong: between two
+ *       transitions of the zone the fire times are Quartz's in that stretch's offset; at a gap, an
+ *       expression whose hour field is not every hour also fires at the gap's end if Quartz in the
+ *       offset before has a fire time inside the gap; at an overlap, such an expression skips the
+ *       repeated stretch. Where no transition lies between the instant and the answer, Quartz in
+ *       the real zone must agree too.
  * </ul>
  *
- * <p>Why not Quartz in the zone throughout: in Europe/Paris in 2026, Quartz 2.5.2 gives no
- * 02:30 slot on 29 March (it goes from the 28th to the 30th), fires 25 October's 02:30 at
- * the second occurrence (CET), and has {@code 0 0 * * * ?} skip 02:00 CEST that night
- * (00:00Z), firing only at 02:00 CET.
+ * <p>Why not Quartz in the zone throughout: in Europe/Paris in 2026, Quartz 2.5.2 gives no 02:30
+ * slot on 29 March (it goes from the 28th to the 30th), fires 25 October's 02:30 at the second
+ * occurrence (CET), and has {@code 0 0 * * * ?} skip 02:00 CEST that night (00:00Z), firing only at
+ * 02:00 CET.
  */
 class ScheduleSpecQuartzTest {
 
-  static final List<ZoneId> ZONES = List.of(
-      ZoneId.of("Europe/Paris"), ZoneId.of("America/New_York"), ZoneId.of("Australia/Lord_Howe"),
-      ZoneId.of("Asia/Kolkata"), ZoneId.of("UTC"), ZoneId.of("America/Sao_Paulo"),
-      ZoneId.of("Pacific/Chatham"), ZoneId.of("America/Santiago"), ZoneId.of("Pacific/Apia"),
-      ZoneId.of("Antarctica/Troll"), ZoneId.of("Asia/Tehran"), ZoneId.of("Europe/London"));
+  static final List<ZoneId> ZONES =
+      List.of(
+          ZoneId.of("Europe/Paris"),
+          ZoneId.of("America/New_York"),
+          ZoneId.of("Australia/Lord_Howe"),
+          ZoneId.of("Asia/Kolkata"),
+          ZoneId.of("UTC"),
+          ZoneId.of("America/Sao_Paulo"),
+          ZoneId.of("Pacific/Chatham"),
+          ZoneId.of("America/Santiago"),
+          ZoneId.of("Pacific/Apia"),
+          ZoneId.of("Antarctica/Troll"),
+          ZoneId.of("Asia/Tehran"),
+          ZoneId.of("Europe/London"));
 
   private static final Instant FROM = Instant.parse("1975-01-01T00:00:00Z");
   private static final Instant TO = Instant.parse("2045-01-01T00:00:00Z");
@@ -65,42 +75,58 @@ class ScheduleSpecQuartzTest {
 
   @Test
   void nextAfterEqualsQuartzForRandomExpressionsInstantsAndZones() {
-    // [compared with Quartz in the real zone, all comparisons, a transition between t and the answer]
+    // [compared with Quartz in the real zone, all comparisons, a transition between t and the
+    // answer]
     int[] inZone = new int[3];
-    Seeds.forEach("cron next-fire times equal Quartz's", 4000, 1, r -> {
-      Expr e = Expr.random(r);
-      ZoneId zone = ZONES.get(r.nextInt(ZONES.size()));
-      Instant t = randomInstant(r, zone);
-      ScheduleSpec spec = ScheduleSpec.cron(e.kvmq, zone);
-      Oracle oracle = new Oracle(e, zone);
-      for (int i = 0; i < 8; i++) {
-        Optional<Instant> expected = oracle.nextAfter(t);
-        Optional<Instant> actual = spec.nextAfter(t);
-        String what = spec + " (Quartz: " + e.quartz + ") after " + t + " = "
-            + t.atZone(zone).toOffsetDateTime();
-        assertThat(actual).as(what + ": expected " + expected.map(x -> x.atZone(zone)))
-            .isEqualTo(expected);
-        inZone[1]++;
-        ZoneOffsetTransition between = zone.getRules().nextTransition(t);
-        if (expected.isPresent() && between != null && !between.getInstant().isAfter(expected.get())) {
-          inZone[2]++;
-        }
-        if (expected.isPresent() && noTransitionBetween(zone, t, expected.get())) {
-          assertThat(oracle.quartzInZone(t)).as(what + ", Quartz in the zone itself")
-              .isEqualTo(expected);
-          inZone[0]++;
-        }
-        if (actual.isEmpty()) {
-          break;
-        }
-        // The next instant: the slot itself, or a little before or after it.
-        t = switch (r.nextInt(4)) {
-          case 0 -> actual.get().minusNanos(1 + r.nextLong(999_999_999L));
-          case 1 -> actual.get().plusNanos(r.nextLong(1_000_000_000L));
-          default -> actual.get();
-        };
-      }
-    });
+    Seeds.forEach(
+        "cron next-fire times equal Quartz's",
+        4000,
+        1,
+        r -> {
+          Expr e = Expr.random(r);
+          ZoneId zone = ZONES.get(r.nextInt(ZONES.size()));
+          Instant t = randomInstant(r, zone);
+          ScheduleSpec spec = ScheduleSpec.cron(e.kvmq, zone);
+          Oracle oracle = new Oracle(e, zone);
+          for (int i = 0; i < 8; i++) {
+            Optional<Instant> expected = oracle.nextAfter(t);
+            Optional<Instant> actual = spec.nextAfter(t);
+            String what =
+                spec
+                    + " (Quartz: "
+                    + e.quartz
+                    + ") after "
+                    + t
+                    + " = "
+                    + t.atZone(zone).toOffsetDateTime();
+            assertThat(actual)
+                .as(what + ": expected " + expected.map(x -> x.atZone(zone)))
+                .isEqualTo(expected);
+            inZone[1]++;
+            ZoneOffsetTransition between = zone.getRules().nextTransition(t);
+            if (expected.isPresent()
+                && between != null
+                && !between.getInstant().isAfter(expected.get())) {
+              inZone[2]++;
+            }
+            if (expected.isPresent() && noTransitionBetween(zone, t, expected.get())) {
+              assertThat(oracle.quartzInZone(t))
+                  .as(what + ", Quartz in the zone itself")
+                  .isEqualTo(expected);
+              inZone[0]++;
+            }
+            if (actual.isEmpty()) {
+              break;
+            }
+            // The next instant: the slot itself, or a little before or after it.
+            t =
+                switch (r.nextInt(4)) {
+                  case 0 -> actual.get().minusNanos(1 + r.nextLong(999_999_999L));
+                  case 1 -> actual.get().plusNanos(r.nextLong(1_000_000_000L));
+                  default -> actual.get();
+                };
+          }
+        });
     // Most comparisons are also made with Quartz in the zone itself (no transition between).
     assertThat(inZone[0]).isGreaterThan(inZone[1] / 2);
     // And more than a thousand answers lie across a transition (the oracle's DST rule decides).
@@ -109,24 +135,28 @@ class ScheduleSpecQuartzTest {
 
   @Test
   void bothDayFieldsRestrictedFireOnEitherAsInVixieCron() {
-    Seeds.forEach("day-of-month OR day-of-week", 1000, 100_001, r -> {
-      Expr e;
-      do {
-        e = Expr.random(r);
-      } while (e.quartzDowHalf == null);
-      ZoneId zone = ZONES.get(r.nextInt(ZONES.size()));
-      ScheduleSpec spec = ScheduleSpec.cron(e.kvmq, zone);
-      Oracle oracle = new Oracle(e, zone);
-      Instant t = randomInstant(r, zone);
-      for (int i = 0; i < 5; i++) {
-        Optional<Instant> expected = oracle.nextAfter(t);
-        assertThat(spec.nextAfter(t)).as(spec + " after " + t).isEqualTo(expected);
-        if (expected.isEmpty()) {
-          break;
-        }
-        t = expected.get();
-      }
-    });
+    Seeds.forEach(
+        "day-of-month OR day-of-week",
+        1000,
+        100_001,
+        r -> {
+          Expr e;
+          do {
+            e = Expr.random(r);
+          } while (e.quartzDowHalf == null);
+          ZoneId zone = ZONES.get(r.nextInt(ZONES.size()));
+          ScheduleSpec spec = ScheduleSpec.cron(e.kvmq, zone);
+          Oracle oracle = new Oracle(e, zone);
+          Instant t = randomInstant(r, zone);
+          for (int i = 0; i < 5; i++) {
+            Optional<Instant> expected = oracle.nextAfter(t);
+            assertThat(spec.nextAfter(t)).as(spec + " after " + t).isEqualTo(expected);
+            if (expected.isEmpty()) {
+              break;
+            }
+            t = expected.get();
+          }
+        });
   }
 
   private static boolean noTransitionBetween(ZoneId zone, Instant t, Instant until) {
@@ -149,16 +179,20 @@ class ScheduleSpecQuartzTest {
   /** One random expression, rendered in kvmq's syntax and in Quartz's. */
   static final class Expr {
     final String kvmq;
+
     /** Quartz's form; with day-of-month restricted if both day fields are. */
     final String quartz;
+
     /** Quartz's form with the day-of-week half when both day fields are restricted, else null. */
     final String quartzDowHalf;
+
     final String hourField;
+
     /** Day-of-month is L or L-n: see {@link Oracle#fire}. */
     final boolean lastOrWeekday;
 
-    private Expr(String kvmq, String quartz, String quartzDowHalf, String hourField,
-        boolean lastOrWeekday) {
+    private Expr(
+        String kvmq, String quartz, String quartzDowHalf, String hourField, boolean lastOrWeekday) {
       this.lastOrWeekday = lastOrWeekday;
       this.kvmq = kvmq;
       this.quartz = quartz;
@@ -176,8 +210,17 @@ class ScheduleSpecQuartzTest {
       String dom = dayOfMonthField(r); // or null when unrestricted
       String kvmqDom = dom != null ? dom : r.nextBoolean() ? "*" : "?";
       String kvmqDow = dow != null ? dow[0] : r.nextBoolean() ? "*" : "?";
-      String kvmq = (sixFields ? second + " " : "") + minute + " " + hour + " " + kvmqDom + " "
-          + month + " " + kvmqDow;
+      String kvmq =
+          (sixFields ? second + " " : "")
+              + minute
+              + " "
+              + hour
+              + " "
+              + kvmqDom
+              + " "
+              + month
+              + " "
+              + kvmqDow;
       String head = second + " " + minute + " " + hour + " ";
       String quartz;
       String dowHalf = null;
@@ -191,8 +234,8 @@ class ScheduleSpecQuartzTest {
         quartz = head + dom + " " + month + " ?";
         dowHalf = head + "? " + month + " " + dow[1];
       }
-      return new Expr(kvmq, quartz, dowHalf, hour,
-          dom != null && (dom.contains("L") || dom.contains("W")));
+      return new Expr(
+          kvmq, quartz, dowHalf, hour, dom != null && (dom.contains("L") || dom.contains("W")));
     }
 
     /** Hours biased to 0-3 (where DST transitions are), minutes and seconds to a few values. */
@@ -236,8 +279,10 @@ class ScheduleSpecQuartzTest {
         switch (r.nextInt(6)) {
           case 0 -> {
             int b = a + r.nextInt(13 - a); // Quartz takes names or numbers, not both, in a range
-            out.add(r.nextBoolean() ? a + "-" + b
-                : anyCase(r, MONTHS[a - 1]) + "-" + anyCase(r, MONTHS[b - 1]));
+            out.add(
+                r.nextBoolean()
+                    ? a + "-" + b
+                    : anyCase(r, MONTHS[a - 1]) + "-" + anyCase(r, MONTHS[b - 1]));
           }
           case 1 -> out.add("*/" + (1 + r.nextInt(11)));
           case 2 -> out.add(a + "-" + (a + r.nextInt(13 - a)) + "/" + (1 + r.nextInt(11)));
@@ -252,10 +297,10 @@ class ScheduleSpecQuartzTest {
     }
 
     /**
-     * Null (unrestricted) half of the time; else a list, L or L-n. Not LW and nW: Quartz
-     * 2.5.2's nearest-weekday arithmetic gives different answers for the same arguments from
-     * one run to the next (it builds a Calendar from the current time and leaves some of its
-     * fields as they are); ScheduleSpecSyntaxTest states the W rule and checks it instead.
+     * Null (unrestricted) half of the time; else a list, L or L-n. Not LW and nW: Quartz 2.5.2's
+     * nearest-weekday arithmetic gives different answers for the same arguments from one run to the
+     * next (it builds a Calendar from the current time and leaves some of its fields as they are);
+     * ScheduleSpecSyntaxTest states the W rule and checks it instead.
      */
     private static String dayOfMonthField(SplittableRandom r) {
       int kind = r.nextInt(20);
@@ -366,7 +411,9 @@ class ScheduleSpecQuartzTest {
       CronExpression hours = quartz("0 0 " + expr.hourField + " * * ?", ZoneOffset.UTC);
       boolean all = true;
       for (int h = 0; h < 24; h++) {
-        all &= hours.isSatisfiedBy(Date.from(Instant.parse("2000-01-01T00:00:00Z").plusSeconds(h * 3600L)));
+        all &=
+            hours.isSatisfiedBy(
+                Date.from(Instant.parse("2000-01-01T00:00:00Z").plusSeconds(h * 3600L)));
       }
       this.everyHour = all;
     }
@@ -399,7 +446,9 @@ class ScheduleSpecQuartzTest {
       Instant after = t; // the first fire strictly after this
       Instant from = t; // the stretch of constant offset that holds it
       ZoneOffsetTransition last = rules.previousTransition(t.plusNanos(1));
-      if (!everyHour && last != null && last.isOverlap()
+      if (!everyHour
+          && last != null
+          && last.isOverlap()
           && t.isBefore(last.getInstant().plus(last.getDuration().negated()))) {
         from = last.getInstant().plus(last.getDuration().negated()); // t is in the repeat
         after = from.minusSeconds(1).isAfter(t) ? from.minusSeconds(1) : t;
@@ -430,16 +479,16 @@ class ScheduleSpecQuartzTest {
     }
 
     /**
-     * Quartz's next fire time after {@code after}. With L or L-n in day-of-month,
-     * Quartz 2.5.2 finds the right day but, moving to a later day, keeps the time of day it
-     * started from ({@code 0 * * LW * ?} after 2016-08-13T10:37:01 gives 2016-08-31T10:38,
-     * not 00:00); asking again from the start of that day gives its first fire time.
+     * Quartz's next fire time after {@code after}. With L or L-n in day-of-month, Quartz 2.5.2
+     * finds the right day but, moving to a later day, keeps the time of day it started from ({@code
+     * 0 * * LW * ?} after 2016-08-13T10:37:01 gives 2016-08-31T10:38, not 00:00); asking again from
+     * the start of that day gives its first fire time.
      */
     private Optional<Instant> fire(CronExpression c, Instant after, ZoneId z) {
       Optional<Instant> f = fire(c, after);
       if (expr.lastOrWeekday && f.isPresent()) {
-        Instant startOfDay = LocalDateTime.ofInstant(f.get(), z).toLocalDate().atStartOfDay(z)
-            .toInstant();
+        Instant startOfDay =
+            LocalDateTime.ofInstant(f.get(), z).toLocalDate().atStartOfDay(z).toInstant();
         if (startOfDay.isAfter(after)) {
           f = fire(c, startOfDay.minusSeconds(1));
         }
@@ -452,15 +501,17 @@ class ScheduleSpecQuartzTest {
     }
 
     private CronExpression quartz(String q, ZoneId z) {
-      return cache.computeIfAbsent(q + "@" + z, k -> {
-        try {
-          CronExpression c = new CronExpression(q);
-          c.setTimeZone(TimeZone.getTimeZone(z instanceof ZoneOffset o ? gmt(o) : z.getId()));
-          return c;
-        } catch (ParseException e) {
-          throw new AssertionError("Quartz rejects " + q + ": " + e.getMessage(), e);
-        }
-      });
+      return cache.computeIfAbsent(
+          q + "@" + z,
+          k -> {
+            try {
+              CronExpression c = new CronExpression(q);
+              c.setTimeZone(TimeZone.getTimeZone(z instanceof ZoneOffset o ? gmt(o) : z.getId()));
+              return c;
+            } catch (ParseException e) {
+              throw new AssertionError("Quartz rejects " + q + ": " + e.getMessage(), e);
+            }
+          });
     }
 
     private static String gmt(ZoneOffset o) {

@@ -76,7 +76,8 @@ class ScheduleSpecSyntaxTest {
   @Test
   void everyBadExpressionIsRejectedNamingItsFieldAndToken() {
     for (String[] bad : BAD) {
-      assertThatThrownBy(() -> ScheduleSpec.cron(bad[0], UTC)).as(bad[0])
+      assertThatThrownBy(() -> ScheduleSpec.cron(bad[0], UTC))
+          .as(bad[0])
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("\"" + bad[0] + "\"")
           .hasMessageContaining(bad[1] + " field, \"" + bad[2] + "\"");
@@ -85,25 +86,35 @@ class ScheduleSpecSyntaxTest {
 
   @Test
   void badShapesAndMacrosAreRejectedSayingWhatIsExpected() {
-    assertThatThrownBy(() -> ScheduleSpec.cron("", UTC)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("empty").hasMessageContaining("5 fields");
-    assertThatThrownBy(() -> ScheduleSpec.cron("   ", UTC)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> ScheduleSpec.cron("", UTC))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("empty")
+        .hasMessageContaining("5 fields");
+    assertThatThrownBy(() -> ScheduleSpec.cron("   ", UTC))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("empty");
-    assertThatThrownBy(() -> ScheduleSpec.cron("* * * *", UTC)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("has 4 fields").hasMessageContaining("expected 5");
+    assertThatThrownBy(() -> ScheduleSpec.cron("* * * *", UTC))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has 4 fields")
+        .hasMessageContaining("expected 5");
     assertThatThrownBy(() -> ScheduleSpec.cron("0 0 0 * * ? 2026", UTC))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 7 fields");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has 7 fields");
     for (String macro : List.of("@reboot", "@every 5m", "@", "@day")) {
-      assertThatThrownBy(() -> ScheduleSpec.cron(macro, UTC)).as(macro)
+      assertThatThrownBy(() -> ScheduleSpec.cron(macro, UTC))
+          .as(macro)
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("unknown macro \"" + macro + "\"").hasMessageContaining("@hourly");
+          .hasMessageContaining("unknown macro \"" + macro + "\"")
+          .hasMessageContaining("@hourly");
     }
     assertThatThrownBy(() -> ScheduleSpec.cron(null, UTC)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> ScheduleSpec.cron("* * * * *", null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> ScheduleSpec.cron("* * * * *", null))
+        .isInstanceOf(NullPointerException.class);
   }
 
   private static List<Instant> year(String expression, ZoneId zone) {
-    return ScheduleSpec.cron(expression, zone).slotsBetween(Y2026, Y2026.plus(Duration.ofDays(730)), 100_000);
+    return ScheduleSpec.cron(expression, zone)
+        .slotsBetween(Y2026, Y2026.plus(Duration.ofDays(730)), 100_000);
   }
 
   @Test
@@ -121,25 +132,37 @@ class ScheduleSpecSyntaxTest {
     assertThat(year("@yearly", PARIS)).hasSize(2);
     assertThat(year("@monthly", PARIS)).hasSize(24);
     assertThat(year("@daily", PARIS)).hasSize(730);
-    assertThat(year("@weekly", UTC)).allSatisfy(i ->
-        assertThat(LocalDateTime.ofInstant(i, UTC).getDayOfWeek()).isEqualTo(DayOfWeek.SUNDAY));
+    assertThat(year("@weekly", UTC))
+        .allSatisfy(
+            i ->
+                assertThat(LocalDateTime.ofInstant(i, UTC).getDayOfWeek())
+                    .isEqualTo(DayOfWeek.SUNDAY));
     assertThat(ScheduleSpec.cron(" @daily ", UTC).expression()).isEqualTo("@daily");
   }
 
   @Test
   void namesAnyCaseQuestionMarksSundaySevenAndSecondsMeanWhatTheySay() {
-    assertThat(year("0 12 * jan-Mar mon-FRI", PARIS)).isNotEmpty()
-        .isEqualTo(year("0 12 * 1-3 1-5", PARIS)).isEqualTo(year("0 12 ? JAN-MAR Mon-Fri", PARIS));
-    assertThat(year("0 0 ? * *", UTC)).isEqualTo(year("0 0 * * *", UTC)).isEqualTo(year("0 0 * * ?", UTC))
+    assertThat(year("0 12 * jan-Mar mon-FRI", PARIS))
+        .isNotEmpty()
+        .isEqualTo(year("0 12 * 1-3 1-5", PARIS))
+        .isEqualTo(year("0 12 ? JAN-MAR Mon-Fri", PARIS));
+    assertThat(year("0 0 ? * *", UTC))
+        .isEqualTo(year("0 0 * * *", UTC))
+        .isEqualTo(year("0 0 * * ?", UTC))
         .isEqualTo(year("0 0 ? * ?", UTC));
-    assertThat(year("0 0 * * 7", UTC)).isNotEmpty().isEqualTo(year("0 0 * * 0", UTC))
+    assertThat(year("0 0 * * 7", UTC))
+        .isNotEmpty()
+        .isEqualTo(year("0 0 * * 0", UTC))
         .isEqualTo(year("0 0 * * sun", UTC));
     assertThat(year("0 0 * * 5-7", UTC)).isEqualTo(year("0 0 * * 0,5,6", UTC));
     assertThat(ScheduleSpec.cron("30 0 12 * * *", UTC).nextAfter(Y2026))
         .contains(Instant.parse("2026-01-01T12:00:30Z"));
-    assertThat(ScheduleSpec.cron("*/20 * * * * *", UTC).slotsBetween(Y2026, Y2026.plusSeconds(60), 10))
+    assertThat(
+            ScheduleSpec.cron("*/20 * * * * *", UTC).slotsBetween(Y2026, Y2026.plusSeconds(60), 10))
         .containsExactly(Y2026.plusSeconds(20), Y2026.plusSeconds(40), Y2026.plusSeconds(60));
-    assertThat(ScheduleSpec.cron("10/25 * * * *", UTC).slotsBetween(Y2026, Y2026.plusSeconds(3600), 10))
+    assertThat(
+            ScheduleSpec.cron("10/25 * * * *", UTC)
+                .slotsBetween(Y2026, Y2026.plusSeconds(3600), 10))
         .containsExactly(Y2026.plusSeconds(600), Y2026.plusSeconds(2100)); // 00:10, 00:35
   }
 
@@ -151,7 +174,9 @@ class ScheduleSpecSyntaxTest {
       days.add(LocalDate.ofInstant(i, UTC));
     }
     Set<LocalDate> expected = new TreeSet<>();
-    for (LocalDate d = LocalDate.of(2026, 1, 1); d.isBefore(LocalDate.of(2028, 1, 1)); d = d.plusDays(1)) {
+    for (LocalDate d = LocalDate.of(2026, 1, 1);
+        d.isBefore(LocalDate.of(2028, 1, 1));
+        d = d.plusDays(1)) {
       if (d.getDayOfMonth() == 13 || d.getDayOfWeek() == DayOfWeek.FRIDAY) {
         expected.add(d);
       }
@@ -182,7 +207,8 @@ class ScheduleSpecSyntaxTest {
     Instant to = Instant.parse("2040-12-31T23:00:00Z");
     for (int n : new int[] {1, 2, 3, 15, 28, 29, 30, 31}) {
       List<LocalDate> fired = new ArrayList<>();
-      for (Instant i : ScheduleSpec.cron("0 0 " + n + "W * *", UTC).slotsBetween(from, to, 10_000)) {
+      for (Instant i :
+          ScheduleSpec.cron("0 0 " + n + "W * *", UTC).slotsBetween(from, to, 10_000)) {
         fired.add(LocalDate.ofInstant(i, UTC));
       }
       List<LocalDate> expected = new ArrayList<>();
@@ -211,20 +237,25 @@ class ScheduleSpecSyntaxTest {
 
   @Test
   void sparseAndImpossibleDaysAnswerFastWithoutScanningMinutes() {
-    assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-      for (int i = 0; i < 50; i++) {
-        Instant t = Y2026.plus(Duration.ofDays(97L * i));
-        assertThat(ScheduleSpec.cron("0 0 30 2 *", PARIS).nextAfter(t)).isEmpty();
-        assertThat(ScheduleSpec.cron("* * 31 2,4,6,9,11 *", PARIS).nextAfter(t)).isEmpty();
-        assertThat(ScheduleSpec.cron("* * * * * *", PARIS).nextAfter(t)).contains(t.plusSeconds(1));
-      }
-      // 2100 is no leap year: from March 2096 the next 29 February is in 2104.
-      assertThat(ScheduleSpec.cron("0 0 29 2 *", UTC).nextAfter(Instant.parse("2096-03-01T00:00:00Z")))
-          .contains(Instant.parse("2104-02-29T00:00:00Z"));
-      // A fifth Monday in February: only in a leap year that starts the month on a Monday.
-      Instant fifth = ScheduleSpec.cron("0 0 * 2 MON#5", UTC).nextAfter(Y2026).orElseThrow();
-      assertThat(fifth).isEqualTo(Instant.parse("2044-02-29T00:00:00Z"));
-    });
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(20),
+        () -> {
+          for (int i = 0; i < 50; i++) {
+            Instant t = Y2026.plus(Duration.ofDays(97L * i));
+            assertThat(ScheduleSpec.cron("0 0 30 2 *", PARIS).nextAfter(t)).isEmpty();
+            assertThat(ScheduleSpec.cron("* * 31 2,4,6,9,11 *", PARIS).nextAfter(t)).isEmpty();
+            assertThat(ScheduleSpec.cron("* * * * * *", PARIS).nextAfter(t))
+                .contains(t.plusSeconds(1));
+          }
+          // 2100 is no leap year: from March 2096 the next 29 February is in 2104.
+          assertThat(
+                  ScheduleSpec.cron("0 0 29 2 *", UTC)
+                      .nextAfter(Instant.parse("2096-03-01T00:00:00Z")))
+              .contains(Instant.parse("2104-02-29T00:00:00Z"));
+          // A fifth Monday in February: only in a leap year that starts the month on a Monday.
+          Instant fifth = ScheduleSpec.cron("0 0 * 2 MON#5", UTC).nextAfter(Y2026).orElseThrow();
+          assertThat(fifth).isEqualTo(Instant.parse("2044-02-29T00:00:00Z"));
+        });
   }
 
   @Test
@@ -232,7 +263,9 @@ class ScheduleSpecSyntaxTest {
     ScheduleSpec cron = ScheduleSpec.cron("0 0 1 1 *", UTC);
     assertThat(cron.nextAfter(Instant.MAX)).isEmpty();
     assertThat(cron.nextAfter(Instant.MIN)).isPresent();
-    assertThat(cron.nextAfter(LocalDateTime.MAX.toInstant(ZoneOffset.UTC).minus(Duration.ofDays(400)))).isPresent();
+    assertThat(
+            cron.nextAfter(LocalDateTime.MAX.toInstant(ZoneOffset.UTC).minus(Duration.ofDays(400))))
+        .isPresent();
     ScheduleSpec rate = ScheduleSpec.fixedRate(Duration.ofDays(1), Instant.EPOCH);
     assertThat(rate.nextAfter(Instant.MAX.minusSeconds(10))).isEmpty();
     assertThat(rate.nextAfter(Instant.MIN)).contains(Instant.EPOCH);
@@ -247,15 +280,21 @@ class ScheduleSpecSyntaxTest {
     assertThat(rate.nextAfter(anchor)).contains(anchor.plusSeconds(300));
     assertThat(rate.nextAfter(anchor.plusSeconds(299))).contains(anchor.plusSeconds(300));
     assertThat(rate.nextAfter(anchor.plusSeconds(300))).contains(anchor.plusSeconds(600));
-    assertThat(rate.nextAfter(anchor.plusSeconds(300).plusNanos(1))).contains(anchor.plusSeconds(600));
-    assertThat(ScheduleSpec.fixedRate(Duration.ofMillis(1500), anchor).slotsBetween(anchor, anchor.plusSeconds(3), 10))
+    assertThat(rate.nextAfter(anchor.plusSeconds(300).plusNanos(1)))
+        .contains(anchor.plusSeconds(600));
+    assertThat(
+            ScheduleSpec.fixedRate(Duration.ofMillis(1500), anchor)
+                .slotsBetween(anchor, anchor.plusSeconds(3), 10))
         .containsExactly(anchor.plusMillis(1500), anchor.plusMillis(3000));
     assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ZERO, anchor))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("every must be positive");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("every must be positive");
     assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(-1), anchor))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ScheduleSpec.fixedRate(null, anchor)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(1), null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> ScheduleSpec.fixedRate(null, anchor))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(1), null))
+        .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> rate.nextAfter(null)).isInstanceOf(NullPointerException.class);
   }
 
@@ -265,21 +304,26 @@ class ScheduleSpecSyntaxTest {
     Instant end = Y2026.plus(Duration.ofHours(10));
     assertThat(hourly.slotsBetween(Y2026, end, 100)).hasSize(10).endsWith(end); // (after, upTo]
     assertThat(hourly.slotsBetween(Y2026, end, 3))
-        .containsExactly(Y2026.plusSeconds(3600), Y2026.plusSeconds(7200), Y2026.plusSeconds(10800));
+        .containsExactly(
+            Y2026.plusSeconds(3600), Y2026.plusSeconds(7200), Y2026.plusSeconds(10800));
     assertThat(hourly.slotsBetween(Y2026, end, 0)).isEmpty();
     assertThat(hourly.slotsBetween(end, Y2026, 10)).isEmpty();
     assertThat(ScheduleSpec.cron("0 0 30 2 *", UTC).slotsBetween(Y2026, Instant.MAX, 10)).isEmpty();
     assertThatThrownBy(() -> hourly.slotsBetween(Y2026, end, -1))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
-    assertThatThrownBy(() -> hourly.slotsBetween(null, end, 1)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> hourly.slotsBetween(Y2026, null, 1)).isInstanceOf(NullPointerException.class);
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("-1");
+    assertThatThrownBy(() -> hourly.slotsBetween(null, end, 1))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> hourly.slotsBetween(Y2026, null, 1))
+        .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> hourly.slotsBetween(Y2026, end, 3).add(end))
         .isInstanceOf(UnsupportedOperationException.class);
   }
 
   @Test
   void specsAreEqualWhenDefinedTheSameWay() {
-    assertThat(ScheduleSpec.cron("0 2 * * *", PARIS)).isEqualTo(ScheduleSpec.cron(" 0 2 * * * ", PARIS))
+    assertThat(ScheduleSpec.cron("0 2 * * *", PARIS))
+        .isEqualTo(ScheduleSpec.cron(" 0 2 * * * ", PARIS))
         .hasSameHashCodeAs(ScheduleSpec.cron("0 2 * * *", PARIS))
         .isNotEqualTo(ScheduleSpec.cron("0 2 * * *", UTC))
         .isNotEqualTo(ScheduleSpec.cron("0 2 * * ?", PARIS))

@@ -19,15 +19,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * One regression test per defect of the seed (design.md, "Known defects of the seed"), each
- * named for what it reproduces.
+ * One regression test per defect of the seed (design.md, "Known defects of the seed"), each named
+ * for what it reproduces.
  */
 class SeedDefectsTest {
 
   final FakeClock clock = new FakeClock();
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final FaultyStore store = new FaultyStore(new InMemoryKvStore());
-  final Queue<String> queue = Queue.builder(store, "q", Codecs.utf8()).clock(clock).random(new Random(3)).build();
+  final Queue<String> queue =
+      Queue.builder(store, "q", Codecs.utf8()).clock(clock).random(new Random(3)).build();
 
   @AfterEach
   void close() {
@@ -40,7 +41,9 @@ class SeedDefectsTest {
     List<String> runs = new ArrayList<>();
     queue.worker((job, ctx) -> runs.add(job.id()), WorkerOptions.defaults(), scheduler).start();
     // The completion commit "crashes": the store fails it before it applies.
-    store.failCommits(op -> op.mutations().stream().anyMatch(m -> m.isDelete() && m.key().parts().contains("job")),
+    store.failCommits(
+        op ->
+            op.mutations().stream().anyMatch(m -> m.isDelete() && m.key().parts().contains("job")),
         FaultyStore.Mode.BEFORE_APPLY);
     Job<String> job = queue.push("tick", JobOptions.defaults().repeat(1, Duration.ZERO));
     scheduler.runUntilIdle();
@@ -69,22 +72,30 @@ class SeedDefectsTest {
     AtomicReference<JobContext<String>> contextA = new AtomicReference<>();
     AtomicBoolean cancelledInsideA = new AtomicBoolean();
     AtomicReference<Throwable> updateAfterLoss = new AtomicReference<>();
-    Worker<String> b = queue.worker((job, ctx) -> assertThat(ctx.token()).isEqualTo(2), WorkerOptions.defaults(), scheduler);
+    Worker<String> b =
+        queue.worker(
+            (job, ctx) -> assertThat(ctx.token()).isEqualTo(2),
+            WorkerOptions.defaults(),
+            scheduler);
     b.addListener(eventsB::add);
-    Worker<String> a = queue.worker((job, ctx) -> {
-      contextA.set(ctx);
-      assertThat(ctx.token()).isEqualTo(1);
-      b.start();
-      clock.advance(Duration.ofSeconds(10)); // A stalls: no renewal runs on its executor
-      scheduler.runUntilIdle();              // B reclaims the expired lease and completes the job
-      schedulerA.runUntilIdle();             // A's renewal finally runs and finds the lease gone
-      cancelledInsideA.set(ctx.isCancelled());
-      try {
-        ctx.update("overwrite");
-      } catch (LeaseLostException e) {
-        updateAfterLoss.set(e);
-      }
-    }, WorkerOptions.defaults(), schedulerA);
+    Worker<String> a =
+        queue.worker(
+            (job, ctx) -> {
+              contextA.set(ctx);
+              assertThat(ctx.token()).isEqualTo(1);
+              b.start();
+              clock.advance(Duration.ofSeconds(10)); // A stalls: no renewal runs on its executor
+              scheduler.runUntilIdle(); // B reclaims the expired lease and completes the job
+              schedulerA.runUntilIdle(); // A's renewal finally runs and finds the lease gone
+              cancelledInsideA.set(ctx.isCancelled());
+              try {
+                ctx.update("overwrite");
+              } catch (LeaseLostException e) {
+                updateAfterLoss.set(e);
+              }
+            },
+            WorkerOptions.defaults(),
+            schedulerA);
     a.addListener(eventsA::add);
     queue.push("job");
     a.start();
@@ -103,12 +114,17 @@ class SeedDefectsTest {
   void defect3_exhaustedRetriesKeepTheJobAsADeadLetterThatCanBeReplayed() {
     AtomicInteger attempts = new AtomicInteger();
     AtomicBoolean fail = new AtomicBoolean(true);
-    queue.worker((job, ctx) -> {
-      attempts.incrementAndGet();
-      if (fail.get()) {
-        throw new IllegalArgumentException("bad input " + job.state());
-      }
-    }, WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              attempts.incrementAndGet();
+              if (fail.get()) {
+                throw new IllegalArgumentException("bad input " + job.state());
+              }
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     Job<String> job = queue.push("x", JobOptions.defaults().retry(1, Backoff.NONE));
     scheduler.runUntilIdle();
     assertThat(attempts).hasValue(2);
@@ -129,11 +145,19 @@ class SeedDefectsTest {
   void defect4_retriesBackOffExponentiallyUpToTheCap() {
     List<Long> attemptTimes = new ArrayList<>();
     long start = clock.millis();
-    queue.worker((job, ctx) -> {
-      attemptTimes.add(clock.millis() - start);
-      throw new RuntimeException("again");
-    }, WorkerOptions.defaults(), scheduler).start();
-    queue.push("x", JobOptions.defaults().retry(4, Backoff.exponential(Duration.ofSeconds(1), 3, Duration.ofSeconds(5), 0)));
+    queue
+        .worker(
+            (job, ctx) -> {
+              attemptTimes.add(clock.millis() - start);
+              throw new RuntimeException("again");
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
+    queue.push(
+        "x",
+        JobOptions.defaults()
+            .retry(4, Backoff.exponential(Duration.ofSeconds(1), 3, Duration.ofSeconds(5), 0)));
     scheduler.advance(Duration.ofMinutes(1));
     // waits 1 s, 3 s, then capped at 5 s, 5 s
     assertThat(attemptTimes).containsExactly(0L, 1_000L, 4_000L, 9_000L, 14_000L);
@@ -155,7 +179,8 @@ class SeedDefectsTest {
     scheduler.runUntilIdle(); // no time passes: the push's notification wakes the worker
     assertThat(ran).containsExactly("now");
     assertThat(store.listedEntries.get() - listedBefore)
-        .as("entries read to claim one job behind 5,000 delayed ones").isLessThan(20);
+        .as("entries read to claim one job behind 5,000 delayed ones")
+        .isLessThan(20);
   }
 
   /** Defect 6: deleteWaitingJobs was not atomic, and deleteJob deleted a job being processed. */
@@ -164,13 +189,19 @@ class SeedDefectsTest {
     AtomicReference<String> processingId = new AtomicReference<>();
     AtomicInteger deleted = new AtomicInteger();
     AtomicLong commitsDuringDelete = new AtomicLong();
-    queue.worker((job, ctx) -> {
-      processingId.set(job.id());
-      long before = store.commitCalls.get();
-      deleted.set(queue.deleteWaiting());
-      commitsDuringDelete.set(store.commitCalls.get() - before);
-      assertThatThrownBy(() -> queue.delete(job.id())).isInstanceOf(JobProcessingException.class);
-    }, WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              processingId.set(job.id());
+              long before = store.commitCalls.get();
+              deleted.set(queue.deleteWaiting());
+              commitsDuringDelete.set(store.commitCalls.get() - before);
+              assertThatThrownBy(() -> queue.delete(job.id()))
+                  .isInstanceOf(JobProcessingException.class);
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     queue.push("first", JobOptions.defaults().priority(1));
     queue.pushAll(List.of("a", "b", "c"), JobOptions.defaults());
     queue.push("d", JobOptions.defaults().delay(Duration.ofHours(1)));
@@ -184,19 +215,28 @@ class SeedDefectsTest {
   @Test
   void defect7_listenersSeeStatusChangesWithoutPolling() {
     List<List<JobStatus>> seen = new ArrayList<>();
-    queue.listen(scheduler, Duration.ofHours(1), entries -> seen.add(entries.stream().map(JobEntry::status).toList()));
+    queue.listen(
+        scheduler,
+        Duration.ofHours(1),
+        entries -> seen.add(entries.stream().map(JobEntry::status).toList()));
     scheduler.runUntilIdle();
     assertThat(seen).containsExactly(List.of());
     queue.push("a", JobOptions.defaults().delay(Duration.ofSeconds(5)));
     scheduler.runUntilIdle();
     assertThat(seen).last().isEqualTo(List.of(JobStatus.DELAYED));
-    scheduler.advance(Duration.ofSeconds(5)); // no commit: the listener's own timer sees the delay pass
+    scheduler.advance(
+        Duration.ofSeconds(5)); // no commit: the listener's own timer sees the delay pass
     assertThat(seen).last().isEqualTo(List.of(JobStatus.WAITING));
     AtomicReference<List<JobStatus>> duringRun = new AtomicReference<>();
-    queue.worker((job, ctx) -> {
-      scheduler.runUntilIdle();
-      duringRun.set(seen.get(seen.size() - 1));
-    }, WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              scheduler.runUntilIdle();
+              duringRun.set(seen.get(seen.size() - 1));
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     scheduler.runUntilIdle();
     assertThat(duringRun.get()).as("same id, new status").isEqualTo(List.of(JobStatus.PROCESSING));
     assertThat(seen).last().isEqualTo(List.of());
@@ -208,12 +248,16 @@ class SeedDefectsTest {
     AtomicReference<Worker<String>> worker = new AtomicReference<>();
     AtomicReference<JobContext.CancelReason> reason = new AtomicReference<>();
     AtomicBoolean callbackRan = new AtomicBoolean();
-    worker.set(queue.worker((job, ctx) -> {
-      ctx.onCancel(() -> callbackRan.set(true));
-      var stopped = worker.get().stop();
-      assertThat(stopped).isNotDone(); // waits for this handler
-      reason.set(ctx.cancelReason().orElse(null));
-    }, WorkerOptions.defaults(), scheduler));
+    worker.set(
+        queue.worker(
+            (job, ctx) -> {
+              ctx.onCancel(() -> callbackRan.set(true));
+              var stopped = worker.get().stop();
+              assertThat(stopped).isNotDone(); // waits for this handler
+              reason.set(ctx.cancelReason().orElse(null));
+            },
+            WorkerOptions.defaults(),
+            scheduler));
     worker.get().start();
     queue.push("a");
     queue.push("b");

@@ -21,20 +21,21 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Deterministic simulation: several real {@link Worker}s, each on its own
- * {@link ManualScheduler}, share one queue on a store that fails commits at random, before
- * they apply (lost) or after (applied, but the caller sees an error), while workers "crash"
- * (are abandoned mid-flight and replaced) and time jumps. After the faults stop and the
- * queue drains, the invariants hold:
+ * Deterministic simulation: several real {@link Worker}s, each on its own {@link ManualScheduler},
+ * share one queue on a store that fails commits at random, before they apply (lost) or after
+ * (applied, but the caller sees an error), while workers "crash" (are abandoned mid-flight and
+ * replaced) and time jumps. After the faults stop and the queue drains, the invariants hold:
+ *
  * <ul>
- *   <li>nothing is lost: every acknowledged job chain ran to its end or ended as a dead
- *       letter (a push that failed may or may not be stored; if stored, it runs right);</li>
- *   <li>repeats are exact: a chain pushed with {@code repeat = R} that did not die ran as
- *       exactly R + 1 distinct jobs;</li>
- *   <li>retries are exact: a dead letter has no retries left;</li>
- *   <li>no stale completion: every reported completion carries the newest token of its job,
- *       and no job is reported completed twice.</li>
+ *   <li>nothing is lost: every acknowledged job chain ran to its end or ended as a dead letter (a
+ *       push that failed may or may not be stored; if stored, it runs right);
+ *   <li>repeats are exact: a chain pushed with {@code repeat = R} that did not die ran as exactly R
+ *       + 1 distinct jobs;
+ *   <li>retries are exact: a dead letter has no retries left;
+ *   <li>no stale completion: every reported completion carries the newest token of its job, and no
+ *       job is reported completed twice.
  * </ul>
+ *
  * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
 public abstract class SimulationContract {
@@ -57,20 +58,28 @@ public abstract class SimulationContract {
   }
 
   /**
-   * The edges of the transition table a full run of this test must walk. Not renew and
-   * release: the simulated handlers return at once, so no lease outlives a pass (the model
-   * test walks renew; WorkerTest's claiming-ahead tests walk release).
+   * The edges of the transition table a full run of this test must walk. Not renew and release: the
+   * simulated handlers return at once, so no lease outlives a pass (the model test walks renew;
+   * WorkerTest's claiming-ahead tests walk release).
    */
-  static final Set<TransitionTable.Edge> WALKS = EnumSet.complementOf(EnumSet.of(TransitionTable.Edge.UPDATE,
-      TransitionTable.Edge.RENEW, TransitionTable.Edge.RELEASE,
-      TransitionTable.Edge.FAIL_RETRY_READY, TransitionTable.Edge.REPLAY, TransitionTable.Edge.DELETE_READY,
-      TransitionTable.Edge.DELETE_DELAYED, TransitionTable.Edge.DELETE_EXPIRED_LEASE, TransitionTable.Edge.DELETE_DEAD,
-      TransitionTable.Edge.QUARANTINE));
+  static final Set<TransitionTable.Edge> WALKS =
+      EnumSet.complementOf(
+          EnumSet.of(
+              TransitionTable.Edge.UPDATE,
+              TransitionTable.Edge.RENEW,
+              TransitionTable.Edge.RELEASE,
+              TransitionTable.Edge.FAIL_RETRY_READY,
+              TransitionTable.Edge.REPLAY,
+              TransitionTable.Edge.DELETE_READY,
+              TransitionTable.Edge.DELETE_DELAYED,
+              TransitionTable.Edge.DELETE_EXPIRED_LEASE,
+              TransitionTable.Edge.DELETE_DEAD,
+              TransitionTable.Edge.QUARANTINE));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
-   * throws otherwise); a full run (every seed, the default number of runs) walks each edge
-   * the simulated workers can take.
+   * throws otherwise); a full run (every seed, the default number of runs) walks each edge the
+   * simulated workers can take.
    */
   @Test
   void invariantsHoldUnderFailedCommitsAndCrashedWorkers() {
@@ -82,24 +91,30 @@ public abstract class SimulationContract {
       TransitionTable.stopRecording();
     }
     if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
-      assertThat(walked).as("edges of the transition table the simulation walked").containsAll(WALKS);
+      assertThat(walked)
+          .as("edges of the transition table the simulation walked")
+          .containsAll(WALKS);
     }
   }
 
   private void simulate() {
-    Seeds.forEach("invariantsHoldUnderFailedCommitsAndCrashedWorkers", runs(), 1, r -> {
-      KvStore raw;
-      try {
-        raw = newStore();
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      try {
-        new Sim(new FaultyStore(raw), r).run();
-      } finally {
-        raw.close();
-      }
-    });
+    Seeds.forEach(
+        "invariantsHoldUnderFailedCommitsAndCrashedWorkers",
+        runs(),
+        1,
+        r -> {
+          KvStore raw;
+          try {
+            raw = newStore();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+          try {
+            new Sim(new FaultyStore(raw), r).run();
+          } finally {
+            raw.close();
+          }
+        });
   }
 
   private static final class Sim {
@@ -109,10 +124,11 @@ public abstract class SimulationContract {
     final Queue<String> queue;
     final List<ManualScheduler> schedulers = new ArrayList<>();
     final List<Worker<String>> workers = new ArrayList<>();
-    final Map<String, Integer> repeatsOf = new HashMap<>();      // chain -> R
-    final Map<String, Set<String>> idsOf = new HashMap<>();      // chain -> job ids that ran
-    final Map<String, Long> maxToken = new HashMap<>();          // job id -> newest token run
-    final Map<String, Long> completedToken = new HashMap<>();    // job id -> token of its Completed event
+    final Map<String, Integer> repeatsOf = new HashMap<>(); // chain -> R
+    final Map<String, Set<String>> idsOf = new HashMap<>(); // chain -> job ids that ran
+    final Map<String, Long> maxToken = new HashMap<>(); // job id -> newest token run
+    final Map<String, Long> completedToken =
+        new HashMap<>(); // job id -> token of its Completed event
     final List<String> problems = new ArrayList<>();
     final Set<String> unacknowledged = new LinkedHashSet<>();
     final SplittableRandom faults;
@@ -122,7 +138,11 @@ public abstract class SimulationContract {
       this.store = store;
       this.r = r;
       this.faults = r.split();
-      this.queue = Queue.builder(store, "sim", Codecs.utf8()).clock(clock).random(new Random(r.nextLong())).build();
+      this.queue =
+          Queue.builder(store, "sim", Codecs.utf8())
+              .clock(clock)
+              .random(new Random(r.nextLong()))
+              .build();
     }
 
     void run() {
@@ -132,7 +152,8 @@ public abstract class SimulationContract {
         schedulers.add(newWorker(schedulers.size()));
       }
       int failPercent = r.nextInt(15);
-      store.failCommits(op -> faults.nextInt(100) < failPercent,
+      store.failCommits(
+          op -> faults.nextInt(100) < failPercent,
           r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
       for (int step = 0; step < 150; step++) {
         int a = r.nextInt(100);
@@ -143,7 +164,8 @@ public abstract class SimulationContract {
         } else if (a < 30) {
           stopOne();
         } else if (a < 33) {
-          store.failCommits(op -> faults.nextInt(100) < failPercent,
+          store.failCommits(
+              op -> faults.nextInt(100) < failPercent,
               r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
         } else {
           clock.advance(Duration.ofMillis(r.nextInt(3_000)));
@@ -163,24 +185,31 @@ public abstract class SimulationContract {
       ManualScheduler s = new ManualScheduler(clock);
       int failPercent = r.nextInt(40);
       SplittableRandom outcomes = r.split();
-      Worker<String> w = queue.worker((job, ctx) -> {
-        String chain = job.state();
-        idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
-        maxToken.merge(job.id(), ctx.token(), Math::max);
-        if (outcomes.nextInt(100) < failPercent) {
-          throw new IllegalStateException("simulated failure");
-        }
-      }, WorkerOptions.defaults().concurrency(1 + r.nextInt(3)).prefetch(r.nextInt(4))
-          .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)), s);
+      Worker<String> w =
+          queue.worker(
+              (job, ctx) -> {
+                String chain = job.state();
+                idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
+                maxToken.merge(job.id(), ctx.token(), Math::max);
+                if (outcomes.nextInt(100) < failPercent) {
+                  throw new IllegalStateException("simulated failure");
+                }
+              },
+              WorkerOptions.defaults()
+                  .concurrency(1 + r.nextInt(3))
+                  .prefetch(r.nextInt(4))
+                  .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
+              s);
       workers.set(slot, w);
-      w.addListener(e -> {
-        if (e instanceof JobEvent.Completed<String> c) {
-          Long before = completedToken.put(c.job().id(), c.job().token());
-          if (before != null) {
-            problems.add("job " + c.job().id() + " reported completed twice");
-          }
-        }
-      });
+      w.addListener(
+          e -> {
+            if (e instanceof JobEvent.Completed<String> c) {
+              Long before = completedToken.put(c.job().id(), c.job().token());
+              if (before != null) {
+                problems.add("job " + c.job().id() + " reported completed twice");
+              }
+            }
+          });
       w.start();
       return s;
     }
@@ -189,11 +218,14 @@ public abstract class SimulationContract {
       String chain = "c" + chains++;
       int repeats = r.nextInt(3);
       repeatsOf.put(chain, repeats);
-      JobOptions options = JobOptions.defaults()
-          .priority(r.nextInt(3))
-          .delay(Duration.ofMillis(r.nextBoolean() ? 0 : r.nextInt(4_000)))
-          .repeat(repeats, Duration.ofMillis(r.nextInt(2) * 1_000L))
-          .retry(r.nextInt(4), Backoff.exponential(Duration.ofMillis(500), 2, Duration.ofSeconds(4), 0.5));
+      JobOptions options =
+          JobOptions.defaults()
+              .priority(r.nextInt(3))
+              .delay(Duration.ofMillis(r.nextBoolean() ? 0 : r.nextInt(4_000)))
+              .repeat(repeats, Duration.ofMillis(r.nextInt(2) * 1_000L))
+              .retry(
+                  r.nextInt(4),
+                  Backoff.exponential(Duration.ofMillis(500), 2, Duration.ofSeconds(4), 0.5));
       try {
         queue.push(chain, options);
       } catch (KvStoreException e) {
@@ -209,8 +241,8 @@ public abstract class SimulationContract {
     }
 
     /**
-     * A worker stops as on undeploy: its running handlers finish, the jobs it claimed ahead
-     * go back (or, when that commit fails, expire); then a new worker takes its place.
+     * A worker stops as on undeploy: its running handlers finish, the jobs it claimed ahead go back
+     * (or, when that commit fails, expire); then a new worker takes its place.
      */
     void stopOne() {
       int i = r.nextInt(schedulers.size());
@@ -243,14 +275,18 @@ public abstract class SimulationContract {
           continue; // the failed push was not applied
         }
         if (dead.contains(chain.getKey())) {
-          assertThat(ran.size()).as("a dead chain %s stops early", chain.getKey()).isBetween(1, chain.getValue() + 1);
+          assertThat(ran.size())
+              .as("a dead chain %s stops early", chain.getKey())
+              .isBetween(1, chain.getValue() + 1);
         } else {
-          assertThat(ran.size()).as("runs of chain %s with %d repeats", chain.getKey(), chain.getValue())
+          assertThat(ran.size())
+              .as("runs of chain %s with %d repeats", chain.getKey(), chain.getValue())
               .isEqualTo(chain.getValue() + 1);
         }
       }
       for (Map.Entry<String, Long> c : completedToken.entrySet()) {
-        assertThat(c.getValue()).as("completion of %s came from the newest lease", c.getKey())
+        assertThat(c.getValue())
+            .as("completion of %s came from the newest lease", c.getKey())
             .isEqualTo(maxToken.get(c.getKey()));
       }
     }

@@ -29,14 +29,16 @@ class TransitionTableTest {
 
   @Test
   void theDocumentedMoves() {
-    assertThat(TransitionTable.next(Node.ABSENT, Event.PUSH)).containsExactlyInAnyOrder(Node.READY, Node.DELAYED);
+    assertThat(TransitionTable.next(Node.ABSENT, Event.PUSH))
+        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED);
     assertThat(TransitionTable.next(Node.DELAYED, Event.PROMOTE)).containsExactly(Node.READY);
     assertThat(TransitionTable.next(Node.READY, Event.CLAIM)).containsExactly(Node.LEASED);
     assertThat(TransitionTable.next(Node.LEASED, Event.FAIL))
         .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.DEAD);
     assertThat(TransitionTable.next(Node.LEASED, Event.COMPLETE)).containsExactly(Node.ABSENT);
     assertThat(TransitionTable.next(Node.DEAD, Event.REPLAY)).containsExactly(Node.READY);
-    assertThat(TransitionTable.next(Node.UNREADABLE, Event.QUARANTINE)).containsExactly(Node.QUARANTINED);
+    assertThat(TransitionTable.next(Node.UNREADABLE, Event.QUARANTINE))
+        .containsExactly(Node.QUARANTINED);
   }
 
   @Test
@@ -50,13 +52,24 @@ class TransitionTableTest {
         assertThat(e.from).isEqualTo(Node.READY);
       }
     }
-    assertThat(fromLeased).containsExactlyInAnyOrder(Event.RECLAIM, Event.RELEASE, Event.RENEW, Event.UPDATE,
-        Event.COMPLETE, Event.FAIL, Event.DELETE);
+    assertThat(fromLeased)
+        .containsExactlyInAnyOrder(
+            Event.RECLAIM,
+            Event.RELEASE,
+            Event.RENEW,
+            Event.UPDATE,
+            Event.COMPLETE,
+            Event.FAIL,
+            Event.DELETE);
     assertThat(TransitionTable.next(Node.DEAD, Event.CLAIM)).isEmpty();
-    assertThat(TransitionTable.next(Node.DELAYED, Event.CLAIM)).as("a delayed job is promoted first").isEmpty();
+    assertThat(TransitionTable.next(Node.DELAYED, Event.CLAIM))
+        .as("a delayed job is promoted first")
+        .isEmpty();
     assertThat(TransitionTable.next(Node.UNREADABLE, Event.DELETE)).isEmpty();
     for (Event event : Event.values()) {
-      assertThat(TransitionTable.next(Node.QUARANTINED, event)).as("nothing leaves quarantine").isEmpty();
+      assertThat(TransitionTable.next(Node.QUARANTINED, event))
+          .as("nothing leaves quarantine")
+          .isEmpty();
     }
   }
 

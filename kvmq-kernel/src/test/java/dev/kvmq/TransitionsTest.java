@@ -53,7 +53,8 @@ class TransitionsTest {
     JobRecord delayed = pushed(JobOptions.defaults().delay(Duration.ofSeconds(1)));
     assertThat(delayed.state).isEqualTo(JobRecord.State.DELAYED);
     assertThat(delayed.delayUntil).isEqualTo(t0 + 1_000);
-    AtomicOperation op = Transitions.push(keys, id, new byte[0], JobOptions.defaults(), t0).operation();
+    AtomicOperation op =
+        Transitions.push(keys, id, new byte[0], JobOptions.defaults(), t0).operation();
     assertThat(op.checks()).singleElement().satisfies(c -> assertThat(c.expectsAbsent()).isTrue());
     assertThat(op.mutations()).hasSize(2);
     JobRecord past = pushed(JobOptions.defaults().delayUntil(Instant.ofEpochMilli(t0 - 1)));
@@ -63,8 +64,10 @@ class TransitionsTest {
   @Test
   void promoteOnlyWhenDue() {
     JobRecord delayed = pushed(JobOptions.defaults().delay(Duration.ofSeconds(1)));
-    assertThat(refusal(Transitions.promote(keys, read(delayed, 1), t0 + 999))).isEqualTo(Transitions.Refusal.WRONG_STATE);
-    assertThat(after(Transitions.promote(keys, read(delayed, 1), t0 + 1_000)).state).isEqualTo(JobRecord.State.READY);
+    assertThat(refusal(Transitions.promote(keys, read(delayed, 1), t0 + 999)))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(after(Transitions.promote(keys, read(delayed, 1), t0 + 1_000)).state)
+        .isEqualTo(JobRecord.State.READY);
   }
 
   @Test
@@ -74,7 +77,8 @@ class TransitionsTest {
     assertThat(r.token).isEqualTo(1);
     assertThat(r.attempt).isEqualTo(1);
     assertThat(r.leaseUntil).isEqualTo(t0 + 5_000);
-    assertThat(refusal(Transitions.claim(keys, read(r, 2), t0, 5_000))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(refusal(Transitions.claim(keys, read(r, 2), t0, 5_000)))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
     JobRecord back = after(Transitions.reclaim(keys, read(r, 2), t0 + 5_000));
     JobRecord again = after(Transitions.claim(keys, read(back, 3), t0 + 5_000, 5_000));
     assertThat(again.token).isEqualTo(2);
@@ -84,44 +88,59 @@ class TransitionsTest {
   @Test
   void reclaimOnlyAfterTheLeaseEnds() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(refusal(Transitions.reclaim(keys, read(r, 2), t0 + 4_999))).isEqualTo(Transitions.Refusal.WRONG_STATE);
-    assertThat(after(Transitions.reclaim(keys, read(r, 2), t0 + 5_000)).state).isEqualTo(JobRecord.State.READY);
+    assertThat(refusal(Transitions.reclaim(keys, read(r, 2), t0 + 4_999)))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(after(Transitions.reclaim(keys, read(r, 2), t0 + 5_000)).state)
+        .isEqualTo(JobRecord.State.READY);
   }
 
   @Test
   void releaseUndoesAClaimButKeepsTheToken() {
     JobRecord pushed = pushed(JobOptions.defaults().priority(2));
     JobRecord r = after(Transitions.claim(keys, read(pushed, 1), t0, 5_000));
-    assertThat(refusal(Transitions.release(keys, hold(r, 2, 0)))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.release(keys, hold(r, 2, 0))))
+        .isEqualTo(Transitions.Refusal.LEASE_LOST);
     Transitions.Applied plan = applied(Transitions.release(keys, hold(r, 2, 1)));
     JobRecord back = plan.record();
     assertThat(back.state).isEqualTo(JobRecord.State.READY);
     assertThat(back.attempt).isZero();
     assertThat(back.token).isEqualTo(1);
     assertThat(back.leaseUntil).isZero();
-    assertThat(keys.indexOf(back)).as("its old place in the ready index").isEqualTo(keys.indexOf(pushed));
-    assertThat(plan.operation().checks()).singleElement().satisfies(c -> assertThat(c.versionstamp()).isEqualTo(2));
+    assertThat(keys.indexOf(back))
+        .as("its old place in the ready index")
+        .isEqualTo(keys.indexOf(pushed));
+    assertThat(plan.operation().checks())
+        .singleElement()
+        .satisfies(c -> assertThat(c.versionstamp()).isEqualTo(2));
     JobRecord again = after(Transitions.claim(keys, read(back, 3), t0, 5_000));
     assertThat(again.token).as("fencing: a new claim still gets a larger token").isEqualTo(2);
     assertThat(again.attempt).isEqualTo(1);
-    assertThat(refusal(Transitions.release(keys, hold(back, 3, 1)))).isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.release(keys, hold(back, 3, 1))))
+        .isEqualTo(Transitions.Refusal.LEASE_LOST);
   }
 
   @Test
   void holderOperationsRefuseAStaleToken() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(refusal(Transitions.renew(keys, hold(r, 2, 0), t0, 5_000))).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(refusal(Transitions.complete(keys, hold(r, 2, 0), t0, nextId))).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(refusal(Transitions.fail(keys, hold(r, 2, 0), t0, err(), 0))).isEqualTo(Transitions.Refusal.LEASE_LOST);
-    assertThat(refusal(Transitions.update(keys, hold(r, 2, 0), t0, 5_000, JobChange.none(), new byte[0])))
+    assertThat(refusal(Transitions.renew(keys, hold(r, 2, 0), t0, 5_000)))
+        .isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.complete(keys, hold(r, 2, 0), t0, nextId)))
+        .isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(refusal(Transitions.fail(keys, hold(r, 2, 0), t0, err(), 0)))
+        .isEqualTo(Transitions.Refusal.LEASE_LOST);
+    assertThat(
+            refusal(
+                Transitions.update(keys, hold(r, 2, 0), t0, 5_000, JobChange.none(), new byte[0])))
         .isEqualTo(Transitions.Refusal.LEASE_LOST);
     // the holder itself may renew even after its lease ran out, as long as no one took over
-    assertThat(after(Transitions.renew(keys, hold(r, 2, 1), t0 + 9_000, 5_000)).leaseUntil).isEqualTo(t0 + 14_000);
+    assertThat(after(Transitions.renew(keys, hold(r, 2, 1), t0 + 9_000, 5_000)).leaseUntil)
+        .isEqualTo(t0 + 14_000);
   }
 
   @Test
   void completeWritesTheRepeatInTheSameOperation() {
-    JobRecord r = claimed(JobOptions.defaults().repeat(2, Duration.ofSeconds(3)).retry(1, Backoff.NONE));
+    JobRecord r =
+        claimed(JobOptions.defaults().repeat(2, Duration.ofSeconds(3)).retry(1, Backoff.NONE));
     Transitions.Applied p = applied(Transitions.complete(keys, hold(r, 2, 1), t0 + 10, nextId));
     assertThat(p.after()).as("the completed job is gone").isEmpty();
     JobRecord spawned = p.spawned().orElseThrow();
@@ -130,9 +149,16 @@ class TransitionsTest {
     assertThat(spawned.delayUntil).isEqualTo(t0 + 3_010);
     assertThat(spawned.token).isZero();
     assertThat(spawned.retriesLeft).isEqualTo(1);
-    assertThat(p.operation().mutations()).extracting(m -> m.isDelete()).containsExactly(true, true, false, false);
-    JobRecord forever = claimed(JobOptions.defaults().repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
-    assertThat(applied(Transitions.complete(keys, hold(forever, 2, 1), t0, nextId)).spawned().orElseThrow().repeatCount)
+    assertThat(p.operation().mutations())
+        .extracting(m -> m.isDelete())
+        .containsExactly(true, true, false, false);
+    JobRecord forever =
+        claimed(JobOptions.defaults().repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
+    assertThat(
+            applied(Transitions.complete(keys, hold(forever, 2, 1), t0, nextId))
+                .spawned()
+                .orElseThrow()
+                .repeatCount)
         .isEqualTo(JobOptions.REPEAT_FOREVER);
     JobRecord once = claimed(JobOptions.defaults());
     assertThat(applied(Transitions.complete(keys, hold(once, 2, 1), t0, null)).spawned()).isEmpty();
@@ -152,27 +178,36 @@ class TransitionsTest {
     JobRecord dead = after(Transitions.fail(keys, hold(again, 5, 2), t0 + 2_200, err(), 0));
     assertThat(dead.state).isEqualTo(JobRecord.State.DEAD);
     assertThat(after(Transitions.replay(keys, read(dead, 6))).retriesLeft).isEqualTo(1);
-    assertThat(refusal(Transitions.replay(keys, read(again, 6)))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(refusal(Transitions.replay(keys, read(again, 6))))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
   }
 
   @Test
   void failDropsAMessageThatMakesTheRecordTooLargeButKeepsTheType() {
     byte[] nearlyFull = new byte[dev.kvmq.store.KvStore.MAX_VALUE_BYTES - 1_000];
-    JobRecord big = after(Transitions.claim(keys,
-        read(Transitions.push(keys, id, nearlyFull, JobOptions.defaults(), t0).record(), 1), t0, 5_000));
+    JobRecord big =
+        after(
+            Transitions.claim(
+                keys,
+                read(Transitions.push(keys, id, nearlyFull, JobOptions.defaults(), t0).record(), 1),
+                t0,
+                5_000));
     JobError wordy = new JobError("E", "x".repeat(2_000), Instant.ofEpochMilli(t0));
     Transitions.Applied dead = applied(Transitions.fail(keys, hold(big, 2, 1), t0, wordy, 0));
     assertThat(dead.record().state).isEqualTo(JobRecord.State.DEAD);
-    assertThat(dead.record().error).isEqualTo(new JobError("E", Transitions.MESSAGE_DROPPED, wordy.failedAt()));
+    assertThat(dead.record().error)
+        .isEqualTo(new JobError("E", Transitions.MESSAGE_DROPPED, wordy.failedAt()));
     JobRecord small = claimed(JobOptions.defaults());
-    assertThat(after(Transitions.fail(keys, hold(small, 2, 1), t0, wordy, 0)).error).as("fits: kept whole")
+    assertThat(after(Transitions.fail(keys, hold(small, 2, 1), t0, wordy, 0)).error)
+        .as("fits: kept whole")
         .isEqualTo(wordy);
   }
 
   @Test
   void deleteIsRefusedUnderALiveLeaseOnly() {
     JobRecord r = claimed(JobOptions.defaults());
-    assertThat(refusal(Transitions.delete(keys, read(r, 2), t0 + 4_999))).isEqualTo(Transitions.Refusal.PROCESSING);
+    assertThat(refusal(Transitions.delete(keys, read(r, 2), t0 + 4_999)))
+        .isEqualTo(Transitions.Refusal.PROCESSING);
     assertThat(applied(Transitions.delete(keys, read(r, 2), t0 + 5_000)).after()).isEmpty();
   }
 
@@ -180,11 +215,13 @@ class TransitionsTest {
   void deleteDeadRemovesDeadLettersOnly() {
     JobRecord r = claimed(JobOptions.defaults());
     JobRecord dead = after(Transitions.fail(keys, hold(r, 2, 1), t0, err(), 0));
-    assertThat(refusal(Transitions.deleteDead(keys, read(r, 2), t0 + 9_000))).isEqualTo(Transitions.Refusal.WRONG_STATE);
+    assertThat(refusal(Transitions.deleteDead(keys, read(r, 2), t0 + 9_000)))
+        .isEqualTo(Transitions.Refusal.WRONG_STATE);
     assertThat(refusal(Transitions.deleteDead(keys, read(pushed(JobOptions.defaults()), 1), t0)))
         .isEqualTo(Transitions.Refusal.WRONG_STATE);
     Transitions.Applied gone = applied(Transitions.deleteDead(keys, read(dead, 3), t0));
-    assertThat(gone.operation().mutations()).extracting(m -> m.key())
+    assertThat(gone.operation().mutations())
+        .extracting(m -> m.key())
         .containsExactlyInAnyOrder(keys.job(id), keys.indexOf(dead));
   }
 
@@ -193,16 +230,31 @@ class TransitionsTest {
     String other = Ulid.format(t0, 7, 8);
     String third = Ulid.format(t0, 9, 10);
     JobRecord waiting = pushed(JobOptions.defaults());
-    JobRecord delayed = Transitions.push(keys, other, new byte[0], JobOptions.defaults().delay(Duration.ofSeconds(9)), t0)
-        .record();
-    JobRecord leased = after(Transitions.claim(keys,
-        read(Transitions.push(keys, third, new byte[0], JobOptions.defaults(), t0).record(), 1), t0, 5_000));
+    JobRecord delayed =
+        Transitions.push(
+                keys, other, new byte[0], JobOptions.defaults().delay(Duration.ofSeconds(9)), t0)
+            .record();
+    JobRecord leased =
+        after(
+            Transitions.claim(
+                keys,
+                read(
+                    Transitions.push(keys, third, new byte[0], JobOptions.defaults(), t0).record(),
+                    1),
+                t0,
+                5_000));
     JobRecord dead = after(Transitions.fail(keys, hold(leased, 2, 1), t0, err(), 0));
-    Transitions.Removal live = Transitions.deleteWaiting(keys,
-        java.util.List.of(read(waiting, 1), read(delayed, 1), read(leased, 2), read(dead, 3)), t0 + 1);
+    Transitions.Removal live =
+        Transitions.deleteWaiting(
+            keys,
+            java.util.List.of(read(waiting, 1), read(delayed, 1), read(leased, 2), read(dead, 3)),
+            t0 + 1);
     assertThat(live.count()).as("not the live lease, not the dead letter").isEqualTo(2);
-    assertThat(live.operation().checks()).extracting(c -> c.key()).containsExactly(keys.job(id), keys.job(other));
-    Transitions.Removal expired = Transitions.deleteWaiting(keys, java.util.List.of(read(leased, 2)), t0 + 5_000);
+    assertThat(live.operation().checks())
+        .extracting(c -> c.key())
+        .containsExactly(keys.job(id), keys.job(other));
+    Transitions.Removal expired =
+        Transitions.deleteWaiting(keys, java.util.List.of(read(leased, 2)), t0 + 5_000);
     assertThat(expired.count()).as("an expired lease is waiting again").isEqualTo(1);
   }
 
@@ -210,20 +262,40 @@ class TransitionsTest {
   void quarantineMovesTheIndexEntryAsideAndKeepsTheRecord() {
     JobRecord r = pushed(JobOptions.defaults());
     Transitions.Applied q = Transitions.quarantine(keys, keys.indexOf(r), 4);
-    assertThat(q.operation().checks()).singleElement().satisfies(c -> {
-      assertThat(c.key()).isEqualTo(keys.job(id));
-      assertThat(c.versionstamp()).isEqualTo(4);
-    });
-    assertThat(q.operation().mutations()).extracting(m -> m.key(), m -> m.isDelete())
-        .containsExactly(org.assertj.core.groups.Tuple.tuple(keys.indexOf(r), true),
+    assertThat(q.operation().checks())
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.key()).isEqualTo(keys.job(id));
+              assertThat(c.versionstamp()).isEqualTo(4);
+            });
+    assertThat(q.operation().mutations())
+        .extracting(m -> m.key(), m -> m.isDelete())
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(keys.indexOf(r), true),
             org.assertj.core.groups.Tuple.tuple(keys.corrupt(id), false));
   }
 
   @Test
   void recordsRoundTripThroughTheirEncoding() {
-    JobRecord r = after(Transitions.fail(keys, hold(claimed(JobOptions.defaults().priority(-2.5)
-        .retry(3, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(9), 0.25))
-        .repeat(4, Duration.ofMinutes(1))), 2, 1), t0, err(), 0.3));
+    JobRecord r =
+        after(
+            Transitions.fail(
+                keys,
+                hold(
+                    claimed(
+                        JobOptions.defaults()
+                            .priority(-2.5)
+                            .retry(
+                                3,
+                                Backoff.exponential(
+                                    Duration.ofSeconds(1), 2, Duration.ofSeconds(9), 0.25))
+                            .repeat(4, Duration.ofMinutes(1))),
+                    2,
+                    1),
+                t0,
+                err(),
+                0.3));
     JobRecord back = JobRecord.decode(r.encode());
     assertThat(back.encode()).isEqualTo(r.encode());
     assertThat(back.priority).isEqualTo(-2.5);
@@ -233,7 +305,18 @@ class TransitionsTest {
 
   @Test
   void priorityRankOrdersHigherFirstForEveryFiniteDouble() {
-    double[] ascending = {-Double.MAX_VALUE, -1e300, -1, -Double.MIN_VALUE, 0, Double.MIN_VALUE, 0.5, 1, 1e300, Double.MAX_VALUE};
+    double[] ascending = {
+      -Double.MAX_VALUE,
+      -1e300,
+      -1,
+      -Double.MIN_VALUE,
+      0,
+      Double.MIN_VALUE,
+      0.5,
+      1,
+      1e300,
+      Double.MAX_VALUE
+    };
     for (int i = 1; i < ascending.length; i++) {
       assertThat(QueueKeys.rank(ascending[i])).isLessThan(QueueKeys.rank(ascending[i - 1]));
     }

@@ -22,15 +22,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Regression tests for worker bugs found in review, each named for what it reproduced.
- * Without its fix, each of these fails.
+ * Regression tests for worker bugs found in review, each named for what it reproduced. Without its
+ * fix, each of these fails.
  */
 class WorkerRobustnessTest {
 
   final FakeClock clock = new FakeClock();
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final FaultyStore store = new FaultyStore(new InMemoryKvStore());
-  final Queue<String> queue = Queue.builder(store, "r", Codecs.utf8()).clock(clock).random(new Random(5)).build();
+  final Queue<String> queue =
+      Queue.builder(store, "r", Codecs.utf8()).clock(clock).random(new Random(5)).build();
   final List<JobEvent<String>> events = new ArrayList<>();
 
   @AfterEach
@@ -39,9 +40,9 @@ class WorkerRobustnessTest {
   }
 
   /**
-   * On a multi-threaded executor the pass started by a timed wake could run before the wake
-   * task returned; it then saw a wake "still pending" and scheduled none, and a delayed job
-   * waited for a commit that never came.
+   * On a multi-threaded executor the pass started by a timed wake could run before the wake task
+   * returned; it then saw a wake "still pending" and scheduled none, and a delayed job waited for a
+   * commit that never came.
    */
   @Test
   void aDelayedJobRunsOnAMultiThreadedExecutorWithNothingElseHappening() throws Exception {
@@ -49,7 +50,11 @@ class WorkerRobustnessTest {
     try {
       Queue<String> q = Queue.builder(new InMemoryKvStore(), "wake", Codecs.utf8()).build();
       CountDownLatch ran = new CountDownLatch(1);
-      q.worker((job, ctx) -> ran.countDown(), WorkerOptions.defaults().pollInterval(Duration.ofMillis(50)), pool).start();
+      q.worker(
+              (job, ctx) -> ran.countDown(),
+              WorkerOptions.defaults().pollInterval(Duration.ofMillis(50)),
+              pool)
+          .start();
       q.push("later", JobOptions.defaults().delay(Duration.ofMillis(600)));
       assertThat(ran.await(30, TimeUnit.SECONDS)).as("the delayed job ran").isTrue();
     } finally {
@@ -60,15 +65,22 @@ class WorkerRobustnessTest {
   /** A failure whose error text pushed the record over the store's limit was never recorded. */
   @Test
   void aFailureOfAJobNearTheSizeLimitIsStillRecorded() {
-    queue.worker((job, ctx) -> {
-      throw new IllegalStateException("x".repeat(100_000));
-    }, WorkerOptions.defaults(), scheduler).addListener(events::add).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              throw new IllegalStateException("x".repeat(100_000));
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .addListener(events::add)
+        .start();
     Job<String> job = queue.push("s".repeat(Queue.MAX_STATE_BYTES));
     scheduler.runUntilIdle();
     assertThat(events).singleElement().isInstanceOf(JobEvent.Failed.class);
     Job<String> dead = queue.deadLetters().get(0);
     assertThat(dead.id()).isEqualTo(job.id());
-    assertThat(dead.lastError().orElseThrow().type()).isEqualTo(IllegalStateException.class.getName());
+    assertThat(dead.lastError().orElseThrow().type())
+        .isEqualTo(IllegalStateException.class.getName());
     assertThat(queue.push("small")).isNotNull();
   }
 
@@ -76,21 +88,29 @@ class WorkerRobustnessTest {
   @Test
   void renewalsGoOnAfterAStoreErrorDuringARenewal() {
     AtomicBoolean cancelled = new AtomicBoolean();
-    queue.worker((job, ctx) -> {
-      if (ctx.attempt() > 1) {
-        return; // a second run means the lease was lost: the assertions below catch it
-      }
-      // someone rewrites the record behind the worker's back: its next renewal's check fails...
-      Key key = queue.keys.job(job.id());
-      KvEntry e = store.get(key).orElseThrow();
-      store.commit(AtomicOperation.builder().set(key, e.value()).build());
-      // ...and the re-read that follows fails too
-      store.failReads(true);
-      scheduler.advance(Duration.ofSeconds(2));
-      store.failReads(false);
-      scheduler.advance(Duration.ofSeconds(20)); // four lease lengths: renewals must keep it
-      cancelled.set(ctx.isCancelled());
-    }, WorkerOptions.defaults(), scheduler).addListener(events::add).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              if (ctx.attempt() > 1) {
+                return; // a second run means the lease was lost: the assertions below catch it
+              }
+              // someone rewrites the record behind the worker's back: its next renewal's check
+              // fails...
+              Key key = queue.keys.job(job.id());
+              KvEntry e = store.get(key).orElseThrow();
+              store.commit(AtomicOperation.builder().set(key, e.value()).build());
+              // ...and the re-read that follows fails too
+              store.failReads(true);
+              scheduler.advance(Duration.ofSeconds(2));
+              store.failReads(false);
+              scheduler.advance(
+                  Duration.ofSeconds(20)); // four lease lengths: renewals must keep it
+              cancelled.set(ctx.isCancelled());
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .addListener(events::add)
+        .start();
     queue.push("long");
     scheduler.runUntilIdle();
     assertThat(cancelled).isFalse();
@@ -101,12 +121,15 @@ class WorkerRobustnessTest {
   @Test
   void aCorruptRecordDoesNotStallTheWorker() {
     List<String> ran = new ArrayList<>();
-    queue.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(2), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(2), scheduler)
+        .start();
     Job<String> bad = queue.push("bad", JobOptions.defaults().priority(10));
     Key key = queue.keys.job(bad.id());
     byte[] corrupt = store.get(key).orElseThrow().value();
     corrupt[corrupt.length - bad.state().length() - 5] = 0x7f; // breaks the record's framing
-    corrupt[1 + 2 + 26 + 8] = 99;                               // an unknown state ordinal
+    corrupt[1 + 2 + 26 + 8] = 99; // an unknown state ordinal
     store.commit(AtomicOperation.builder().set(key, corrupt).build());
     queue.push("good");
     scheduler.runUntilIdle();

@@ -21,13 +21,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
-/** The worker end to end on the in-memory store, driven by the fake clock: no threads, no sleeps. */
+/**
+ * The worker end to end on the in-memory store, driven by the fake clock: no threads, no sleeps.
+ */
 class WorkerTest {
 
   final FakeClock clock = new FakeClock();
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final InMemoryKvStore store = new InMemoryKvStore();
-  final Queue<String> queue = Queue.builder(store, "q", Codecs.utf8()).clock(clock).random(new Random(1)).build();
+  final Queue<String> queue =
+      Queue.builder(store, "q", Codecs.utf8()).clock(clock).random(new Random(1)).build();
   final List<String> ran = new ArrayList<>();
   final List<JobEvent<String>> events = new ArrayList<>();
 
@@ -48,7 +51,8 @@ class WorkerTest {
   }
 
   Worker<String> recording(int concurrency) {
-    return worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(concurrency));
+    return worker(
+        (job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(concurrency));
   }
 
   @Test
@@ -66,10 +70,10 @@ class WorkerTest {
   }
 
   /**
-   * More delayed jobs fall due at once than one promotion batch moves
-   * ({@link Claimer#MAINTENANCE_BATCH}): 300 low-priority jobs due at t, one high-priority
-   * job due at t + 1 ms, and the clock jumps past both. The high one runs first (priority,
-   * then age), not after the low ones that happened to be promoted in the first batch.
+   * More delayed jobs fall due at once than one promotion batch moves ({@link
+   * Claimer#MAINTENANCE_BATCH}): 300 low-priority jobs due at t, one high-priority job due at t + 1
+   * ms, and the clock jumps past both. The high one runs first (priority, then age), not after the
+   * low ones that happened to be promoted in the first batch.
    */
   @Test
   void jobsThatFallDueTogetherRunInPriorityOrderEvenBeyondOnePromotionBatch() {
@@ -108,11 +112,18 @@ class WorkerTest {
   @Test
   void failedJobsRetryWithBackoffThenBecomeDeadLetters() {
     AtomicReference<Integer> attempts = new AtomicReference<>(0);
-    worker((job, ctx) -> {
-      attempts.set(ctx.attempt());
-      throw new IllegalStateException("boom " + ctx.attempt());
-    }, WorkerOptions.defaults());
-    Job<String> job = queue.push("x", JobOptions.defaults().retry(2, Backoff.exponential(Duration.ofSeconds(10), 2, Duration.ofMinutes(1), 0)));
+    worker(
+        (job, ctx) -> {
+          attempts.set(ctx.attempt());
+          throw new IllegalStateException("boom " + ctx.attempt());
+        },
+        WorkerOptions.defaults());
+    Job<String> job =
+        queue.push(
+            "x",
+            JobOptions.defaults()
+                .retry(
+                    2, Backoff.exponential(Duration.ofSeconds(10), 2, Duration.ofMinutes(1), 0)));
     scheduler.runUntilIdle();
     assertThat(attempts.get()).isEqualTo(1);
     assertThat(queue.job(job.id()).orElseThrow().status()).isEqualTo(JobStatus.DELAYED);
@@ -129,7 +140,8 @@ class WorkerTest {
     List<Job<String>> dead = queue.deadLetters();
     assertThat(dead).hasSize(1);
     assertThat(dead.get(0).lastError().orElseThrow().message()).isEqualTo("boom 3");
-    assertThat(dead.get(0).lastError().orElseThrow().type()).isEqualTo(IllegalStateException.class.getName());
+    assertThat(dead.get(0).lastError().orElseThrow().type())
+        .isEqualTo(IllegalStateException.class.getName());
     assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 1));
     assertThat(events).hasSize(3).allMatch(e -> e instanceof JobEvent.Failed);
     assertThat(((JobEvent.Failed<String>) events.get(2)).dead()).isTrue();
@@ -166,46 +178,53 @@ class WorkerTest {
   void passesReadThePausedKeyAndLookForDueWorkOnlyWhenEitherMayHaveChanged() {
     List<String> reads = new ArrayList<>();
     QueueKeys keys = new QueueKeys("q");
-    KvStore counting = new ForwardingKvStore(store) {
-      @Override
-      public Optional<KvEntry> get(Key key) {
-        if (key.equals(keys.paused)) {
-          reads.add("paused");
-        }
-        return super.get(key);
-      }
+    KvStore counting =
+        new ForwardingKvStore(store) {
+          @Override
+          public Optional<KvEntry> get(Key key) {
+            if (key.equals(keys.paused)) {
+              reads.add("paused");
+            }
+            return super.get(key);
+          }
 
-      @Override
-      public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
-        if (limit == Claimer.MAINTENANCE_BATCH) {
-          reads.add("due");
-        } else if (limit == 1 && (sameRange(range, keys.delayed()) || sameRange(range, keys.leased()))) {
-          reads.add("next"); // the first delayUntil or leaseUntil, for the next wake
-        }
-        return super.list(range, limit, reverse);
-      }
-    };
-    Queue<String> counted = Queue.builder(counting, "q", Codecs.utf8()).clock(clock).random(new Random(1)).build();
+          @Override
+          public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
+            if (limit == Claimer.MAINTENANCE_BATCH) {
+              reads.add("due");
+            } else if (limit == 1
+                && (sameRange(range, keys.delayed()) || sameRange(range, keys.leased()))) {
+              reads.add("next"); // the first delayUntil or leaseUntil, for the next wake
+            }
+            return super.list(range, limit, reverse);
+          }
+        };
+    Queue<String> counted =
+        Queue.builder(counting, "q", Codecs.utf8()).clock(clock).random(new Random(1)).build();
     for (int i = 0; i < 50; i++) {
       counted.push("job-" + i);
     }
-    Worker<String> w = counted.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults(), scheduler);
+    Worker<String> w =
+        counted.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults(), scheduler);
     w.start();
     scheduler.runUntilIdle();
     assertThat(ran).hasSize(50);
     // 50 jobs, one at a time: 100 passes or more, which read the paused key once, and look
     // for due delayed jobs and expired leases once (promote and reclaim: two reads)
-    assertThat(reads.stream().filter(r -> !r.equals("next"))).containsExactly("paused", "due", "due");
+    assertThat(reads.stream().filter(r -> !r.equals("next")))
+        .containsExactly("paused", "due", "due");
 
     reads.clear();
     scheduler.advance(WorkerOptions.defaults().pollInterval());
-    assertThat(reads).as("an idle pass at its poll reads everything once")
+    assertThat(reads)
+        .as("an idle pass at its poll reads everything once")
         .containsExactly("paused", "due", "due", "next", "next");
 
     reads.clear();
     counted.push("later", JobOptions.defaults().delay(Duration.ofSeconds(10)));
     scheduler.runUntilIdle();
-    assertThat(reads.stream().filter(r -> !r.equals("next"))).as("a new delayed job is looked at")
+    assertThat(reads.stream().filter(r -> !r.equals("next")))
+        .as("a new delayed job is looked at")
         .containsExactly("due", "due");
     scheduler.advance(Duration.ofSeconds(10));
     assertThat(ran).hasSize(51).last().isEqualTo("later");
@@ -222,17 +241,21 @@ class WorkerTest {
   }
 
   private static boolean sameRange(KeyRange a, KeyRange b) {
-    return java.util.Arrays.equals(a.lowerBound(), b.lowerBound()) && java.util.Arrays.equals(a.upperBound(), b.upperBound());
+    return java.util.Arrays.equals(a.lowerBound(), b.lowerBound())
+        && java.util.Arrays.equals(a.upperBound(), b.upperBound());
   }
 
   @Test
   void deletingAJobBeingProcessedIsRefused() {
     AtomicReference<String> id = new AtomicReference<>();
-    worker((job, ctx) -> {
-      assertThatThrownBy(() -> queue.delete(job.id())).isInstanceOf(JobProcessingException.class)
-          .hasMessageContaining("being processed");
-      id.set(job.id());
-    }, WorkerOptions.defaults());
+    worker(
+        (job, ctx) -> {
+          assertThatThrownBy(() -> queue.delete(job.id()))
+              .isInstanceOf(JobProcessingException.class)
+              .hasMessageContaining("being processed");
+          id.set(job.id());
+        },
+        WorkerOptions.defaults());
     queue.push("a");
     scheduler.runUntilIdle();
     assertThat(id.get()).isNotNull();
@@ -253,10 +276,13 @@ class WorkerTest {
     void aWorkerHoldsUpToPrefetchJobsBeyondItsRunningOnesAndRunsThemInQueueOrder() {
       push("a", "b", "c", "d", "e", "f");
       List<Long> leasedWhileRunning = new ArrayList<>();
-      worker((job, ctx) -> {
-        ran.add(job.state());
-        leasedWhileRunning.add(queue.counts().processing());
-      }, WorkerOptions.defaults().concurrency(1).prefetch(2), scheduler);
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            leasedWhileRunning.add(queue.counts().processing());
+          },
+          WorkerOptions.defaults().concurrency(1).prefetch(2),
+          scheduler);
       scheduler.runUntilIdle();
       assertThat(ran).containsExactly("a", "b", "c", "d", "e", "f");
       // one running and two claimed ahead while jobs were left to claim; none beyond that
@@ -270,8 +296,10 @@ class WorkerTest {
     void withoutPrefetchAWorkerClaimsOnlyForFreeSlots() {
       push("a", "b", "c", "d");
       List<Long> leasedWhileRunning = new ArrayList<>();
-      worker((job, ctx) -> leasedWhileRunning.add(queue.counts().processing()),
-          WorkerOptions.defaults().concurrency(1), scheduler);
+      worker(
+          (job, ctx) -> leasedWhileRunning.add(queue.counts().processing()),
+          WorkerOptions.defaults().concurrency(1),
+          scheduler);
       scheduler.runUntilIdle();
       assertThat(leasedWhileRunning).containsExactly(1L, 1L, 1L, 1L);
     }
@@ -279,10 +307,15 @@ class WorkerTest {
     @Test
     void stoppingPutsTheJobsClaimedAheadBackInTheirPlaceWithTheirAttemptUncounted() {
       push("a", "b", "c", "d");
-      Worker<String> first = worker((job, ctx) -> {
-        ran.add(job.state());
-        ctx.stopProcessing(); // the worker stops while "b", "c" and "d" wait for its one slot
-      }, WorkerOptions.defaults().concurrency(1).prefetch(3), scheduler);
+      Worker<String> first =
+          worker(
+              (job, ctx) -> {
+                ran.add(job.state());
+                ctx.stopProcessing(); // the worker stops while "b", "c" and "d" wait for its one
+                // slot
+              },
+              WorkerOptions.defaults().concurrency(1).prefetch(3),
+              scheduler);
       scheduler.runUntilIdle();
       assertThat(ran).containsExactly("a");
       assertThat(first.stop()).isCompleted();
@@ -292,10 +325,13 @@ class WorkerTest {
 
       List<Integer> attempts = new ArrayList<>();
       ManualScheduler next = new ManualScheduler(clock);
-      worker((job, ctx) -> {
-        ran.add(job.state());
-        attempts.add(ctx.attempt());
-      }, WorkerOptions.defaults(), next);
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            attempts.add(ctx.attempt());
+          },
+          WorkerOptions.defaults(),
+          next);
       next.runUntilIdle();
       assertThat(ran).containsExactly("a", "b", "c", "d");
       assertThat(attempts).containsExactly(1, 1, 1);
@@ -304,12 +340,15 @@ class WorkerTest {
     @Test
     void aPausePutsTheJobsClaimedAheadBackAndStartsNoMoreUntilResumed() {
       push("a", "b", "c", "d", "e");
-      worker((job, ctx) -> {
-        ran.add(job.state());
-        if (job.state().equals("a")) {
-          queue.pause(); // while "b" and "c" wait, claimed ahead
-        }
-      }, WorkerOptions.defaults().concurrency(1).prefetch(2), scheduler);
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            if (job.state().equals("a")) {
+              queue.pause(); // while "b" and "c" wait, claimed ahead
+            }
+          },
+          WorkerOptions.defaults().concurrency(1).prefetch(2),
+          scheduler);
       scheduler.runUntilIdle();
       assertThat(ran).containsExactly("a");
       assertThat(queue.counts()).isEqualTo(new QueueCounts(4, 0, 0, 0));
@@ -326,18 +365,23 @@ class WorkerTest {
       push("long", "next");
       List<String> ranByOther = new ArrayList<>();
       ManualScheduler other = new ManualScheduler(clock);
-      worker((job, ctx) -> {
-        ran.add(job.state());
-        if (job.state().equals("long")) {
-          // works for 20 s, four leases long; the renewals due meanwhile run nested
-          for (int i = 0; i < 20; i++) {
-            scheduler.advance(Duration.ofSeconds(1));
-          }
-          // another worker finds nothing to take: both leases are live
-          worker((j, c) -> ranByOther.add(j.state()), WorkerOptions.defaults(), other);
-          other.runUntilIdle();
-        }
-      }, WorkerOptions.defaults().concurrency(1).prefetch(1).lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            if (job.state().equals("long")) {
+              // works for 20 s, four leases long; the renewals due meanwhile run nested
+              for (int i = 0; i < 20; i++) {
+                scheduler.advance(Duration.ofSeconds(1));
+              }
+              // another worker finds nothing to take: both leases are live
+              worker((j, c) -> ranByOther.add(j.state()), WorkerOptions.defaults(), other);
+              other.runUntilIdle();
+            }
+          },
+          WorkerOptions.defaults()
+              .concurrency(1)
+              .prefetch(1)
+              .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
           scheduler);
       scheduler.runUntilIdle();
       assertThat(ranByOther).isEmpty();
@@ -350,20 +394,29 @@ class WorkerTest {
       push("a", "b");
       List<String> ranByOther = new ArrayList<>();
       ManualScheduler other = new ManualScheduler(clock);
-      worker((job, ctx) -> {
-        ran.add(job.state());
-        // this worker stalls (no renewals) past both leases; another worker takes both jobs
-        clock.advance(Duration.ofSeconds(6));
-        worker((j, c) -> ranByOther.add(j.state()), WorkerOptions.defaults(), other);
-        other.runUntilIdle();
-      }, WorkerOptions.defaults().concurrency(1).prefetch(1).lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            // this worker stalls (no renewals) past both leases; another worker takes both jobs
+            clock.advance(Duration.ofSeconds(6));
+            worker((j, c) -> ranByOther.add(j.state()), WorkerOptions.defaults(), other);
+            other.runUntilIdle();
+          },
+          WorkerOptions.defaults()
+              .concurrency(1)
+              .prefetch(1)
+              .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
           scheduler);
       scheduler.runUntilIdle();
       assertThat(ranByOther).containsExactly("a", "b");
-      assertThat(ran).as("b was taken over while it waited, so it did not run here").containsExactly("a");
-      assertThat(events).filteredOn(e -> e instanceof JobEvent.LeaseLost)
+      assertThat(ran)
+          .as("b was taken over while it waited, so it did not run here")
+          .containsExactly("a");
+      assertThat(events)
+          .filteredOn(e -> e instanceof JobEvent.LeaseLost)
           .extracting(e -> ((JobEvent.LeaseLost<String>) e).refusedOutcome())
-          .containsExactlyInAnyOrder(JobEvent.RefusedOutcome.COMPLETE, JobEvent.RefusedOutcome.START);
+          .containsExactlyInAnyOrder(
+              JobEvent.RefusedOutcome.COMPLETE, JobEvent.RefusedOutcome.START);
       assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
     }
   }

@@ -43,8 +43,8 @@ import java.util.stream.Stream;
  *                                                         beside the churn (default 0)
  * </pre>
  *
- * DIR must not exist (or be empty) except for {@code reopen}, which reads what {@code bytes}
- * left. Every command prints one line per figure, prefixed with its name.
+ * DIR must not exist (or be empty) except for {@code reopen}, which reads what {@code bytes} left.
+ * Every command prints one line per figure, prefixed with its name.
  */
 public final class StoreBench {
 
@@ -65,10 +65,20 @@ public final class StoreBench {
     }
     Path dir = Path.of(args[1]);
     switch (args[0]) {
-      case "commits" -> commits(fresh(dir), Durability.valueOf(args[2]), Integer.parseInt(args[3]),
-          Integer.parseInt(args[4]));
-      case "bytes" -> bytes(fresh(dir), Arrays.stream(args, 2, args.length).filter(a -> !a.startsWith("page="))
-          .mapToInt(Integer::parseInt).toArray(), pageOption(args));
+      case "commits" ->
+          commits(
+              fresh(dir),
+              Durability.valueOf(args[2]),
+              Integer.parseInt(args[3]),
+              Integer.parseInt(args[4]));
+      case "bytes" ->
+          bytes(
+              fresh(dir),
+              Arrays.stream(args, 2, args.length)
+                  .filter(a -> !a.startsWith("page="))
+                  .mapToInt(Integer::parseInt)
+                  .toArray(),
+              pageOption(args));
       case "reopen" -> reopen(dir);
       case "churn" -> {
         // live=N may follow the positional arguments
@@ -82,10 +92,15 @@ public final class StoreBench {
           }
         }
         pos.removeIf(a -> a.startsWith("page="));
-        churn(fresh(dir), pageOption(args), Integer.parseInt(pos.get(2)), Integer.parseInt(pos.get(3)),
+        churn(
+            fresh(dir),
+            pageOption(args),
+            Integer.parseInt(pos.get(2)),
+            Integer.parseInt(pos.get(3)),
             pos.size() > 4 ? Durability.valueOf(pos.get(4)) : Durability.PROCESS_CRASH_SAFE,
             pos.size() > 6 ? Duration.ofMillis(Long.parseLong(pos.get(5))) : null,
-            pos.size() > 6 ? Duration.ofMillis(Long.parseLong(pos.get(6))) : null, live);
+            pos.size() > 6 ? Duration.ofMillis(Long.parseLong(pos.get(6))) : null,
+            live);
       }
       default -> usage();
     }
@@ -93,22 +108,27 @@ public final class StoreBench {
 
   /** The value of a {@code page=BYTES} argument, or 0 for the store's default. */
   private static int pageOption(String[] args) {
-    return Arrays.stream(args).filter(a -> a.startsWith("page=")).mapToInt(a -> Integer.parseInt(a.substring(5)))
-        .findFirst().orElse(0);
+    return Arrays.stream(args)
+        .filter(a -> a.startsWith("page="))
+        .mapToInt(a -> Integer.parseInt(a.substring(5)))
+        .findFirst()
+        .orElse(0);
   }
 
   private static void usage() {
     System.out.println("usage: StoreBench commits DIR FSYNC|PROCESS_CRASH_SAFE THREADS SECONDS");
     System.out.println("       StoreBench bytes DIR N1 N2 ... [page=BYTES]");
     System.out.println("       StoreBench reopen DIR");
-    System.out.println("       StoreBench churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE [HK_INTERVAL_MS HK_BUDGET_MS]] [live=N] [page=BYTES]");
+    System.out.println(
+        "       StoreBench churn DIR JOBS THREADS [FSYNC|PROCESS_CRASH_SAFE [HK_INTERVAL_MS HK_BUDGET_MS]] [live=N] [page=BYTES]");
   }
 
   private static Path fresh(Path dir) throws IOException {
     if (Files.isDirectory(dir)) {
       try (Stream<Path> s = Files.list(dir)) {
         if (s.findAny().isPresent()) {
-          throw new IllegalArgumentException("benchmark directory " + dir + " is not empty: remove it first");
+          throw new IllegalArgumentException(
+              "benchmark directory " + dir + " is not empty: remove it first");
         }
       }
     }
@@ -118,7 +138,8 @@ public final class StoreBench {
   // ---- commits/s
 
   /** Each thread commits push-like operations (job key with 100 bytes + index key) one by one. */
-  private static void commits(Path dir, Durability mode, int threads, int seconds) throws Exception {
+  private static void commits(Path dir, Durability mode, int threads, int seconds)
+      throws Exception {
     try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(mode).open()) {
       runCommitters(store, threads, 3, null); // warm-up
       long flushes = store.deviceFlushes();
@@ -126,16 +147,23 @@ public final class StoreBench {
       long count = runCommitters(store, threads, seconds, latencies);
       flushes = store.deviceFlushes() - flushes;
       long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
-      print("commits mode=%s threads=%d seconds=%d: %,.0f commits/s, p50 %.2f ms, p99 %.2f ms, %.2f device flushes per commit",
-          mode, threads, seconds, count / (double) seconds, all[all.length / 2] / 1e6,
-          all[(int) (all.length * 0.99)] / 1e6, flushes / (double) count);
+      print(
+          "commits mode=%s threads=%d seconds=%d: %,.0f commits/s, p50 %.2f ms, p99 %.2f ms, %.2f device flushes per commit",
+          mode,
+          threads,
+          seconds,
+          count / (double) seconds,
+          all[all.length / 2] / 1e6,
+          all[(int) (all.length * 0.99)] / 1e6,
+          flushes / (double) count);
     }
     deleteTree(dir);
   }
 
   private static final AtomicLong IDS = new AtomicLong();
 
-  private static long runCommitters(EclipseStoreKvStore store, int threads, int seconds, long[][] latencies)
+  private static long runCommitters(
+      EclipseStoreKvStore store, int threads, int seconds, long[][] latencies)
       throws InterruptedException {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong total = new AtomicLong();
@@ -143,32 +171,37 @@ public final class StoreBench {
     byte[] value = new byte[VALUE_BYTES];
     for (int t = 0; t < threads; t++) {
       int thread = t;
-      Thread th = new Thread(() -> {
-        long[] lat = new long[1 << 20];
-        int n = 0;
-        while (!stop.get()) {
-          long id = IDS.incrementAndGet();
-          long t0 = System.nanoTime();
-          CommitResult r = store.commit(AtomicOperation.builder()
-              .checkAbsent(Key.of("job", id))
-              .set(Key.of("job", id), value)
-              .set(Key.of("ready", 0L, id), new byte[0])
-              .build());
-          long t1 = System.nanoTime();
-          if (!r.ok()) {
-            throw new IllegalStateException("push failed its check");
-          }
-          if (n < lat.length) {
-            lat[n] = t1 - t0;
-          }
-          n++;
-        }
-        total.addAndGet(n);
-        if (latencies != null) {
-          latencies[thread] = Arrays.copyOf(lat, Math.min(n, lat.length));
-        }
-        done.countDown();
-      }, "committer-" + t);
+      Thread th =
+          new Thread(
+              () -> {
+                long[] lat = new long[1 << 20];
+                int n = 0;
+                while (!stop.get()) {
+                  long id = IDS.incrementAndGet();
+                  long t0 = System.nanoTime();
+                  CommitResult r =
+                      store.commit(
+                          AtomicOperation.builder()
+                              .checkAbsent(Key.of("job", id))
+                              .set(Key.of("job", id), value)
+                              .set(Key.of("ready", 0L, id), new byte[0])
+                              .build());
+                  long t1 = System.nanoTime();
+                  if (!r.ok()) {
+                    throw new IllegalStateException("push failed its check");
+                  }
+                  if (n < lat.length) {
+                    lat[n] = t1 - t0;
+                  }
+                  n++;
+                }
+                total.addAndGet(n);
+                if (latencies != null) {
+                  latencies[thread] = Arrays.copyOf(lat, Math.min(n, lat.length));
+                }
+                done.countDown();
+              },
+              "committer-" + t);
       th.start();
     }
     waitFor(Duration.ofSeconds(seconds));
@@ -182,10 +215,11 @@ public final class StoreBench {
   /** Fills the store to each N, then measures 1,000 adds, changes and deletes of single keys. */
   private static void bytes(Path dir, int[] sizes, int pageBytes) {
     // no housekeeping while measuring: its copies would be counted as commit bytes
-    EclipseStoreKvStore.Builder builder = EclipseStoreKvStore.builder(dir)
-        .durability(Durability.PROCESS_CRASH_SAFE)
-        .housekeeping(Duration.ofSeconds(1), Duration.ZERO)
-        .compactEvery(0);
+    EclipseStoreKvStore.Builder builder =
+        EclipseStoreKvStore.builder(dir)
+            .durability(Durability.PROCESS_CRASH_SAFE)
+            .housekeeping(Duration.ofSeconds(1), Duration.ZERO)
+            .compactEvery(0);
     if (pageBytes > 0) {
       builder.pageBytes(pageBytes);
     }
@@ -212,7 +246,8 @@ public final class StoreBench {
         long add = store.bytesWritten() - before;
         before = store.bytesWritten();
         for (int j = 0; j < reps; j++) {
-          store.commit(AtomicOperation.builder().set(Key.of("probe", j), new byte[VALUE_BYTES]).build());
+          store.commit(
+              AtomicOperation.builder().set(Key.of("probe", j), new byte[VALUE_BYTES]).build());
         }
         long change = store.bytesWritten() - before;
         before = store.bytesWritten();
@@ -220,7 +255,8 @@ public final class StoreBench {
           store.commit(AtomicOperation.builder().delete(Key.of("probe", j)).build());
         }
         long delete = store.bytesWritten() - before;
-        print("bytes keys=%,d value=%d B: add %d B/commit, change %d B/commit, delete %d B/commit (data + transactions log)",
+        print(
+            "bytes keys=%,d value=%d B: add %d B/commit, change %d B/commit, delete %d B/commit (data + transactions log)",
             n, VALUE_BYTES, add / reps, change / reps, delete / reps);
       }
     }
@@ -234,7 +270,8 @@ public final class StoreBench {
     long heapBefore = usedHeapAfterGc(memory);
     long cpu0 = processCpuNanos();
     long t0 = System.nanoTime();
-    EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open();
+    EclipseStoreKvStore store =
+        EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open();
     try {
       long t1 = System.nanoTime();
       long cpu1 = processCpuNanos();
@@ -242,22 +279,30 @@ public final class StoreBench {
       long heapAfter = usedHeapAfterGc(memory);
       // a read, so that the open is not just lazily deferred work
       List<KvEntry> first = store.list(KeyRange.all(), 1, false);
-      print("reopen keys=%,d: open %.2f s; heap %,d bytes for the open store = %.0f bytes per key (first key %s)",
-          keys, (t1 - t0) / 1e9, heapAfter - heapBefore, (heapAfter - heapBefore) / (double) keys,
+      print(
+          "reopen keys=%,d: open %.2f s; heap %,d bytes for the open store = %.0f bytes per key (first key %s)",
+          keys,
+          (t1 - t0) / 1e9,
+          heapAfter - heapBefore,
+          (heapAfter - heapBefore) / (double) keys,
           first.isEmpty() ? "-" : first.get(0).key());
       // CPU time is less sensitive than wall time to other work on a shared machine
-      print("reopen keys=%,d: the open used %.2f s of CPU (all threads of this process, GC included)",
+      print(
+          "reopen keys=%,d: the open used %.2f s of CPU (all threads of this process, GC included)",
           keys, (cpu1 - cpu0) / 1e9);
       long c0 = System.nanoTime();
       store.compact();
-      print("reopen keys=%,d: a full compact() (GC + file check) takes %.2f s", keys, (System.nanoTime() - c0) / 1e9);
+      print(
+          "reopen keys=%,d: a full compact() (GC + file check) takes %.2f s",
+          keys, (System.nanoTime() - c0) / 1e9);
     } finally {
       store.close();
     }
   }
 
   private static long processCpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   private static long usedHeapAfterGc(MemoryMXBean memory) {
@@ -270,14 +315,22 @@ public final class StoreBench {
   // ---- directory size under a steady flow
 
   /**
-   * THREADS threads each keep a window of 100 waiting jobs: push a job (a 200-byte record and
-   * an index key, one commit), and once 100 wait, complete the oldest (check its versionstamp
-   * and delete both keys, one commit). With {@code live > 0}, that many 100-byte keys are
-   * committed first (in batches of 10,000) and stay, so that housekeeping has a large live set
-   * to go through. Prints the commit latency (p50, p99, p99.9, worst) and the worst seconds.
+   * THREADS threads each keep a window of 100 waiting jobs: push a job (a 200-byte record and an
+   * index key, one commit), and once 100 wait, complete the oldest (check its versionstamp and
+   * delete both keys, one commit). With {@code live > 0}, that many 100-byte keys are committed
+   * first (in batches of 10,000) and stay, so that housekeeping has a large live set to go through.
+   * Prints the commit latency (p50, p99, p99.9, worst) and the worst seconds.
    */
-  private static void churn(Path dir, int pageBytes, int jobs, int threads, Durability mode, Duration hkInterval,
-      Duration hkBudget, int live) throws Exception {
+  private static void churn(
+      Path dir,
+      int pageBytes,
+      int jobs,
+      int threads,
+      Durability mode,
+      Duration hkInterval,
+      Duration hkBudget,
+      int live)
+      throws Exception {
     EclipseStoreKvStore.Builder builder = EclipseStoreKvStore.builder(dir).durability(mode);
     if (pageBytes > 0) {
       builder.pageBytes(pageBytes);
@@ -285,7 +338,9 @@ public final class StoreBench {
     if (hkInterval != null) {
       builder.housekeeping(hkInterval, hkBudget);
     }
-    print("churn housekeeping: %s", hkInterval == null ? "store defaults" : "every " + hkInterval + " for " + hkBudget);
+    print(
+        "churn housekeeping: %s",
+        hkInterval == null ? "store defaults" : "every " + hkInterval + " for " + hkBudget);
     try (EclipseStoreKvStore store = builder.open()) {
       if (live > 0) {
         long p0 = System.nanoTime();
@@ -298,8 +353,9 @@ public final class StoreBench {
             batch.clear();
           }
         }
-        print("churn live keys=%,d committed in %.1f s; directory %,d bytes", live,
-            (System.nanoTime() - p0) / 1e9, sizeOf(dir));
+        print(
+            "churn live keys=%,d committed in %.1f s; directory %,d bytes",
+            live, (System.nanoTime() - p0) / 1e9, sizeOf(dir));
       }
       long[][] latencies = new long[threads][];
       long[][] latencyAt = new long[threads][];
@@ -309,61 +365,78 @@ public final class StoreBench {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int thread = t;
-        Thread th = new Thread(() -> {
-          ArrayDeque<Long> window = new ArrayDeque<>();
-          byte[] record = new byte[200];
-          long[] lat = new long[(int) Math.min(2L * jobs + 256, 4_000_000)];
-          long[] at = new long[lat.length];
-          int n = 0;
-          while (true) {
-            long c0 = System.nanoTime();
-            if (window.size() >= 100 || (pushed.get() >= jobs && !window.isEmpty())) {
-              long id = window.poll();
-              KvEntry job = store.get(Key.of("job", id)).orElseThrow();
-              if (!store.commit(AtomicOperation.builder().check(job)
-                  .delete(Key.of("job", id)).delete(Key.of("ready", 0L, id)).build()).ok()) {
-                throw new IllegalStateException("complete failed its check");
-              }
-              completed.incrementAndGet();
-            } else if (pushed.getAndIncrement() < jobs) {
-              long id = IDS.incrementAndGet();
-              store.commit(AtomicOperation.builder().checkAbsent(Key.of("job", id))
-                  .set(Key.of("job", id), record).set(Key.of("ready", 0L, id), new byte[0]).build());
-              window.add(id);
-            } else {
-              latencies[thread] = Arrays.copyOf(lat, n);
-              latencyAt[thread] = Arrays.copyOf(at, n);
-              return;
-            }
-            long c1 = System.nanoTime();
-            if (n < lat.length) {
-              lat[n] = c1 - c0;
-              at[n] = c1 - t0;
-              n++;
-            }
-          }
-        }, "churn-" + t);
+        Thread th =
+            new Thread(
+                () -> {
+                  ArrayDeque<Long> window = new ArrayDeque<>();
+                  byte[] record = new byte[200];
+                  long[] lat = new long[(int) Math.min(2L * jobs + 256, 4_000_000)];
+                  long[] at = new long[lat.length];
+                  int n = 0;
+                  while (true) {
+                    long c0 = System.nanoTime();
+                    if (window.size() >= 100 || (pushed.get() >= jobs && !window.isEmpty())) {
+                      long id = window.poll();
+                      KvEntry job = store.get(Key.of("job", id)).orElseThrow();
+                      if (!store
+                          .commit(
+                              AtomicOperation.builder()
+                                  .check(job)
+                                  .delete(Key.of("job", id))
+                                  .delete(Key.of("ready", 0L, id))
+                                  .build())
+                          .ok()) {
+                        throw new IllegalStateException("complete failed its check");
+                      }
+                      completed.incrementAndGet();
+                    } else if (pushed.getAndIncrement() < jobs) {
+                      long id = IDS.incrementAndGet();
+                      store.commit(
+                          AtomicOperation.builder()
+                              .checkAbsent(Key.of("job", id))
+                              .set(Key.of("job", id), record)
+                              .set(Key.of("ready", 0L, id), new byte[0])
+                              .build());
+                      window.add(id);
+                    } else {
+                      latencies[thread] = Arrays.copyOf(lat, n);
+                      latencyAt[thread] = Arrays.copyOf(at, n);
+                      return;
+                    }
+                    long c1 = System.nanoTime();
+                    if (n < lat.length) {
+                      lat[n] = c1 - c0;
+                      at[n] = c1 - t0;
+                      n++;
+                    }
+                  }
+                },
+                "churn-" + t);
         workers.add(th);
         th.start();
       }
       long nextReport = jobs / 10;
       while (workers.stream().anyMatch(Thread::isAlive)) {
         if (completed.get() >= nextReport) {
-          print("churn completed=%,d: directory %,d bytes, %.0f s", completed.get(), sizeOf(dir),
-              (System.nanoTime() - t0) / 1e9);
+          print(
+              "churn completed=%,d: directory %,d bytes, %.0f s",
+              completed.get(), sizeOf(dir), (System.nanoTime() - t0) / 1e9);
           nextReport += jobs / 10;
         }
         waitFor(Duration.ofMillis(100));
       }
       double secs = (System.nanoTime() - t0) / 1e9;
-      print("churn mode=%s jobs=%,d threads=%d: %.0f s, %,.0f jobs/s (2 commits each); keys left %d; directory %,d bytes",
+      print(
+          "churn mode=%s jobs=%,d threads=%d: %.0f s, %,.0f jobs/s (2 commits each); keys left %d; directory %,d bytes",
           mode, jobs, threads, secs, jobs / secs, store.count(KeyRange.all()), sizeOf(dir));
       printLatency(latencies, latencyAt);
       waitFor(Duration.ofSeconds(30));
       print("churn after 30 s idle (background housekeeping): directory %,d bytes", sizeOf(dir));
       long c0 = System.nanoTime();
       store.compact();
-      print("churn after compact() (%.1f s): directory %,d bytes", (System.nanoTime() - c0) / 1e9, sizeOf(dir));
+      print(
+          "churn after compact() (%.1f s): directory %,d bytes",
+          (System.nanoTime() - c0) / 1e9, sizeOf(dir));
       printFiles(dir);
     }
   }
@@ -379,26 +452,38 @@ public final class StoreBench {
       }
     }
     Arrays.sort(pairs, Comparator.comparingLong(p -> p[0]));
-    print("churn commit latency over %,d commits: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, worst %.1f ms",
-        total, pairs[total / 2][0] / 1e6, pairs[(int) (total * 0.99)][0] / 1e6,
-        pairs[(int) (total * 0.999)][0] / 1e6, pairs[total - 1][0] / 1e6);
+    print(
+        "churn commit latency over %,d commits: p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, worst %.1f ms",
+        total,
+        pairs[total / 2][0] / 1e6,
+        pairs[(int) (total * 0.99)][0] / 1e6,
+        pairs[(int) (total * 0.999)][0] / 1e6,
+        pairs[total - 1][0] / 1e6);
     long over100 = Arrays.stream(pairs).filter(p -> p[0] > 100_000_000L).count();
-    print("churn commits over 100 ms: %,d; the 5 worst: %s", over100,
-        String.join(", ", Arrays.stream(pairs, Math.max(0, total - 5), total)
-            .map(p -> String.format(Locale.ROOT, "%.0f ms at %.1f s", p[0] / 1e6, p[1] / 1e9)).toList()));
+    print(
+        "churn commits over 100 ms: %,d; the 5 worst: %s",
+        over100,
+        String.join(
+            ", ",
+            Arrays.stream(pairs, Math.max(0, total - 5), total)
+                .map(p -> String.format(Locale.ROOT, "%.0f ms at %.1f s", p[0] / 1e6, p[1] / 1e9))
+                .toList()));
   }
 
   // ---- helpers
 
   private static long sizeOf(Path dir) {
     try (Stream<Path> s = Files.walk(dir)) {
-      return s.filter(Files::isRegularFile).mapToLong(p -> {
-        try {
-          return Files.size(p);
-        } catch (IOException e) {
-          return 0; // deleted by housekeeping while walking
-        }
-      }).sum();
+      return s.filter(Files::isRegularFile)
+          .mapToLong(
+              p -> {
+                try {
+                  return Files.size(p);
+                } catch (IOException e) {
+                  return 0; // deleted by housekeeping while walking
+                }
+              })
+          .sum();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -406,13 +491,16 @@ public final class StoreBench {
 
   private static void printFiles(Path dir) throws IOException {
     try (Stream<Path> s = Files.walk(dir)) {
-      s.filter(Files::isRegularFile).sorted().forEach(p -> {
-        try {
-          print("  file %s %,d bytes", dir.relativize(p), Files.size(p));
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
+      s.filter(Files::isRegularFile)
+          .sorted()
+          .forEach(
+              p -> {
+                try {
+                  print("  file %s %,d bytes", dir.relativize(p), Files.size(p));
+                } catch (IOException e) {
+                  throw new UncheckedIOException(e);
+                }
+              });
     }
   }
 

@@ -9,11 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
- * A queue of this application with the JSON-B codec the admin REST API turns its states into
- * JSON and back with. {@link KvmqRuntime} keeps one per queue, beside the queue, so the API
- * never has to guess the codec of a queue (the types say that {@code codec} is for the same
- * {@code S}). The codec reads input strictly (unknown properties refused) unless the queue
- * opted out; the queue itself reads its stored jobs leniently.
+ * A queue of this application with the JSON-B codec the admin REST API turns its states into JSON
+ * and back with. {@link KvmqRuntime} keeps one per queue, beside the queue, so the API never has to
+ * guess the codec of a queue (the types say that {@code codec} is for the same {@code S}). The
+ * codec reads input strictly (unknown properties refused) unless the queue opted out; the queue
+ * itself reads its stored jobs leniently.
  *
  * @param <S> the state type
  * @param queue the queue
@@ -43,8 +43,8 @@ record AdminQueue<S>(Queue<S> queue, JsonbCodec<S> codec) {
   }
 
   /**
-   * Reads a state from the API's input JSON (unknown properties refused unless the queue
-   * opted out).
+   * Reads a state from the API's input JSON (unknown properties refused unless the queue opted
+   * out).
    *
    * @param json the state's JSON
    * @return the state

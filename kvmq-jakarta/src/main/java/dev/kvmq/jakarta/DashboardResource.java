@@ -20,11 +20,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
- * The dashboard: one HTML page with its script and style sheet, served from this jar at
- * {@code /kvmq/dashboard} (assets at {@code /kvmq/dashboard/<file>}). The page talks to the
- * admin REST API ({@link QueuesResource}) from the browser and to nothing else. It is served
- * when {@code kvmq.rest.enabled=true}, to users with the role {@code kvmq-admin} only, like
- * the API.
+ * The dashboard: one HTML page with its script and style sheet, served from this jar at {@code
+ * /kvmq/dashboard} (assets at {@code /kvmq/dashboard/<file>}). The page talks to the admin REST API
+ * ({@link QueuesResource}) from the browser and to nothing else. It is served when {@code
+ * kvmq.rest.enabled=true}, to users with the role {@code kvmq-admin} only, like the API.
  */
 @Path("dashboard")
 @RequestScoped
@@ -35,29 +34,27 @@ public class DashboardResource {
   private static final String HTML = "text/html; charset=utf-8";
 
   /** The assets by name and media type: nothing else is served. */
-  private static final Map<String, String> ASSETS = Map.of(
-      "dashboard.js", "text/javascript; charset=utf-8",
-      "dashboard.css", "text/css; charset=utf-8");
+  private static final Map<String, String> ASSETS =
+      Map.of(
+          "dashboard.js", "text/javascript; charset=utf-8",
+          "dashboard.css", "text/css; charset=utf-8");
 
   /**
-   * No inline script or style, no other origin: the page and the API only. frame-ancestors
-   * 'none' keeps the page out of other sites' frames (its buttons pause and delete).
+   * No inline script or style, no other origin: the page and the API only. frame-ancestors 'none'
+   * keeps the page out of other sites' frames (its buttons pause and delete).
    */
-  static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-      + "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+  static final String CSP =
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+          + "connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
-  @Inject
-  KvmqRuntime runtime;
+  @Inject KvmqRuntime runtime;
 
-  @Context
-  SecurityContext security;
+  @Context SecurityContext security;
 
   /** Carries the mark of {@link KvmqRequestFilter}: only kvmq's application serves this. */
-  @Context
-  HttpServletRequest servletRequest;
+  @Context HttpServletRequest servletRequest;
 
-  @Context
-  UriInfo uri;
+  @Context UriInfo uri;
 
   /** Made by CDI. */
   public DashboardResource() {}
@@ -66,8 +63,8 @@ public class DashboardResource {
    * The dashboard page.
    *
    * @return the HTML page, with the absolute paths of its assets and of the API filled in
-   * @throws WebApplicationException 404 when the admin API is off, 401 without a user, 403
-   *     for a user without the role {@code kvmq-admin}
+   * @throws WebApplicationException 404 when the admin API is off, 401 without a user, 403 for a
+   *     user without the role {@code kvmq-admin}
    */
   @GET
   public Response page() {
@@ -85,8 +82,8 @@ public class DashboardResource {
    *
    * @param file the asset's name
    * @return the asset
-   * @throws WebApplicationException 404 for any other name or when the admin API is off,
-   *     401 without a user, 403 for a user without the role {@code kvmq-admin}
+   * @throws WebApplicationException 404 for any other name or when the admin API is off, 401
+   *     without a user, 403 for a user without the role {@code kvmq-admin}
    */
   @GET
   @Path("{file}")
@@ -121,24 +118,38 @@ public class DashboardResource {
   }
 
   static String escapeAttribute(String s) {
-    return s.replace("&", "&amp;").replace("\"", "&quot;").replace("<", "&lt;").replace(">", "&gt;");
+    return s.replace("&", "&amp;")
+        .replace("\"", "&quot;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;");
   }
 
   /** The same check as the API's: the dashboard is as protected as what it calls. */
   private void admin() {
     KvmqRequestFilter.requireKvmqApplication(servletRequest);
     if (!runtime.config().restEnabled()) {
-      throw new WebApplicationException(Problem.response(404, "Not Found",
-          "the kvmq admin API and dashboard are off; set kvmq.rest.enabled=true", null));
+      throw new WebApplicationException(
+          Problem.response(
+              404,
+              "Not Found",
+              "the kvmq admin API and dashboard are off; set kvmq.rest.enabled=true",
+              null));
     }
     if (security == null || security.getUserPrincipal() == null) {
-      throw new WebApplicationException(Response.fromResponse(Problem.response(401, "Unauthorized",
-          "sign in with a user that has the role " + QueuesResource.ROLE, null))
-          .header("WWW-Authenticate", "Basic realm=\"kvmq\"").build());
+      throw new WebApplicationException(
+          Response.fromResponse(
+                  Problem.response(
+                      401,
+                      "Unauthorized",
+                      "sign in with a user that has the role " + QueuesResource.ROLE,
+                      null))
+              .header("WWW-Authenticate", "Basic realm=\"kvmq\"")
+              .build());
     }
     if (!security.isUserInRole(QueuesResource.ROLE)) {
-      throw new WebApplicationException(Problem.response(403, "Forbidden",
-          "the role " + QueuesResource.ROLE + " is required", null));
+      throw new WebApplicationException(
+          Problem.response(
+              403, "Forbidden", "the role " + QueuesResource.ROLE + " is required", null));
     }
   }
 }

@@ -5,8 +5,8 @@ import dev.kvmq.JobError;
 import java.util.Objects;
 
 /**
- * CDI event: an attempt failed; fired after the commit that scheduled the retry or made the
- * job a dead letter.
+ * CDI event: an attempt failed; fired after the commit that scheduled the retry or made the job a
+ * dead letter.
  *
  * @param queue the queue's name
  * @param job the job as it now is (DELAYED or WAITING for its retry, DEAD when none are left)
@@ -31,14 +31,14 @@ public record JobFailed(String queue, Job<?> job, JobError error, boolean dead) 
   }
 
   /**
-   * Returns the job with its state typed, for an observer that knows the queue's state type:
-   * {@code Email email = event.job(Email.class).state();}.
+   * Returns the job with its state typed, for an observer that knows the queue's state type: {@code
+   * Email email = event.job(Email.class).state();}.
    *
    * @param <S> the state type
    * @param type the queue's state type (or a supertype of it)
    * @return {@link #job()}, typed; its state is null only if it could not be decoded
-   * @throws ClassCastException if the state is not a {@code type}; the message names the
-   *     queue, its state's class and {@code type}
+   * @throws ClassCastException if the state is not a {@code type}; the message names the queue, its
+   *     state's class and {@code type}
    * @throws NullPointerException if {@code type} is null
    */
   public <S> Job<S> job(Class<S> type) {

@@ -4,8 +4,8 @@ import dev.kvmq.Job;
 import java.util.Objects;
 
 /**
- * CDI event: a worker of this application lost its lease on a job (it expired and another
- * worker took the job, or the job was deleted), so its outcome was refused, not recorded.
+ * CDI event: a worker of this application lost its lease on a job (it expired and another worker
+ * took the job, or the job was deleted), so its outcome was refused, not recorded.
  *
  * @param queue the queue's name
  * @param job the job as the worker held it
@@ -28,14 +28,14 @@ public record JobLeaseLost(String queue, Job<?> job, String refusedOutcome) {
   }
 
   /**
-   * Returns the job with its state typed, for an observer that knows the queue's state type:
-   * {@code Email email = event.job(Email.class).state();}.
+   * Returns the job with its state typed, for an observer that knows the queue's state type: {@code
+   * Email email = event.job(Email.class).state();}.
    *
    * @param <S> the state type
    * @param type the queue's state type (or a supertype of it)
    * @return {@link #job()}, typed; its state is null only if it could not be decoded
-   * @throws ClassCastException if the state is not a {@code type}; the message names the
-   *     queue, its state's class and {@code type}
+   * @throws ClassCastException if the state is not a {@code type}; the message names the queue, its
+   *     state's class and {@code type}
    * @throws NullPointerException if {@code type} is null
    */
   public <S> Job<S> job(Class<S> type) {

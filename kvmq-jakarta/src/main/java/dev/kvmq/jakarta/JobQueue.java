@@ -16,19 +16,19 @@ import java.util.Optional;
 
 /**
  * A queue as a Jakarta EE application uses it: inject it by name,
- * {@code @Inject @QueueName("emails") JobQueue<Email> emails;}, and push, list, pause,
- * resume and delete.
+ * {@code @Inject @QueueName("emails") JobQueue<Email> emails;}, and push, list, pause, resume and
+ * delete.
  *
  * <h2>Transactions</h2>
- * A push made while a JTA transaction is active is deferred until the transaction commits:
- * the jobs are pushed right after the commit, and not at all if it rolls back. The
- * EclipseStore and in-memory stores can't join the transaction (they are not XA
- * resources), so this is not atomic with the transaction's own writes: if the process dies
- * between the commit and the push, the push is lost. Outside a transaction a push is stored
- * before the call returns.
  *
- * <p>Everything else delegates to the kernel's {@link Queue} (see its documentation for
- * each method's exceptions).
+ * A push made while a JTA transaction is active is deferred until the transaction commits: the jobs
+ * are pushed right after the commit, and not at all if it rolls back. The EclipseStore and
+ * in-memory stores can't join the transaction (they are not XA resources), so this is not atomic
+ * with the transaction's own writes: if the process dies between the commit and the push, the push
+ * is lost. Outside a transaction a push is stored before the call returns.
+ *
+ * <p>Everything else delegates to the kernel's {@link Queue} (see its documentation for each
+ * method's exceptions).
  *
  * @param <S> the state type
  */
@@ -41,7 +41,11 @@ public final class JobQueue<S> {
   private final JobOptions defaults;
   private final Runnable pushed;
 
-  JobQueue(Queue<S> queue, TransactionSynchronizationRegistry transactions, JobOptions defaults, Runnable pushed) {
+  JobQueue(
+      Queue<S> queue,
+      TransactionSynchronizationRegistry transactions,
+      JobOptions defaults,
+      Runnable pushed) {
     this.queue = Objects.requireNonNull(queue, "queue");
     this.transactions = transactions;
     this.defaults = Objects.requireNonNull(defaults, "defaults");
@@ -49,11 +53,11 @@ public final class JobQueue<S> {
   }
 
   /**
-   * Returns the options of a push that gives none: the queue's priority and retries as its
-   * {@link QueueHandler} declares them, changed by {@code kvmq.queue.NAME.*} configuration
-   * (see {@link QueueHandler}); {@link JobOptions#defaults()} for a queue with neither. Start
-   * from them to keep them in a push with options of its own:
-   * {@code bills.push(bill, bills.defaultOptions().delay(Duration.ofHours(1)))}.
+   * Returns the options of a push that gives none: the queue's priority and retries as its {@link
+   * QueueHandler} declares them, changed by {@code kvmq.queue.NAME.*} configuration (see {@link
+   * QueueHandler}); {@link JobOptions#defaults()} for a queue with neither. Start from them to keep
+   * them in a push with options of its own: {@code bills.push(bill,
+   * bills.defaultOptions().delay(Duration.ofHours(1)))}.
    *
    * @return the queue's default job options
    */
@@ -109,12 +113,11 @@ public final class JobQueue<S> {
   }
 
   /**
-   * Pushes many jobs with the queue's {@link #defaultOptions()} in one atomic commit (all or
-   * none).
+   * Pushes many jobs with the queue's {@link #defaultOptions()} in one atomic commit (all or none).
    *
    * @param states the states
-   * @return the stored jobs, or an empty list when the push waits for the current
-   *     transaction to commit
+   * @return the stored jobs, or an empty list when the push waits for the current transaction to
+   *     commit
    * @throws NullPointerException if {@code states} or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
    * @throws dev.kvmq.store.KvStoreException if the store fails
@@ -124,13 +127,13 @@ public final class JobQueue<S> {
   }
 
   /**
-   * Pushes many jobs in one atomic commit (all or none), with these options in place of the
-   * queue's {@link #defaultOptions()}.
+   * Pushes many jobs in one atomic commit (all or none), with these options in place of the queue's
+   * {@link #defaultOptions()}.
    *
    * @param states the states
    * @param options the options of every job
-   * @return the stored jobs, or an empty list when the push waits for the current
-   *     transaction to commit
+   * @return the stored jobs, or an empty list when the push waits for the current transaction to
+   *     commit
    * @throws NullPointerException if an argument or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
    * @throws dev.kvmq.store.KvStoreException if the store fails
@@ -140,24 +143,32 @@ public final class JobQueue<S> {
     Objects.requireNonNull(options, "options");
     if (transactions != null && transactions.getTransactionStatus() == Status.STATUS_ACTIVE) {
       List<S> copy = List.copyOf(states);
-      copy.forEach(s -> queue.codec().encode(s)); // fail now, in the caller, if a state can't be encoded
-      transactions.registerInterposedSynchronization(new Synchronization() {
-        @Override
-        public void beforeCompletion() {}
+      copy.forEach(
+          s -> queue.codec().encode(s)); // fail now, in the caller, if a state can't be encoded
+      transactions.registerInterposedSynchronization(
+          new Synchronization() {
+            @Override
+            public void beforeCompletion() {}
 
-        @Override
-        public void afterCompletion(int status) {
-          if (status == Status.STATUS_COMMITTED) {
-            try {
-              queue.pushAll(copy, options);
-              pushed.run();
-            } catch (RuntimeException e) {
-              LOG.log(System.Logger.Level.ERROR, "could not push " + copy.size() + " job(s) to queue " + name()
-                  + " after their transaction committed; they are lost", e);
+            @Override
+            public void afterCompletion(int status) {
+              if (status == Status.STATUS_COMMITTED) {
+                try {
+                  queue.pushAll(copy, options);
+                  pushed.run();
+                } catch (RuntimeException e) {
+                  LOG.log(
+                      System.Logger.Level.ERROR,
+                      "could not push "
+                          + copy.size()
+                          + " job(s) to queue "
+                          + name()
+                          + " after their transaction committed; they are lost",
+                      e);
+                }
+              }
             }
-          }
-        }
-      });
+          });
       return List.of();
     }
     List<Job<S>> jobs = queue.pushAll(states, options);

@@ -12,8 +12,7 @@ import java.lang.reflect.Type;
 @ApplicationScoped
 public class JobQueueProducer {
 
-  @Inject
-  KvmqRuntime runtime;
+  @Inject KvmqRuntime runtime;
 
   /** Made by CDI. */
   public JobQueueProducer() {}
@@ -24,18 +23,23 @@ public class JobQueueProducer {
    * @param <S> the state type
    * @param ip the injection point
    * @return the queue
-   * @throws IllegalStateException if the injection point has no type argument, or the queue
-   *     is already open with another state type
+   * @throws IllegalStateException if the injection point has no type argument, or the queue is
+   *     already open with another state type
    */
   @Produces
   @Dependent
   @QueueName("")
   public <S> JobQueue<S> produce(InjectionPoint ip) {
-    QueueName name = ip.getQualifiers().stream().filter(QueueName.class::isInstance).map(QueueName.class::cast)
-        .findFirst().orElseThrow();
+    QueueName name =
+        ip.getQualifiers().stream()
+            .filter(QueueName.class::isInstance)
+            .map(QueueName.class::cast)
+            .findFirst()
+            .orElseThrow();
     Type type = ip.getType();
     if (!(type instanceof ParameterizedType p)) {
-      throw new IllegalStateException("inject JobQueue with its state type, as JobQueue<MyState>: " + ip);
+      throw new IllegalStateException(
+          "inject JobQueue with its state type, as JobQueue<MyState>: " + ip);
     }
     return runtime.jobQueue(name.value(), p.getActualTypeArguments()[0]);
   }

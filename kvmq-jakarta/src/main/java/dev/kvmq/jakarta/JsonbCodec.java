@@ -9,18 +9,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
- * A {@link Codec} that stores states as JSON through JSON-B (the server's provider, Yasson
- * on Payara and WildFly). Generic types work: pass the full {@link Type}, such as the
- * type argument of a handler's {@code JobHandler<List<Order>>}.
+ * A {@link Codec} that stores states as JSON through JSON-B (the server's provider, Yasson on
+ * Payara and WildFly). Generic types work: pass the full {@link Type}, such as the type argument of
+ * a handler's {@code JobHandler<List<Order>>}.
  *
- * <p>kvmq reads input (a job's {@code state} pushed over the admin REST API) with
- * {@link #config()}: a property that the state's type does not have (a misspelt
- * {@code amount} for {@code cents}) is refused with a {@link JsonbException} that names it,
- * instead of leaving the field at its default value. A queue opts out with
- * {@code @QueueHandler(ignoreUnknownProperties = true)} or
- * {@code kvmq.queue.NAME.ignore-unknown-properties=true}; then such properties are dropped.
- * Stored jobs are read with JSON-B's defaults (unknown properties dropped), so a job stored
- * before a field was removed from its type still runs after the new version is deployed.
+ * <p>kvmq reads input (a job's {@code state} pushed over the admin REST API) with {@link
+ * #config()}: a property that the state's type does not have (a misspelt {@code amount} for {@code
+ * cents}) is refused with a {@link JsonbException} that names it, instead of leaving the field at
+ * its default value. A queue opts out with {@code @QueueHandler(ignoreUnknownProperties = true)} or
+ * {@code kvmq.queue.NAME.ignore-unknown-properties=true}; then such properties are dropped. Stored
+ * jobs are read with JSON-B's defaults (unknown properties dropped), so a job stored before a field
+ * was removed from its type still runs after the new version is deployed.
  *
  * @param <S> the state type
  */
@@ -42,16 +41,16 @@ public final class JsonbCodec<S> implements Codec<S> {
   }
 
   /**
-   * The property that makes JSON-B refuse unknown properties. Yasson 3 (Payara's and
-   * WildFly's JSON-B) reads it; the JSON-B 3.0 API of Jakarta EE 10 has no constant for it
-   * (JSON-B 3.1 names it {@code JsonbConfig.FAIL_ON_UNKNOWN_PROPERTIES}).
+   * The property that makes JSON-B refuse unknown properties. Yasson 3 (Payara's and WildFly's
+   * JSON-B) reads it; the JSON-B 3.0 API of Jakarta EE 10 has no constant for it (JSON-B 3.1 names
+   * it {@code JsonbConfig.FAIL_ON_UNKNOWN_PROPERTIES}).
    */
   static final String FAIL_ON_UNKNOWN_PROPERTIES = "jsonb.fail-on-unknown-properties";
 
   /**
-   * The JSON-B configuration of kvmq's queues: unknown properties are refused
-   * ({@code jsonb.fail-on-unknown-properties}). For a codec as kvmq's, in tests too:
-   * {@code new JsonbCodec<>(JsonbBuilder.create(JsonbCodec.config()), Bill.class)}.
+   * The JSON-B configuration of kvmq's queues: unknown properties are refused ({@code
+   * jsonb.fail-on-unknown-properties}). For a codec as kvmq's, in tests too: {@code new
+   * JsonbCodec<>(JsonbBuilder.create(JsonbCodec.config()), Bill.class)}.
    *
    * @return a new configuration, to change further if needed
    */
@@ -85,9 +84,8 @@ public final class JsonbCodec<S> implements Codec<S> {
    *
    * @param bytes the JSON bytes
    * @return the state
-   * @throws JsonbException if the JSON doesn't fit the type, with a message that starts
-   *     {@code "the JSON does not fit <type>: "} and gives JSON-B's reason (for an unknown
-   *     property, its name)
+   * @throws JsonbException if the JSON doesn't fit the type, with a message that starts {@code "the
+   *     JSON does not fit <type>: "} and gives JSON-B's reason (for an unknown property, its name)
    */
   @Override
   public S decode(byte[] bytes) {
@@ -95,8 +93,8 @@ public final class JsonbCodec<S> implements Codec<S> {
   }
 
   /**
-   * Reads a state from JSON text, as {@link #decode(byte[])} does: for input such as the
-   * {@code state} of a push over the admin REST API.
+   * Reads a state from JSON text, as {@link #decode(byte[])} does: for input such as the {@code
+   * state} of a push over the admin REST API.
    *
    * @param json the JSON text
    * @return the state
@@ -108,7 +106,8 @@ public final class JsonbCodec<S> implements Codec<S> {
     try {
       return jsonb.fromJson(json, type);
     } catch (JsonbException e) {
-      throw new JsonbException("the JSON does not fit " + type.getTypeName() + ": " + e.getMessage(), e);
+      throw new JsonbException(
+          "the JSON does not fit " + type.getTypeName() + ": " + e.getMessage(), e);
     }
   }
 }

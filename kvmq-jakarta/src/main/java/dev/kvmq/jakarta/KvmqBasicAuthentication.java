@@ -17,14 +17,14 @@ import java.util.Base64;
 import java.util.Objects;
 
 /**
- * HTTP Basic authentication (RFC 7617) for Jakarta Security that answers a malformed
- * {@code Authorization} header with 401, as it answers a wrong password, and logs nothing.
- * Use it instead of {@code @BasicAuthenticationMechanismDefinition}: Payara's built-in
- * mechanism (Soteria) answers a header such as {@code Authorization: Basic %%%} with 500 and
- * logs a warning with a stack trace for every such request.
+ * HTTP Basic authentication (RFC 7617) for Jakarta Security that answers a malformed {@code
+ * Authorization} header with 401, as it answers a wrong password, and logs nothing. Use it instead
+ * of {@code @BasicAuthenticationMechanismDefinition}: Payara's built-in mechanism (Soteria) answers
+ * a header such as {@code Authorization: Basic %%%} with 500 and logs a warning with a stack trace
+ * for every such request.
  *
- * <p>It is not a CDI bean by itself. The application turns it on for its whole WAR, as its
- * one authentication mechanism, with a bean of its own:
+ * <p>It is not a CDI bean by itself. The application turns it on for its whole WAR, as its one
+ * authentication mechanism, with a bean of its own:
  *
  * <pre>{@code
  * @ApplicationScoped
@@ -35,22 +35,19 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Credentials are checked by the application's identity stores (its
- * {@code IdentityStore} beans, through the container's {@link IdentityStoreHandler}). It
- * behaves like the built-in mechanism otherwise: valid credentials sign the caller in on any
- * path; on a protected path, missing, malformed or invalid credentials get 401 with
- * {@code WWW-Authenticate: Basic realm="..."}; on an unprotected path they change nothing.
+ * <p>Credentials are checked by the application's identity stores (its {@code IdentityStore} beans,
+ * through the container's {@link IdentityStoreHandler}). It behaves like the built-in mechanism
+ * otherwise: valid credentials sign the caller in on any path; on a protected path, missing,
+ * malformed or invalid credentials get 401 with {@code WWW-Authenticate: Basic realm="..."}; on an
+ * unprotected path they change nothing.
  */
 public class KvmqBasicAuthentication implements HttpAuthenticationMechanism {
 
   private final String realm;
 
-  @Inject
-  private IdentityStoreHandler identityStores;
+  @Inject private IdentityStoreHandler identityStores;
 
-  /**
-   * For CDI's proxies only: a subclass calls {@link #KvmqBasicAuthentication(String)}.
-   */
+  /** For CDI's proxies only: a subclass calls {@link #KvmqBasicAuthentication(String)}. */
   protected KvmqBasicAuthentication() {
     this("kvmq");
   }
@@ -59,14 +56,15 @@ public class KvmqBasicAuthentication implements HttpAuthenticationMechanism {
    * A mechanism that names its realm in its challenges.
    *
    * @param realm the realm, without double quotes or line breaks
-   * @throws IllegalArgumentException if the realm has a double quote, a backslash or a
-   *     control character
+   * @throws IllegalArgumentException if the realm has a double quote, a backslash or a control
+   *     character
    * @throws NullPointerException if the realm is null
    */
   protected KvmqBasicAuthentication(String realm) {
     Objects.requireNonNull(realm, "realm");
     if (realm.chars().anyMatch(c -> c == '"' || c == '\\' || c < 0x20 || c == 0x7f)) {
-      throw new IllegalArgumentException("a realm may not hold a double quote, a backslash or a control character");
+      throw new IllegalArgumentException(
+          "a realm may not hold a double quote, a backslash or a control character");
     }
     this.realm = realm;
   }
@@ -80,8 +78,8 @@ public class KvmqBasicAuthentication implements HttpAuthenticationMechanism {
    * @return the outcome for the container
    */
   @Override
-  public AuthenticationStatus validateRequest(HttpServletRequest request, HttpServletResponse response,
-      HttpMessageContext context) {
+  public AuthenticationStatus validateRequest(
+      HttpServletRequest request, HttpServletResponse response, HttpMessageContext context) {
     String header = request.getHeader("Authorization");
     if (header != null && header.regionMatches(true, 0, "Basic", 0, 5)) {
       UsernamePasswordCredential credential = decode(header.substring(5));
@@ -117,8 +115,13 @@ public class KvmqBasicAuthentication implements HttpAuthenticationMechanism {
     }
     String text;
     try {
-      text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(bytes))
+              .toString();
     } catch (CharacterCodingException e) {
       return null;
     }

@@ -14,10 +14,10 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * kvmq's configuration. Keys are read from MicroProfile Config where the server has it
- * (which covers system properties, environment variables and
- * {@code META-INF/microprofile-config.properties}); otherwise from system properties, then
- * environment variables ({@code kvmq.data-dir} as {@code KVMQ_DATA_DIR}).
+ * kvmq's configuration. Keys are read from MicroProfile Config where the server has it (which
+ * covers system properties, environment variables and {@code
+ * META-INF/microprofile-config.properties}); otherwise from system properties, then environment
+ * variables ({@code kvmq.data-dir} as {@code KVMQ_DATA_DIR}).
  *
  * <table>
  *   <caption>Keys</caption>
@@ -54,8 +54,8 @@ final class KvmqConfig {
    * A configuration whose keys can also be listed.
    *
    * @param source reads a key
-   * @param names lists the keys that are set (environment variables, whose names can't be
-   *     mapped back to keys, need not be listed)
+   * @param names lists the keys that are set (environment variables, whose names can't be mapped
+   *     back to keys, need not be listed)
    */
   KvmqConfig(Function<String, Optional<String>> source, Supplier<Set<String>> names) {
     this.source = source;
@@ -66,22 +66,28 @@ final class KvmqConfig {
   static KvmqConfig load() {
     Function<String, Optional<String>> fallback = KvmqConfig::systemOrEnv;
     try {
-      Class.forName("org.eclipse.microprofile.config.ConfigProvider", false, KvmqConfig.class.getClassLoader());
+      Class.forName(
+          "org.eclipse.microprofile.config.ConfigProvider",
+          false,
+          KvmqConfig.class.getClassLoader());
       Function<String, Optional<String>> mp = MicroProfile.source();
       Supplier<Set<String>> mpNames = MicroProfile.names();
-      return new KvmqConfig(key -> mp.apply(key).or(() -> fallback.apply(key)), () -> {
-        Set<String> all = new TreeSet<>(mpNames.get());
-        all.addAll(System.getProperties().stringPropertyNames());
-        return all;
-      });
+      return new KvmqConfig(
+          key -> mp.apply(key).or(() -> fallback.apply(key)),
+          () -> {
+            Set<String> all = new TreeSet<>(mpNames.get());
+            all.addAll(System.getProperties().stringPropertyNames());
+            return all;
+          });
     } catch (ClassNotFoundException | LinkageError | IllegalStateException e) {
-      return new KvmqConfig(fallback, () -> new TreeSet<>(System.getProperties().stringPropertyNames()));
+      return new KvmqConfig(
+          fallback, () -> new TreeSet<>(System.getProperties().stringPropertyNames()));
     }
   }
 
   /**
-   * The keys that are set and start with {@code prefix}: from MicroProfile Config and the
-   * system properties (not from environment variables).
+   * The keys that are set and start with {@code prefix}: from MicroProfile Config and the system
+   * properties (not from environment variables).
    *
    * @param prefix the start of the keys
    * @return the keys, sorted
@@ -118,9 +124,9 @@ final class KvmqConfig {
 
   /**
    * {@code kvmq.data-dir}, else {@code kvmq} under the server's instance directory: Payara and
-   * GlassFish {@code ${com.sun.aas.instanceRoot}/kvmq}, WildFly
-   * {@code ${jboss.server.data.dir}/kvmq}; else {@code kvmq-data} in the working directory.
-   * The extension refuses a default under the temporary directory ({@link #temporaryDataDir}).
+   * GlassFish {@code ${com.sun.aas.instanceRoot}/kvmq}, WildFly {@code
+   * ${jboss.server.data.dir}/kvmq}; else {@code kvmq-data} in the working directory. The extension
+   * refuses a default under the temporary directory ({@link #temporaryDataDir}).
    */
   Path dataDir() {
     Optional<String> configured = get("kvmq.data-dir");
@@ -142,12 +148,12 @@ final class KvmqConfig {
   }
 
   /**
-   * Why the EclipseStore data directory is not durable, or empty if it is: the directory was
-   * not chosen ({@code kvmq.data-dir} unset) and kvmq's default lies under the JVM's temporary
+   * Why the EclipseStore data directory is not durable, or empty if it is: the directory was not
+   * chosen ({@code kvmq.data-dir} unset) and kvmq's default lies under the JVM's temporary
    * directory ({@code java.io.tmpdir}), as Payara Micro's instance directory does when it is
-   * started without {@code --rootdir} (a new temporary directory at every start). Real paths
-   * are compared (symbolic links resolved), also for a directory that does not exist yet.
-   * Only for the {@code eclipsestore} store.
+   * started without {@code --rootdir} (a new temporary directory at every start). Real paths are
+   * compared (symbolic links resolved), also for a directory that does not exist yet. Only for the
+   * {@code eclipsestore} store.
    *
    * @param systemProperties the JVM's system properties
    * @return the problem, with the fix, as a KVMQ-006 message
@@ -162,10 +168,17 @@ final class KvmqConfig {
       return Optional.empty();
     }
     boolean payara = systemProperties.apply("com.sun.aas.instanceRoot") != null;
-    return Optional.of("KVMQ-006: kvmq's default data directory " + dir + " is under the temporary directory "
-        + realTmp.get() + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
-        + "directory that lasts" + (payara ? ", or start Payara Micro with --rootdir DIR (its instance directory"
-        + " is a new temporary directory at every start without it)" : ""));
+    return Optional.of(
+        "KVMQ-006: kvmq's default data directory "
+            + dir
+            + " is under the temporary directory "
+            + realTmp.get()
+            + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
+            + "directory that lasts"
+            + (payara
+                ? ", or start Payara Micro with --rootdir DIR (its instance directory"
+                    + " is a new temporary directory at every start without it)"
+                : ""));
   }
 
   /**
@@ -181,12 +194,19 @@ final class KvmqConfig {
       return Optional.empty();
     }
     Path dir = dataDir();
-    return temporaryDirectoryHolding(dir, systemProperties).map(tmp -> "kvmq: kvmq.data-dir " + dir
-        + " is under the temporary directory " + tmp + " (java.io.tmpdir); jobs are lost if it is emptied");
+    return temporaryDirectoryHolding(dir, systemProperties)
+        .map(
+            tmp ->
+                "kvmq: kvmq.data-dir "
+                    + dir
+                    + " is under the temporary directory "
+                    + tmp
+                    + " (java.io.tmpdir); jobs are lost if it is emptied");
   }
 
   /** The real path of java.io.tmpdir if {@code dir} lies under it. */
-  private static Optional<Path> temporaryDirectoryHolding(Path dir, Function<String, String> systemProperties) {
+  private static Optional<Path> temporaryDirectoryHolding(
+      Path dir, Function<String, String> systemProperties) {
     String tmp = systemProperties.apply("java.io.tmpdir");
     if (tmp == null || tmp.isBlank()) {
       return Optional.empty();
@@ -217,8 +237,9 @@ final class KvmqConfig {
     return switch (v) {
       case "fsync" -> Durability.FSYNC;
       case "process-crash-safe" -> Durability.PROCESS_CRASH_SAFE;
-      default -> throw new IllegalArgumentException("kvmq.durability is \"" + v
-          + "\"; use fsync or process-crash-safe");
+      default ->
+          throw new IllegalArgumentException(
+              "kvmq.durability is \"" + v + "\"; use fsync or process-crash-safe");
     };
   }
 
@@ -239,19 +260,22 @@ final class KvmqConfig {
       }
       return d;
     } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException(key + " is \"" + v + "\", not an ISO-8601 duration such as PT30S", e);
+      throw new IllegalArgumentException(
+          key + " is \"" + v + "\", not an ISO-8601 duration such as PT30S", e);
     }
   }
 
   /** Keeps MicroProfile Config classes out of reach unless the server has them. */
   private static final class MicroProfile {
     static Function<String, Optional<String>> source() {
-      org.eclipse.microprofile.config.Config config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+      org.eclipse.microprofile.config.Config config =
+          org.eclipse.microprofile.config.ConfigProvider.getConfig();
       return key -> config.getOptionalValue(key, String.class);
     }
 
     static Supplier<Set<String>> names() {
-      org.eclipse.microprofile.config.Config config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
+      org.eclipse.microprofile.config.Config config =
+          org.eclipse.microprofile.config.ConfigProvider.getConfig();
       return () -> {
         Set<String> all = new TreeSet<>();
         config.getPropertyNames().forEach(all::add);

@@ -5,13 +5,13 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.AfterDeploymentValidation;
 import jakarta.enterprise.inject.spi.AnnotatedType;
-import jakarta.enterprise.inject.spi.BeforeBeanDiscovery;
 import jakarta.enterprise.inject.spi.Bean;
 import jakarta.enterprise.inject.spi.BeanManager;
-import jakarta.enterprise.inject.spi.ProcessManagedBean;
+import jakarta.enterprise.inject.spi.BeforeBeanDiscovery;
 import jakarta.enterprise.inject.spi.DeploymentException;
 import jakarta.enterprise.inject.spi.Extension;
 import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
+import jakarta.enterprise.inject.spi.ProcessManagedBean;
 import jakarta.enterprise.inject.spi.WithAnnotations;
 import jakarta.json.bind.annotation.JsonbCreator;
 import java.lang.reflect.Constructor;
@@ -38,19 +38,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * annotation, via {@link WithAnnotations}), checks them, and hands them to the runtime.
  *
  * <p>Every problem is reported at deployment, all at once, each with a code:
+ *
  * <ul>
- *   <li>KVMQ-001: two handlers for one queue;</li>
- *   <li>KVMQ-002: a handler that does not implement {@code JobHandler<S>} with a concrete S;</li>
- *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class,
- *       or no usable constructor);</li>
+ *   <li>KVMQ-001: two handlers for one queue;
+ *   <li>KVMQ-002: a handler that does not implement {@code JobHandler<S>} with a concrete S;
+ *   <li>KVMQ-003: a payload type JSON-B can't handle (not public, abstract, an inner class, or no
+ *       usable constructor);
  *   <li>KVMQ-004: bad settings (name, concurrency, prefetch, durations, renew not shorter than
- *       lease, the default job options), each named by its source (the annotation's attribute
- *       or the configuration key); a {@code kvmq.queue.*} key that names no setting;</li>
+ *       lease, the default job options), each named by its source (the annotation's attribute or
+ *       the configuration key); a {@code kvmq.queue.*} key that names no setting;
  *   <li>KVMQ-005: a handler class that is not a CDI bean (add a scope such as
- *       {@code @ApplicationScoped});</li>
- *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under
- *       the JVM's temporary directory, so the jobs would not survive a restart (set
- *       {@code kvmq.data-dir}, or start Payara Micro with {@code --rootdir}).</li>
+ *       {@code @ApplicationScoped});
+ *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under the
+ *       JVM's temporary directory, so the jobs would not survive a restart (set {@code
+ *       kvmq.data-dir}, or start Payara Micro with {@code --rootdir}).
  * </ul>
  */
 public class KvmqExtension implements Extension {
@@ -67,7 +68,10 @@ public class KvmqExtension implements Extension {
       bbd.addAnnotatedType(KvmqMetrics.class, KvmqMetrics.class.getName()); // @Dependent
     }
     try {
-      Class.forName("org.eclipse.microprofile.health.HealthCheck", false, KvmqExtension.class.getClassLoader());
+      Class.forName(
+          "org.eclipse.microprofile.health.HealthCheck",
+          false,
+          KvmqExtension.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {
       return; // no MicroProfile Health on this server: no readiness check
     }
@@ -84,9 +88,9 @@ public class KvmqExtension implements Extension {
   }
 
   /**
-   * The beans of the handler classes, recorded as the container makes them: the extension's
-   * own BeanManager (kvmq-jakarta's jar in WEB-INF/lib) can't look up the application's
-   * classes on every server (Payara can't), so lookups by class are not used.
+   * The beans of the handler classes, recorded as the container makes them: the extension's own
+   * BeanManager (kvmq-jakarta's jar in WEB-INF/lib) can't look up the application's classes on
+   * every server (Payara can't), so lookups by class are not used.
    */
   private final Map<Class<?>, Bean<?>> handlerBeans = new ConcurrentHashMap<>();
 
@@ -138,7 +142,9 @@ public class KvmqExtension implements Extension {
     return Collections.unmodifiableList(handlers);
   }
 
-  /** Checks the handler classes; fills {@link #handlers} with the good ones; returns every problem. */
+  /**
+   * Checks the handler classes; fills {@link #handlers} with the good ones; returns every problem.
+   */
   List<String> check(List<Class<?>> classes, BeanManager beans, KvmqConfig config) {
     List<String> problems = new ArrayList<>();
     Map<String, Class<?>> byQueue = new HashMap<>();
@@ -149,34 +155,62 @@ public class KvmqExtension implements Extension {
       int before = problems.size();
       Class<?> other = byQueue.putIfAbsent(queue, c);
       if (other != null) {
-        problems.add("KVMQ-001: queue \"" + queue + "\" has two handlers, " + other.getName() + " and "
-            + c.getName() + "; a queue has one handler per application");
+        problems.add(
+            "KVMQ-001: queue \""
+                + queue
+                + "\" has two handlers, "
+                + other.getName()
+                + " and "
+                + c.getName()
+                + "; a queue has one handler per application");
       }
       if (queue.isEmpty() || queue.length() > 200) {
-        problems.add("KVMQ-004: handler " + c.getName() + " names a queue of " + queue.length()
-            + " characters; a queue name has 1 to 200");
+        problems.add(
+            "KVMQ-004: handler "
+                + c.getName()
+                + " names a queue of "
+                + queue.length()
+                + " characters; a queue name has 1 to 200");
       }
       Type payload = payloadType(c);
       if (payload == null) {
-        problems.add("KVMQ-002: " + c.getName() + " is annotated @QueueHandler but does not implement "
-            + "JobHandler<S> with a concrete state type S");
+        problems.add(
+            "KVMQ-002: "
+                + c.getName()
+                + " is annotated @QueueHandler but does not implement "
+                + "JobHandler<S> with a concrete state type S");
       } else {
         String why = jsonbProblem(payload);
         if (why != null) {
-          problems.add("KVMQ-003: the state type " + payload.getTypeName() + " of handler " + c.getName()
-              + " can't be read by JSON-B: " + why);
+          problems.add(
+              "KVMQ-003: the state type "
+                  + payload.getTypeName()
+                  + " of handler "
+                  + c.getName()
+                  + " can't be read by JSON-B: "
+                  + why);
         }
       }
       QueueSettings settings = null;
       try {
         settings = QueueSettings.of(queue, a, config);
       } catch (IllegalArgumentException e) {
-        problems.add("KVMQ-004: handler " + c.getName() + " of queue \"" + queue + "\" has bad settings: "
-            + e.getMessage());
+        problems.add(
+            "KVMQ-004: handler "
+                + c.getName()
+                + " of queue \""
+                + queue
+                + "\" has bad settings: "
+                + e.getMessage());
       }
-      if (beans != null && !handlerBeans.containsKey(c) && beans.getBeans(c, Any.Literal.INSTANCE).isEmpty()) {
-        problems.add("KVMQ-005: handler " + c.getName() + " is not a CDI bean; give it a scope such as "
-            + "@ApplicationScoped");
+      if (beans != null
+          && !handlerBeans.containsKey(c)
+          && beans.getBeans(c, Any.Literal.INSTANCE).isEmpty()) {
+        problems.add(
+            "KVMQ-005: handler "
+                + c.getName()
+                + " is not a CDI bean; give it a scope such as "
+                + "@ApplicationScoped");
       }
       if (problems.size() == before) {
         @SuppressWarnings("unchecked")
@@ -188,10 +222,9 @@ public class KvmqExtension implements Extension {
   }
 
   /**
-   * Checks the {@code kvmq.queue.*} keys that are set: each must end with a known setting
-   * (a misspelt {@code retires} would otherwise be ignored), and the settings of a queue
-   * without a handler here must be good (a handler's are checked with it). Call after
-   * {@link #check}.
+   * Checks the {@code kvmq.queue.*} keys that are set: each must end with a known setting (a
+   * misspelt {@code retires} would otherwise be ignored), and the settings of a queue without a
+   * handler here must be good (a handler's are checked with it). Call after {@link #check}.
    *
    * @return KVMQ-004 problems
    */
@@ -200,10 +233,15 @@ public class KvmqExtension implements Extension {
     Set<String> queues = new TreeSet<>();
     for (String key : config.keysStartingWith("kvmq.queue.")) {
       String rest = key.substring("kvmq.queue.".length());
-      String setting = QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
+      String setting =
+          QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
       if (setting == null) {
-        problems.add("KVMQ-004: configuration key " + key + " names no setting of a queue; they are "
-            + "kvmq.queue.NAME." + String.join(", .", QueueSettings.KEYS));
+        problems.add(
+            "KVMQ-004: configuration key "
+                + key
+                + " names no setting of a queue; they are "
+                + "kvmq.queue.NAME."
+                + String.join(", .", QueueSettings.KEYS));
       } else {
         queues.add(rest.substring(0, rest.length() - setting.length() - 1));
       }
@@ -221,8 +259,8 @@ public class KvmqExtension implements Extension {
   }
 
   /**
-   * The settings of the queue of this name: its handler's here, else from configuration only
-   * (a queue this application pushes to but does not handle).
+   * The settings of the queue of this name: its handler's here, else from configuration only (a
+   * queue this application pushes to but does not handle).
    *
    * @throws IllegalArgumentException if its configuration is bad
    */
@@ -251,7 +289,10 @@ public class KvmqExtension implements Extension {
     return t != null && isConcrete(t) ? t : null;
   }
 
-  /** Finds JobHandler's argument in {@code type}'s hierarchy, substituting type variables as it goes. */
+  /**
+   * Finds JobHandler's argument in {@code type}'s hierarchy, substituting type variables as it
+   * goes.
+   */
   private static Type resolve(Type type, Map<TypeVariable<?>, Type> bindings) {
     Class<?> raw;
     if (type instanceof ParameterizedType p) {
@@ -308,8 +349,10 @@ public class KvmqExtension implements Extension {
 
   /** Why JSON-B can't make instances of {@code t}, or null if it can. */
   static String jsonbProblem(Type t) {
-    Class<?> raw = t instanceof ParameterizedType p ? (Class<?>) p.getRawType()
-        : t instanceof Class<?> c ? c : Object[].class;
+    Class<?> raw =
+        t instanceof ParameterizedType p
+            ? (Class<?>) p.getRawType()
+            : t instanceof Class<?> c ? c : Object[].class;
     if (raw.isPrimitive() || raw.isArray() || raw.getName().startsWith("java.")) {
       return null;
     }
@@ -323,14 +366,17 @@ public class KvmqExtension implements Extension {
       return null;
     }
     if (raw.isInterface() || Modifier.isAbstract(raw.getModifiers())) {
-      return "it is " + (raw.isInterface() ? "an interface" : "abstract") + "; use a concrete class or a record";
+      return "it is "
+          + (raw.isInterface() ? "an interface" : "abstract")
+          + "; use a concrete class or a record";
     }
     if (raw.getEnclosingClass() != null && !Modifier.isStatic(raw.getModifiers())) {
       return "it is an inner class; make it static or a top-level class";
     }
     for (Constructor<?> k : raw.getDeclaredConstructors()) {
       if (k.isAnnotationPresent(JsonbCreator.class)
-          || (k.getParameterCount() == 0 && (Modifier.isPublic(k.getModifiers()) || Modifier.isProtected(k.getModifiers())))) {
+          || (k.getParameterCount() == 0
+              && (Modifier.isPublic(k.getModifiers()) || Modifier.isProtected(k.getModifiers())))) {
         return null;
       }
     }

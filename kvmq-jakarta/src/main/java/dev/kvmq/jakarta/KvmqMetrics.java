@@ -18,38 +18,37 @@ import org.eclipse.microprofile.metrics.MetricUnits;
 import org.eclipse.microprofile.metrics.Tag;
 
 /**
- * kvmq's metrics in the application's MicroProfile Metrics registry (Payara 6 and 7 have it;
- * their {@code /metrics} endpoint shows them in the Prometheus format). For each queue, tagged
- * {@code queue=<name>}:
+ * kvmq's metrics in the application's MicroProfile Metrics registry (Payara 6 and 7 have it; their
+ * {@code /metrics} endpoint shows them in the Prometheus format). For each queue, tagged {@code
+ * queue=<name>}:
+ *
  * <ul>
  *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead): the
- *       queue's depth, read from its indexes at each scrape;</li>
- *   <li>{@code kvmq.jobs.completed}, {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead},
- *       {@code kvmq.jobs.leaseLost} (counters): outcomes recorded by this application's
- *       workers since it started ({@code retried} and {@code dead} are the two kinds of failed
- *       attempt);</li>
- *   <li>{@code kvmq.handler.duration.microseconds} (histogram, unit none): how long handler
- *       calls took, whatever their outcome, in whole microseconds.</li>
+ *       queue's depth, read from its indexes at each scrape;
+ *   <li>{@code kvmq.jobs.completed}, {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code
+ *       kvmq.jobs.leaseLost} (counters): outcomes recorded by this application's workers since it
+ *       started ({@code retried} and {@code dead} are the two kinds of failed attempt);
+ *   <li>{@code kvmq.handler.duration.microseconds} (histogram, unit none): how long handler calls
+ *       took, whatever their outcome, in whole microseconds.
  * </ul>
  *
  * <p>Why a histogram of microseconds and not a MicroProfile {@code Timer}: Payara's exporter
  * (6.2025.10) prints a timer's {@code _max} and {@code _sum} in seconds but its quantiles
- * unconverted, in nanoseconds, under the same {@code _seconds} name (every Payara timer has
- * the default percentile configuration, whose printing skips the unit conversion). With unit
- * none nothing is converted, so every figure of the histogram (quantiles, max, mean, sum) is
- * in the unit its name says.
+ * unconverted, in nanoseconds, under the same {@code _seconds} name (every Payara timer has the
+ * default percentile configuration, whose printing skips the unit conversion). With unit none
+ * nothing is converted, so every figure of the histogram (quantiles, max, mean, sum) is in the unit
+ * its name says.
  *
- * <p>Loaded only after {@link #available()} said the API is there, so that kvmq deploys on
- * servers without MicroProfile Metrics (WildFly ships Micrometer and OpenTelemetry instead:
- * there, the admin API's {@code /activity} has the same numbers).
+ * <p>Loaded only after {@link #available()} said the API is there, so that kvmq deploys on servers
+ * without MicroProfile Metrics (WildFly ships Micrometer and OpenTelemetry instead: there, the
+ * admin API's {@code /activity} has the same numbers).
  */
 final class KvmqMetrics {
 
   private static final System.Logger LOG = System.getLogger(KvmqMetrics.class.getName());
 
   // Injected: Payara's registry producer needs a real injection point, not a lookup.
-  @Inject
-  MetricRegistry registry;
+  @Inject MetricRegistry registry;
 
   private final List<MetricID> registered = new ArrayList<>();
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
@@ -64,7 +63,10 @@ final class KvmqMetrics {
   /** True if the server has the MicroProfile Metrics API. Touches no class of it. */
   static boolean available() {
     try {
-      Class.forName("org.eclipse.microprofile.metrics.MetricRegistry", false, KvmqMetrics.class.getClassLoader());
+      Class.forName(
+          "org.eclipse.microprofile.metrics.MetricRegistry",
+          false,
+          KvmqMetrics.class.getClassLoader());
       return true;
     } catch (ClassNotFoundException | LinkageError e) {
       return false;
@@ -79,17 +81,24 @@ final class KvmqMetrics {
     try {
       var metrics = beans.createInstance().select(KvmqMetrics.class);
       if (!metrics.isResolvable()) {
-        LOG.log(System.Logger.Level.INFO, "kvmq: no MetricRegistry bean; metrics are only in the admin API");
+        LOG.log(
+            System.Logger.Level.INFO,
+            "kvmq: no MetricRegistry bean; metrics are only in the admin API");
         return null;
       }
       return metrics.get();
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.INFO, "kvmq: MicroProfile Metrics unusable; metrics are only in the admin API", e);
+      LOG.log(
+          System.Logger.Level.INFO,
+          "kvmq: MicroProfile Metrics unusable; metrics are only in the admin API",
+          e);
       return null;
     }
   }
 
-  /** Registers the queue's gauges, counters and histogram; a second call for a name does nothing. */
+  /**
+   * Registers the queue's gauges, counters and histogram; a second call for a name does nothing.
+   */
   synchronized void register(Queue<?> queue) {
     String name = queue.name();
     if (durations.containsKey(name)) {
@@ -103,22 +112,43 @@ final class KvmqMetrics {
     for (String outcome : List.of("completed", "retried", "dead", "leaseLost")) {
       String metric = "kvmq.jobs." + outcome;
       registered.add(new MetricID(metric, q));
-      counters.put(name + '\0' + outcome, registry.counter(Metadata.builder().withName(metric)
-          .withDescription("kvmq jobs " + outcome + " by this application's workers since it started")
-          .withUnit(MetricUnits.NONE).build(), q));
+      counters.put(
+          name + '\0' + outcome,
+          registry.counter(
+              Metadata.builder()
+                  .withName(metric)
+                  .withDescription(
+                      "kvmq jobs " + outcome + " by this application's workers since it started")
+                  .withUnit(MetricUnits.NONE)
+                  .build(),
+              q));
     }
     registered.add(new MetricID(DURATION, q));
-    durations.put(name, registry.histogram(Metadata.builder().withName(DURATION)
-        .withDescription("Duration of kvmq handler calls in microseconds, whatever their outcome")
-        .withUnit(MetricUnits.NONE).build(), q));
+    durations.put(
+        name,
+        registry.histogram(
+            Metadata.builder()
+                .withName(DURATION)
+                .withDescription(
+                    "Duration of kvmq handler calls in microseconds, whatever their outcome")
+                .withUnit(MetricUnits.NONE)
+                .build(),
+            q));
   }
 
   private void gauge(Queue<?> queue, Tag q, String status, ToLongFunction<QueueCounts> count) {
     Tag s = new Tag("status", status);
     registered.add(new MetricID("kvmq.jobs", q, s));
-    registry.gauge(Metadata.builder().withName("kvmq.jobs")
-        .withDescription("Jobs in a kvmq queue by status, read from the store at each scrape")
-        .withUnit(MetricUnits.NONE).build(), queue, qu -> depth(qu, count), q, s);
+    registry.gauge(
+        Metadata.builder()
+            .withName("kvmq.jobs")
+            .withDescription("Jobs in a kvmq queue by status, read from the store at each scrape")
+            .withUnit(MetricUnits.NONE)
+            .build(),
+        queue,
+        qu -> depth(qu, count),
+        q,
+        s);
   }
 
   private static Double depth(Queue<?> queue, ToLongFunction<QueueCounts> count) {

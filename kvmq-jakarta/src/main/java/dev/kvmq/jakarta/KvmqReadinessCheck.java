@@ -8,21 +8,20 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 
 /**
- * MicroProfile Health readiness: UP while kvmq's store answers a read, DOWN otherwise (the
- * store is closed, its directory is locked by another process, the database is away). When
- * UP, the datum {@code queuesWithoutHandler} lists the queues opened here that have waiting
- * or delayed jobs but no {@link QueueHandler} in this application.
+ * MicroProfile Health readiness: UP while kvmq's store answers a read, DOWN otherwise (the store is
+ * closed, its directory is locked by another process, the database is away). When UP, the datum
+ * {@code queuesWithoutHandler} lists the queues opened here that have waiting or delayed jobs but
+ * no {@link QueueHandler} in this application.
  *
- * <p>Registered by {@link KvmqExtension} only where the server has MicroProfile Health (it
- * carries no bean-defining annotation of its own), so kvmq deploys on servers without it.
+ * <p>Registered by {@link KvmqExtension} only where the server has MicroProfile Health (it carries
+ * no bean-defining annotation of its own), so kvmq deploys on servers without it.
  */
 @SuppressWarnings("exports") // public for CDI; MicroProfile Health is optional (requires static)
 public class KvmqReadinessCheck implements HealthCheck {
 
   private static final Key PROBE = Key.of("kvmq", "health");
 
-  @Inject
-  KvmqExtension extension;
+  @Inject KvmqExtension extension;
 
   /** Made by CDI. */
   public KvmqReadinessCheck() {}
@@ -50,7 +49,9 @@ public class KvmqReadinessCheck implements HealthCheck {
       }
       return b.build();
     } catch (RuntimeException e) {
-      return b.down().withData("error", e.getClass().getSimpleName() + ": " + e.getMessage()).build();
+      return b.down()
+          .withData("error", e.getClass().getSimpleName() + ": " + e.getMessage())
+          .build();
     }
   }
 }

@@ -9,22 +9,21 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The admin API's request filter, registered on {@link KvmqRestApplication} only (never
- * discovered by scanning: it has no {@code @Provider}).
+ * The admin API's request filter, registered on {@link KvmqRestApplication} only (never discovered
+ * by scanning: it has no {@code @Provider}).
  *
- * <p>It marks each request as one of kvmq's application ({@link #MARK}), which the resources
- * check: when an application of the WAR that relies on scanning picks up kvmq's resources,
- * they answer 404 there, and only kvmq's application at {@code /kvmq} serves them, behind its
- * security constraint and this filter.
+ * <p>It marks each request as one of kvmq's application ({@link #MARK}), which the resources check:
+ * when an application of the WAR that relies on scanning picks up kvmq's resources, they answer 404
+ * there, and only kvmq's application at {@code /kvmq} serves them, behind its security constraint
+ * and this filter.
  *
- * <p>It refuses cross-origin state changes (every method but GET, HEAD and OPTIONS) with 403:
- * when the browser says the request comes from another site ({@code Sec-Fetch-Site} other
- * than {@code same-origin} or {@code none}), or, from a browser that does not send
- * {@code Sec-Fetch-Site}, when {@code Origin} names another host than the request's
- * {@code Host}. A request with neither header is not from a browser's page (curl, scripts)
- * and passes. This is the rule of Go's {@code net/http.CrossOriginProtection}: a page of
- * another site that holds the admin's credentials in the browser cannot pause, resume,
- * retry, push or delete, whatever content type it uses.
+ * <p>It refuses cross-origin state changes (every method but GET, HEAD and OPTIONS) with 403: when
+ * the browser says the request comes from another site ({@code Sec-Fetch-Site} other than {@code
+ * same-origin} or {@code none}), or, from a browser that does not send {@code Sec-Fetch-Site}, when
+ * {@code Origin} names another host than the request's {@code Host}. A request with neither header
+ * is not from a browser's page (curl, scripts) and passes. This is the rule of Go's {@code
+ * net/http.CrossOriginProtection}: a page of another site that holds the admin's credentials in the
+ * browser cannot pause, resume, retry, push or delete, whatever content type it uses.
  */
 public final class KvmqRequestFilter implements ContainerRequestFilter {
 
@@ -47,8 +46,11 @@ public final class KvmqRequestFilter implements ContainerRequestFilter {
     if (SAFE.contains(request.getMethod())) {
       return;
     }
-    String refusal = crossOrigin(request.getHeaderString("Sec-Fetch-Site"), request.getHeaderString("Origin"),
-        host(request));
+    String refusal =
+        crossOrigin(
+            request.getHeaderString("Sec-Fetch-Site"),
+            request.getHeaderString("Origin"),
+            host(request));
     if (refusal != null) {
       request.abortWith(Problem.response(403, "Forbidden", refusal, null));
     }
@@ -68,7 +70,8 @@ public final class KvmqRequestFilter implements ContainerRequestFilter {
       if (site.equals("same-origin") || site.equals("none")) {
         return null;
       }
-      return "cross-origin request refused: the browser sent it from another site (Sec-Fetch-Site: " + site
+      return "cross-origin request refused: the browser sent it from another site (Sec-Fetch-Site: "
+          + site
           + "); kvmq's admin API changes state only for requests of its own origin";
     }
     if (origin == null) {
@@ -78,17 +81,20 @@ public final class KvmqRequestFilter implements ContainerRequestFilter {
     if (authority != null && host != null && authority.equalsIgnoreCase(host.trim())) {
       return null;
     }
-    return "cross-origin request refused: Origin " + origin + " is not this server (" + host
+    return "cross-origin request refused: Origin "
+        + origin
+        + " is not this server ("
+        + host
         + "); kvmq's admin API changes state only for requests of its own origin";
   }
 
   /**
-   * Refuses a request that did not pass through this filter, that is one served by another
-   * JAX-RS application of the WAR that picked up kvmq's resources by scanning.
+   * Refuses a request that did not pass through this filter, that is one served by another JAX-RS
+   * application of the WAR that picked up kvmq's resources by scanning.
    *
    * @param request the servlet request, whose attributes hold the request's properties
-   * @throws NotFoundException outside kvmq's application (a plain 404, which that
-   *     application's own mappers answer as they like)
+   * @throws NotFoundException outside kvmq's application (a plain 404, which that application's own
+   *     mappers answer as they like)
    */
   static void requireKvmqApplication(HttpServletRequest request) {
     if (request == null || request.getAttribute(MARK) == null) {

@@ -5,16 +5,16 @@ import jakarta.ws.rs.core.Application;
 import java.util.Set;
 
 /**
- * The admin REST API at {@code /kvmq} (served only when {@code kvmq.rest.enabled=true}).
- * Every endpoint requires the role {@code kvmq-admin}: protect {@code /kvmq/*} with a
- * security constraint in {@code web.xml} (HTTP Basic or what the application uses) and
- * grant the role as the application likes. The dashboard ({@link DashboardResource}) is at
- * {@code /kvmq/dashboard}, behind the same role.
+ * The admin REST API at {@code /kvmq} (served only when {@code kvmq.rest.enabled=true}). Every
+ * endpoint requires the role {@code kvmq-admin}: protect {@code /kvmq/*} with a security constraint
+ * in {@code web.xml} (HTTP Basic or what the application uses) and grant the role as the
+ * application likes. The dashboard ({@link DashboardResource}) is at {@code /kvmq/dashboard},
+ * behind the same role.
  *
- * <p>kvmq's resources, its exception mapper and its request filter are registered here and
- * nowhere else: none carries {@code @Provider}, and a resource picked up by another
- * application of the WAR that relies on scanning answers 404 there. Cross-origin state
- * changes are refused with 403 (see {@code docs/jakarta.md}).
+ * <p>kvmq's resources, its exception mapper and its request filter are registered here and nowhere
+ * else: none carries {@code @Provider}, and a resource picked up by another application of the WAR
+ * that relies on scanning answers 404 there. Cross-origin state changes are refused with 403 (see
+ * {@code docs/jakarta.md}).
  */
 @ApplicationPath("kvmq")
 public class KvmqRestApplication extends Application {
@@ -23,13 +23,17 @@ public class KvmqRestApplication extends Application {
   public KvmqRestApplication() {}
 
   /**
-   * Only kvmq's own resources and providers: the resources, the exception mapper and the
-   * request filter (scoping and cross-origin refusal).
+   * Only kvmq's own resources and providers: the resources, the exception mapper and the request
+   * filter (scoping and cross-origin refusal).
    *
    * @return the classes of this application
    */
   @Override
   public Set<Class<?>> getClasses() {
-    return Set.of(QueuesResource.class, DashboardResource.class, ProblemMapper.class, KvmqRequestFilter.class);
+    return Set.of(
+        QueuesResource.class,
+        DashboardResource.class,
+        ProblemMapper.class,
+        KvmqRequestFilter.class);
   }
 }

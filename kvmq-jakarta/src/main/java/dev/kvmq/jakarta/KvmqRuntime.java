@@ -39,13 +39,12 @@ import javax.naming.InitialContext;
 import javax.naming.NamingException;
 
 /**
- * kvmq inside one application: opens the configured store, runs one worker per
- * {@link QueueHandler} once the application has started, on threads of the container's
- * {@code java:comp/DefaultManagedThreadFactory} (so every handler call has the application's
- * CDI, JNDI and security context), or on the {@link ManagedScheduledExecutorService} that
- * {@code kvmq.executor} names, fires the CDI events, and on undeploy or shutdown stops the
- * workers (telling running handlers, waiting up to {@code kvmq.shutdown-timeout}) and
- * closes the store.
+ * kvmq inside one application: opens the configured store, runs one worker per {@link QueueHandler}
+ * once the application has started, on threads of the container's {@code
+ * java:comp/DefaultManagedThreadFactory} (so every handler call has the application's CDI, JNDI and
+ * security context), or on the {@link ManagedScheduledExecutorService} that {@code kvmq.executor}
+ * names, fires the CDI events, and on undeploy or shutdown stops the workers (telling running
+ * handlers, waiting up to {@code kvmq.shutdown-timeout}) and closes the store.
  *
  * <p>Applications do not call it; they inject {@link JobQueue}s and observe events.
  */
@@ -54,14 +53,11 @@ public class KvmqRuntime {
 
   private static final System.Logger LOG = System.getLogger(KvmqRuntime.class.getName());
 
-  @Inject
-  KvmqExtension extension;
+  @Inject KvmqExtension extension;
 
-  @Inject
-  BeanManager beans;
+  @Inject BeanManager beans;
 
-  @Inject
-  Event<Object> events;
+  @Inject Event<Object> events;
 
   // Looked up when the store opens: @Resource on this bean in WEB-INF/lib fails on Payara.
   private ManagedThreadFactory threads;
@@ -87,8 +83,8 @@ public class KvmqRuntime {
   private boolean closed;
 
   /**
-   * A queue and what the runtime keeps beside it: the codec the admin API reads input with,
-   * the state type, and the queue's settings.
+   * A queue and what the runtime keeps beside it: the codec the admin API reads input with, the
+   * state type, and the queue's settings.
    */
   private record QueueEntry(AdminQueue<?> admin, Type type, QueueSettings settings) {
 
@@ -106,7 +102,9 @@ public class KvmqRuntime {
     } catch (DataSourceNotBound e) {
       // Payara binds a DataSource that the application defines itself (web.xml <data-source>,
       // @DataSourceDefinition) only after CDI has started: start once it is there.
-      LOG.log(System.Logger.Level.INFO, "kvmq: " + e.getMessage() + " yet; starting the workers when it is");
+      LOG.log(
+          System.Logger.Level.INFO,
+          "kvmq: " + e.getMessage() + " yet; starting the workers when it is");
       retryStart(System.nanoTime() + DATASOURCE_WAIT.toNanos());
     }
   }
@@ -118,21 +116,30 @@ public class KvmqRuntime {
     if (closed || executor == null) {
       return;
     }
-    executor.schedule(() -> {
-      try {
-        startWorkers();
-        LOG.log(System.Logger.Level.INFO, "kvmq: DataSource found; workers started");
-      } catch (DataSourceNotBound e) {
-        if (System.nanoTime() - deadline < 0) {
-          retryStart(deadline);
-        } else {
-          LOG.log(System.Logger.Level.ERROR, "kvmq: " + e.getMessage() + " after " + DATASOURCE_WAIT
-              + "; no worker runs. Check kvmq.postgres.datasource", e);
-        }
-      } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.ERROR, "kvmq: the workers could not start", e);
-      }
-    }, 200, TimeUnit.MILLISECONDS);
+    executor.schedule(
+        () -> {
+          try {
+            startWorkers();
+            LOG.log(System.Logger.Level.INFO, "kvmq: DataSource found; workers started");
+          } catch (DataSourceNotBound e) {
+            if (System.nanoTime() - deadline < 0) {
+              retryStart(deadline);
+            } else {
+              LOG.log(
+                  System.Logger.Level.ERROR,
+                  "kvmq: "
+                      + e.getMessage()
+                      + " after "
+                      + DATASOURCE_WAIT
+                      + "; no worker runs. Check kvmq.postgres.datasource",
+                  e);
+            }
+          } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "kvmq: the workers could not start", e);
+          }
+        },
+        200,
+        TimeUnit.MILLISECONDS);
   }
 
   /** The configured DataSource's JNDI name is not bound (yet). */
@@ -153,7 +160,9 @@ public class KvmqRuntime {
     if (store == null) {
       if (executor == null) {
         try {
-          threads = (ManagedThreadFactory) new InitialContext().lookup("java:comp/DefaultManagedThreadFactory");
+          threads =
+              (ManagedThreadFactory)
+                  new InitialContext().lookup("java:comp/DefaultManagedThreadFactory");
         } catch (NamingException e) {
           throw new IllegalStateException("kvmq: a container resource is missing", e);
         }
@@ -165,17 +174,25 @@ public class KvmqRuntime {
         lenientJsonb = JsonbBuilder.create();
       }
       transactions = lookupTransactions();
-      store = switch (config.store()) {
-        case "memory" -> new InMemoryKvStore();
-        case "eclipsestore" -> {
-          config.chosenTemporaryDataDir(System::getProperty).ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w));
-          yield EclipseStoreKvStore.builder(config.dataDir()).durability(config.durability())
-              .threadFactory(threads).open();
-        }
-        case "postgres" -> Postgres.open(config, threads);
-        default -> throw new IllegalStateException("kvmq.store is \"" + config.store()
-            + "\"; use eclipsestore, memory or postgres");
-      };
+      store =
+          switch (config.store()) {
+            case "memory" -> new InMemoryKvStore();
+            case "eclipsestore" -> {
+              config
+                  .chosenTemporaryDataDir(System::getProperty)
+                  .ifPresent(w -> LOG.log(System.Logger.Level.WARNING, w));
+              yield EclipseStoreKvStore.builder(config.dataDir())
+                  .durability(config.durability())
+                  .threadFactory(threads)
+                  .open();
+            }
+            case "postgres" -> Postgres.open(config, threads);
+            default ->
+                throw new IllegalStateException(
+                    "kvmq.store is \""
+                        + config.store()
+                        + "\"; use eclipsestore, memory or postgres");
+          };
       LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
       if (KvmqMetrics.available()) {
         metrics = KvmqMetrics.open(beans);
@@ -206,15 +223,23 @@ public class KvmqRuntime {
     Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
     Bean<?> bean = extension.handlerBean(spec.beanClass());
     @SuppressWarnings("unchecked")
-    JobHandler<S> handler = (JobHandler<S>) (bean != null
-        ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
-        : beans.createInstance().select(spec.beanClass()).get());
+    JobHandler<S> handler =
+        (JobHandler<S>)
+            (bean != null
+                ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
+                : beans.createInstance().select(spec.beanClass()).get());
     Worker<S> worker = queue.worker(timed(spec.queue(), handler), spec.options(), executor);
     worker.addListener(this::fire);
     worker.start();
     workers.add(worker);
-    LOG.log(System.Logger.Level.INFO, "kvmq worker started: queue " + spec.queue() + ", handler "
-        + spec.beanClass().getName() + ", " + spec.options());
+    LOG.log(
+        System.Logger.Level.INFO,
+        "kvmq worker started: queue "
+            + spec.queue()
+            + ", handler "
+            + spec.beanClass().getName()
+            + ", "
+            + spec.options());
   }
 
   /** Measures each handler call, whatever its outcome, for the activity and the metrics. */
@@ -241,8 +266,12 @@ public class KvmqRuntime {
       try {
         return (ManagedScheduledExecutorService) new InitialContext().lookup(name.get());
       } catch (NamingException | ClassCastException e) {
-        throw new IllegalStateException("kvmq.executor \"" + name.get()
-            + "\" is not a ManagedScheduledExecutorService in JNDI: " + e, e);
+        throw new IllegalStateException(
+            "kvmq.executor \""
+                + name.get()
+                + "\" is not a ManagedScheduledExecutorService in JNDI: "
+                + e,
+            e);
       }
     }
     // One thread per handler call that may run at once, and two for passes, renewals,
@@ -251,8 +280,11 @@ public class KvmqRuntime {
     ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(size, threads);
     pool.setRemoveOnCancelPolicy(true);
     ownPool = pool;
-    LOG.log(System.Logger.Level.INFO, "kvmq: workers run on " + size
-        + " threads of java:comp/DefaultManagedThreadFactory (set kvmq.executor to use a ManagedScheduledExecutorService)");
+    LOG.log(
+        System.Logger.Level.INFO,
+        "kvmq: workers run on "
+            + size
+            + " threads of java:comp/DefaultManagedThreadFactory (set kvmq.executor to use a ManagedScheduledExecutorService)");
     return pool;
   }
 
@@ -269,7 +301,8 @@ public class KvmqRuntime {
       // Stored jobs are read leniently: a job pushed before a field left its state type still
       // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
       Queue<Object> q = Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)).build();
-      JsonbCodec<Object> input = new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
+      JsonbCodec<Object> input =
+          new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
       activity(name);
       if (metrics != null) {
         metrics.register(q);
@@ -287,8 +320,8 @@ public class KvmqRuntime {
       }
     }
     if (!e.type().equals(type)) {
-      throw new IllegalStateException("queue \"" + name + "\" holds " + e.type().getTypeName()
-          + ", not " + type.getTypeName());
+      throw new IllegalStateException(
+          "queue \"" + name + "\" holds " + e.type().getTypeName() + ", not " + type.getTypeName());
     }
     return e.queue();
   }
@@ -301,20 +334,24 @@ public class KvmqRuntime {
   }
 
   /**
-   * Logs once per queue that it has jobs but no handler in this application: they wait until
-   * a handler for it runs, here or on another node of the same store.
+   * Logs once per queue that it has jobs but no handler in this application: they wait until a
+   * handler for it runs, here or on another node of the same store.
    */
   private void warnUnhandled(String queue) {
     if (warnedUnhandled.add(queue)) {
-      LOG.log(System.Logger.Level.WARNING, "kvmq: queue \"" + queue + "\" has jobs but no @QueueHandler for it "
-          + "runs in this application; they wait until one runs (here, or on another server of the same store)");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "kvmq: queue \""
+              + queue
+              + "\" has jobs but no @QueueHandler for it "
+              + "runs in this application; they wait until one runs (here, or on another server of the same store)");
     }
   }
 
   /**
-   * The queues opened here that have waiting or delayed jobs but no handler in this
-   * application, for the readiness check (a detail, not a failure: another node may handle
-   * them). Logs each once.
+   * The queues opened here that have waiting or delayed jobs but no handler in this application,
+   * for the readiness check (a detail, not a failure: another node may handle them). Logs each
+   * once.
    *
    * @return their names, sorted
    */
@@ -398,10 +435,14 @@ public class KvmqRuntime {
       stopping.add(w.stop());
     }
     try {
-      CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new)).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new))
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      LOG.log(System.Logger.Level.WARNING, "kvmq: handlers still running after " + timeout
-          + "; their jobs run again when their leases expire");
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "kvmq: handlers still running after "
+              + timeout
+              + "; their jobs run again when their leases expire");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException e) {
@@ -438,23 +479,34 @@ public class KvmqRuntime {
   /** Touches the PostgreSQL store's classes only when it is configured. */
   private static final class Postgres {
     static KvStore open(KvmqConfig config, java.util.concurrent.ThreadFactory threads) {
-      String name = config.get("kvmq.postgres.datasource").orElseThrow(() -> new IllegalStateException(
-          "kvmq.store=postgres needs kvmq.postgres.datasource: the JNDI name of the application's DataSource"));
+      String name =
+          config
+              .get("kvmq.postgres.datasource")
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "kvmq.store=postgres needs kvmq.postgres.datasource: the JNDI name of the application's DataSource"));
       javax.sql.DataSource ds;
       try {
         ds = (javax.sql.DataSource) new InitialContext().lookup(name);
       } catch (NamingException e) {
-        if (e instanceof javax.naming.NameNotFoundException || e.getRootCause() instanceof javax.naming.NameNotFoundException) {
-          throw new DataSourceNotBound("kvmq.postgres.datasource \"" + name + "\" is not bound in JNDI", e);
+        if (e instanceof javax.naming.NameNotFoundException
+            || e.getRootCause() instanceof javax.naming.NameNotFoundException) {
+          throw new DataSourceNotBound(
+              "kvmq.postgres.datasource \"" + name + "\" is not bound in JNDI", e);
         }
-        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
+        throw new IllegalStateException(
+            "kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
       } catch (ClassCastException e) {
-        throw new IllegalStateException("kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
+        throw new IllegalStateException(
+            "kvmq.postgres.datasource \"" + name + "\" is not a DataSource in JNDI: " + e, e);
       }
       try {
-        Class.forName("dev.kvmq.store.postgres.PostgresKvStore", false, KvmqRuntime.class.getClassLoader());
+        Class.forName(
+            "dev.kvmq.store.postgres.PostgresKvStore", false, KvmqRuntime.class.getClassLoader());
       } catch (ClassNotFoundException e) {
-        throw new IllegalStateException("kvmq.store=postgres needs dev.kvmq:kvmq-store-postgres in the application", e);
+        throw new IllegalStateException(
+            "kvmq.store=postgres needs dev.kvmq:kvmq-store-postgres in the application", e);
       }
       var b = dev.kvmq.store.postgres.PostgresKvStore.builder(ds);
       config.get("kvmq.postgres.schema").ifPresent(b::schema);
@@ -467,9 +519,11 @@ public class KvmqRuntime {
 
   private static TransactionSynchronizationRegistry lookupTransactions() {
     try {
-      return (TransactionSynchronizationRegistry) new InitialContext().lookup("java:comp/TransactionSynchronizationRegistry");
+      return (TransactionSynchronizationRegistry)
+          new InitialContext().lookup("java:comp/TransactionSynchronizationRegistry");
     } catch (NamingException | RuntimeException e) {
-      LOG.log(System.Logger.Level.INFO, "kvmq: no JTA transaction registry; pushes are never deferred");
+      LOG.log(
+          System.Logger.Level.INFO, "kvmq: no JTA transaction registry; pushes are never deferred");
       return null;
     }
   }

@@ -9,8 +9,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Filters kvmq's CDI events by queue: {@code void on(@Observes @OnQueue("emails") JobFailed e)}.
- * An observer without it sees the events of every queue.
+ * Filters kvmq's CDI events by queue: {@code void on(@Observes @OnQueue("emails") JobFailed e)}. An
+ * observer without it sees the events of every queue.
  */
 @Qualifier
 @Documented
@@ -28,6 +28,7 @@ public @interface OnQueue {
   /** An instance of the annotation, to fire events with. */
   final class Literal extends AnnotationLiteral<OnQueue> implements OnQueue {
     private static final long serialVersionUID = 1L;
+
     /** The queue's name, this literal's {@link #value()}. */
     private final String value;
 

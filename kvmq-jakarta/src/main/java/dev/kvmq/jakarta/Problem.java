@@ -13,10 +13,11 @@ final class Problem {
   private Problem() {}
 
   static Response response(int status, String title, String detail, String field) {
-    JsonObjectBuilder b = Json.createObjectBuilder()
-        .add("type", "about:blank")
-        .add("title", title)
-        .add("status", status);
+    JsonObjectBuilder b =
+        Json.createObjectBuilder()
+            .add("type", "about:blank")
+            .add("title", title)
+            .add("status", status);
     if (detail != null) {
       b.add("detail", detail);
     }

@@ -5,10 +5,10 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.ExceptionMapper;
 
 /**
- * Every error of the admin API as problem JSON, and nothing more: no stack traces, no
- * exception messages of unexpected errors (those are logged). Registered on
- * {@link KvmqRestApplication} only, and not annotated {@code @Provider}, so that an
- * application of the WAR that relies on scanning keeps its own error answers.
+ * Every error of the admin API as problem JSON, and nothing more: no stack traces, no exception
+ * messages of unexpected errors (those are logged). Registered on {@link KvmqRestApplication} only,
+ * and not annotated {@code @Provider}, so that an application of the WAR that relies on scanning
+ * keeps its own error answers.
  */
 public class ProblemMapper implements ExceptionMapper<Throwable> {
 
@@ -32,7 +32,10 @@ public class ProblemMapper implements ExceptionMapper<Throwable> {
       }
       Response.StatusType s = r.getStatusInfo();
       Response problem = Problem.response(s.getStatusCode(), s.getReasonPhrase(), null, null);
-      return Response.fromResponse(problem).replaceAll(r.getHeaders()).type(Problem.MEDIA_TYPE).build();
+      return Response.fromResponse(problem)
+          .replaceAll(r.getHeaders())
+          .type(Problem.MEDIA_TYPE)
+          .build();
     }
     LOG.log(System.Logger.Level.ERROR, "kvmq admin API: unexpected error", e);
     return Problem.response(500, "Internal Server Error", "see the server log", null);

@@ -17,8 +17,8 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The admin REST API's push body and the JSON of a job's options: the names and options of
- * {@link JobOptions} and {@link Backoff}.
+ * The admin REST API's push body and the JSON of a job's options: the names and options of {@link
+ * JobOptions} and {@link Backoff}.
  *
  * <pre>{@code
  * {"state": ...,
@@ -31,15 +31,14 @@ import java.util.TreeSet;
  *                | {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT1M", "jitter": 0.2}}
  * }</pre>
  *
- * <p>This class knows no JAX-RS: it refuses bad input with {@link Refused}, which the
- * resource answers with a 400 problem.
+ * <p>This class knows no JAX-RS: it refuses bad input with {@link Refused}, which the resource
+ * answers with a 400 problem.
  *
- * <p>Durations are ISO-8601 ({@link Duration#parse}), from zero to {@link #MAX_DURATION};
- * {@code delayUntil} is an ISO-8601 instant from year 0 to 9999. Also accepted, in whole
- * milliseconds: {@code delayMs} (for {@code delay}), {@code repeatDelayMs} (for
- * {@code repeatDelay}) and {@code retryDelayMs} (a fixed {@code retryBackoff}). Every refusal
- * is a {@link Refused} naming the field ({@code retryBackoff.multiplier} for one inside the
- * backoff).
+ * <p>Durations are ISO-8601 ({@link Duration#parse}), from zero to {@link #MAX_DURATION}; {@code
+ * delayUntil} is an ISO-8601 instant from year 0 to 9999. Also accepted, in whole milliseconds:
+ * {@code delayMs} (for {@code delay}), {@code repeatDelayMs} (for {@code repeatDelay}) and {@code
+ * retryDelayMs} (a fixed {@code retryBackoff}). Every refusal is a {@link Refused} naming the field
+ * ({@code retryBackoff.multiplier} for one inside the backoff).
  */
 final class PushBody {
 
@@ -50,10 +49,22 @@ final class PushBody {
   private static final Instant LAST = Instant.parse("9999-12-31T23:59:59.999Z");
 
   /** Every field of the body, in the order of {@link JobOptions}. */
-  static final List<String> FIELDS = List.of("state", "priority", "delay", "delayUntil", "repeatCount",
-      "repeatDelay", "retryCount", "retryBackoff", "delayMs", "repeatDelayMs", "retryDelayMs");
+  static final List<String> FIELDS =
+      List.of(
+          "state",
+          "priority",
+          "delay",
+          "delayUntil",
+          "repeatCount",
+          "repeatDelay",
+          "retryCount",
+          "retryBackoff",
+          "delayMs",
+          "repeatDelayMs",
+          "retryDelayMs");
 
-  private static final Set<String> BACKOFF_KINDS = new TreeSet<>(List.of("none", "fixed", "exponential"));
+  private static final Set<String> BACKOFF_KINDS =
+      new TreeSet<>(List.of("none", "fixed", "exponential"));
 
   private PushBody() {}
 
@@ -75,14 +86,14 @@ final class PushBody {
   }
 
   /**
-   * Reads the options of a push body (every field but {@code state}, which the caller reads
-   * with the queue's codec).
+   * Reads the options of a push body (every field but {@code state}, which the caller reads with
+   * the queue's codec).
    *
    * @param body the push body
    * @return the options it gives, the defaults of {@link JobOptions} for the others
-   * @throws Refused naming the field, for an unknown field, a
-   *     value of the wrong type or out of range, or an option given twice (as {@code delay}
-   *     and {@code delayMs}, or {@code delay} and {@code delayUntil})
+   * @throws Refused naming the field, for an unknown field, a value of the wrong type or out of
+   *     range, or an option given twice (as {@code delay} and {@code delayMs}, or {@code delay} and
+   *     {@code delayUntil})
    */
   static JobOptions options(JsonObject body) {
     for (String field : body.keySet()) {
@@ -107,9 +118,10 @@ final class PushBody {
     long repeats = 0;
     if (body.containsKey("repeatCount")) {
       JsonValue v = body.get("repeatCount");
-      repeats = v instanceof JsonString s && s.getString().equals("forever")
-          ? JobOptions.REPEAT_FOREVER
-          : count(v, "repeatCount", Long.MAX_VALUE, "a whole number from 0, or \"forever\"");
+      repeats =
+          v instanceof JsonString s && s.getString().equals("forever")
+              ? JobOptions.REPEAT_FOREVER
+              : count(v, "repeatCount", Long.MAX_VALUE, "a whole number from 0, or \"forever\"");
     }
     Duration repeatDelay = Duration.ZERO;
     if (body.containsKey("repeatDelay")) {
@@ -118,9 +130,10 @@ final class PushBody {
       repeatDelay = millis(body.get("repeatDelayMs"), "repeatDelayMs");
     }
     o = o.repeat(repeats, repeatDelay);
-    int retries = body.containsKey("retryCount")
-        ? (int) count(body.get("retryCount"), "retryCount", Integer.MAX_VALUE, null)
-        : 0;
+    int retries =
+        body.containsKey("retryCount")
+            ? (int) count(body.get("retryCount"), "retryCount", Integer.MAX_VALUE, null)
+            : 0;
     Backoff backoff = Backoff.NONE;
     if (body.containsKey("retryBackoff")) {
       backoff = backoff(body.get("retryBackoff"));
@@ -134,8 +147,8 @@ final class PushBody {
    * A backoff as JSON, in the form the push body takes.
    *
    * @param b the backoff
-   * @return {@code {"kind": "none"}}, {@code {"kind": "fixed", "delay"}} or
-   *     {@code {"kind": "exponential", "initial", "multiplier", "max", "jitter"}}
+   * @return {@code {"kind": "none"}}, {@code {"kind": "fixed", "delay"}} or {@code {"kind":
+   *     "exponential", "initial", "multiplier", "max", "jitter"}}
    */
   static JsonObject backoffJson(Backoff b) {
     JsonObjectBuilder o = Json.createObjectBuilder();
@@ -145,8 +158,12 @@ final class PushBody {
     if (b.multiplier() == 1 && b.jitter() == 0 && b.initial().equals(b.max())) {
       return o.add("kind", "fixed").add("delay", b.initial().toString()).build();
     }
-    return o.add("kind", "exponential").add("initial", b.initial().toString()).add("multiplier", b.multiplier())
-        .add("max", b.max().toString()).add("jitter", b.jitter()).build();
+    return o.add("kind", "exponential")
+        .add("initial", b.initial().toString())
+        .add("multiplier", b.multiplier())
+        .add("max", b.max().toString())
+        .add("jitter", b.jitter())
+        .build();
   }
 
   /**
@@ -193,22 +210,31 @@ final class PushBody {
 
   private static Backoff backoff(JsonValue v) {
     if (!(v instanceof JsonObject o)) {
-      throw refused("retryBackoff", "retryBackoff must be an object such as {\"kind\": \"fixed\", "
-          + "\"delay\": \"PT10S\"}");
+      throw refused(
+          "retryBackoff",
+          "retryBackoff must be an object such as {\"kind\": \"fixed\", "
+              + "\"delay\": \"PT10S\"}");
     }
     if (!(o.get("kind") instanceof JsonString k) || !BACKOFF_KINDS.contains(k.getString())) {
       throw refused("retryBackoff.kind", "retryBackoff.kind must be one of " + BACKOFF_KINDS);
     }
     String kind = k.getString();
-    List<String> fields = switch (kind) {
-      case "none" -> List.of("kind");
-      case "fixed" -> List.of("kind", "delay");
-      default -> List.of("kind", "initial", "multiplier", "max", "jitter");
-    };
+    List<String> fields =
+        switch (kind) {
+          case "none" -> List.of("kind");
+          case "fixed" -> List.of("kind", "delay");
+          default -> List.of("kind", "initial", "multiplier", "max", "jitter");
+        };
     for (String f : o.keySet()) {
       if (!fields.contains(f)) {
-        throw refused("retryBackoff." + f, "unknown field \"retryBackoff." + f + "\" in a " + kind
-            + " retryBackoff; its fields are " + fields);
+        throw refused(
+            "retryBackoff." + f,
+            "unknown field \"retryBackoff."
+                + f
+                + "\" in a "
+                + kind
+                + " retryBackoff; its fields are "
+                + fields);
       }
     }
     switch (kind) {
@@ -224,9 +250,11 @@ final class PushBody {
         }
         Duration max = duration(required(o, "max"), "retryBackoff.max");
         if (max.compareTo(initial) < 0) {
-          throw refused("retryBackoff.max", "retryBackoff.max must not be less than retryBackoff.initial");
+          throw refused(
+              "retryBackoff.max", "retryBackoff.max must not be less than retryBackoff.initial");
         }
-        double jitter = o.containsKey("jitter") ? number(o.get("jitter"), "retryBackoff.jitter") : 0;
+        double jitter =
+            o.containsKey("jitter") ? number(o.get("jitter"), "retryBackoff.jitter") : 0;
         if (!(jitter >= 0 && jitter <= 1)) {
           throw refused("retryBackoff.jitter", "retryBackoff.jitter must be from 0 to 1");
         }
@@ -278,13 +306,21 @@ final class PushBody {
   }
 
   private static Duration millis(JsonValue v, String field) {
-    long ms = count(v, field, MAX_DURATION.toMillis(), "a whole number of milliseconds from 0 to "
-        + MAX_DURATION.toMillis());
+    long ms =
+        count(
+            v,
+            field,
+            MAX_DURATION.toMillis(),
+            "a whole number of milliseconds from 0 to " + MAX_DURATION.toMillis());
     return Duration.ofMillis(ms);
   }
 
   private static Duration duration(JsonValue v, String field) {
-    String expected = field + " must be an ISO-8601 duration from PT0S to " + MAX_DURATION + ", such as \"PT10S\"";
+    String expected =
+        field
+            + " must be an ISO-8601 duration from PT0S to "
+            + MAX_DURATION
+            + ", such as \"PT10S\"";
     if (!(v instanceof JsonString s)) {
       throw refused(field, expected);
     }
@@ -301,7 +337,9 @@ final class PushBody {
   }
 
   private static Instant instant(JsonValue v, String field) {
-    String expected = field + " must be an ISO-8601 instant from year 0 to 9999, such as \"2026-01-01T00:00:00Z\"";
+    String expected =
+        field
+            + " must be an ISO-8601 instant from year 0 to 9999, such as \"2026-01-01T00:00:00Z\"";
     if (!(v instanceof JsonString s)) {
       throw refused(field, expected);
     }

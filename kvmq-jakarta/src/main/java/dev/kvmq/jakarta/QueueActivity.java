@@ -4,14 +4,13 @@ import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What the workers of one queue did in this application since it started: outcome counts,
- * handler durations, and completed and failed attempts per second over the last
- * {@value #WINDOW_SECONDS} seconds (the dashboard's chart and the admin API's
- * {@code /activity}). Fed by {@link KvmqRuntime} from the kernel's worker events, after the
- * outcome was committed. Kept in memory only: a restart starts from zero.
+ * What the workers of one queue did in this application since it started: outcome counts, handler
+ * durations, and completed and failed attempts per second over the last {@value #WINDOW_SECONDS}
+ * seconds (the dashboard's chart and the admin API's {@code /activity}). Fed by {@link KvmqRuntime}
+ * from the kernel's worker events, after the outcome was committed. Kept in memory only: a restart
+ * starts from zero.
  *
- * <p>Thread-safe. The per-second ring is guarded by this object's lock; the totals are
- * lock-free.
+ * <p>Thread-safe. The per-second ring is guarded by this object's lock; the totals are lock-free.
  */
 final class QueueActivity {
 
@@ -82,14 +81,15 @@ final class QueueActivity {
   }
 
   /**
-   * The totals, and the per-second counts of the {@code seconds} seconds that end with the
-   * one holding {@code nowMillis}, oldest first.
+   * The totals, and the per-second counts of the {@code seconds} seconds that end with the one
+   * holding {@code nowMillis}, oldest first.
    *
    * @throws IllegalArgumentException if {@code seconds} is not in 1..{@value #WINDOW_SECONDS}
    */
   synchronized Snapshot snapshot(int seconds, long nowMillis) {
     if (seconds < 1 || seconds > WINDOW_SECONDS) {
-      throw new IllegalArgumentException("seconds must be 1 to " + WINDOW_SECONDS + ", not " + seconds);
+      throw new IllegalArgumentException(
+          "seconds must be 1 to " + WINDOW_SECONDS + ", not " + seconds);
     }
     long last = Math.floorDiv(nowMillis, 1000);
     long start = last - seconds + 1;
@@ -107,9 +107,19 @@ final class QueueActivity {
     long nanos = handlerNanos.sum();
     long r = retried.sum();
     long d = dead.sum();
-    return new Snapshot(queue, completed.sum(), r + d, r, d,
-        leaseLost.sum(), calls, calls == 0 ? 0 : nanos / 1e6 / calls, handlerMaxNanos.get() / 1e6,
-        start, ok, failed);
+    return new Snapshot(
+        queue,
+        completed.sum(),
+        r + d,
+        r,
+        d,
+        leaseLost.sum(),
+        calls,
+        calls == 0 ? 0 : nanos / 1e6 / calls,
+        handlerMaxNanos.get() / 1e6,
+        start,
+        ok,
+        failed);
   }
 
   /**
@@ -118,7 +128,17 @@ final class QueueActivity {
    * @param failed failed attempts: {@code retried + dead}
    * @param startSecond the epoch second of the first per-second count
    */
-  record Snapshot(String queue, long completed, long failed, long retried, long dead, long leaseLost,
-      long handlerCalls, double handlerMeanMillis, double handlerMaxMillis,
-      long startSecond, int[] completedPerSecond, int[] failedPerSecond) {}
+  record Snapshot(
+      String queue,
+      long completed,
+      long failed,
+      long retried,
+      long dead,
+      long leaseLost,
+      long handlerCalls,
+      double handlerMeanMillis,
+      double handlerMaxMillis,
+      long startSecond,
+      int[] completedPerSecond,
+      int[] failedPerSecond) {}
 }

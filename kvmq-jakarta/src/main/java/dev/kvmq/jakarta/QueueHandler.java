@@ -9,9 +9,9 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Marks a class that implements {@link dev.kvmq.JobHandler} as the handler of a queue.
- * The kvmq extension finds it at deployment, checks it, and runs a worker for it once the
- * application has started (see {@code docs/jakarta.md} for the threads).
+ * Marks a class that implements {@link dev.kvmq.JobHandler} as the handler of a queue. The kvmq
+ * extension finds it at deployment, checks it, and runs a worker for it once the application has
+ * started (see {@code docs/jakarta.md} for the threads).
  *
  * <pre>{@code
  * @QueueHandler(value = "emails", concurrency = 4, retries = 5, retryDelay = "PT2S", retryMultiplier = 2,
@@ -21,19 +21,18 @@ import java.lang.annotation.Target;
  * }
  * }</pre>
  *
- * <p>It is a CDI stereotype with the default scope {@link ApplicationScoped}, so it makes its
- * class a bean on its own (a bean-defining annotation, also in an archive with
- * {@code bean-discovery-mode="annotated"}); a scope on the class takes precedence.
+ * <p>It is a CDI stereotype with the default scope {@link ApplicationScoped}, so it makes its class
+ * a bean on its own (a bean-defining annotation, also in an archive with {@code
+ * bean-discovery-mode="annotated"}); a scope on the class takes precedence.
  *
- * <p>The worker's settings ({@link #concurrency()} to {@link #pollEvery()}) and the queue's
- * default job options ({@link #priority()}, {@link #retries()} to {@link #retryJitter()}) can
- * be overridden by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch},
- * {@code .lease}, {@code .renew-every}, {@code .poll-every}, {@code .priority},
- * {@code .retries}, {@code .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay},
- * {@code .retry-jitter}, {@code .ignore-unknown-properties}. Durations are ISO-8601
- * ({@code PT30S}). The default job options apply to pushes that give no options of their own
- * ({@link JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start
- * from.
+ * <p>The worker's settings ({@link #concurrency()} to {@link #pollEvery()}) and the queue's default
+ * job options ({@link #priority()}, {@link #retries()} to {@link #retryJitter()}) can be overridden
+ * by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch}, {@code .lease},
+ * {@code .renew-every}, {@code .poll-every}, {@code .priority}, {@code .retries}, {@code
+ * .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay}, {@code .retry-jitter}, {@code
+ * .ignore-unknown-properties}. Durations are ISO-8601 ({@code PT30S}). The default job options
+ * apply to pushes that give no options of their own ({@link JobQueue#push(Object)}); {@link
+ * JobQueue#defaultOptions()} returns them to start from.
  */
 @Stereotype
 @ApplicationScoped
@@ -57,10 +56,10 @@ public @interface QueueHandler {
   int concurrency() default 1;
 
   /**
-   * How many jobs the worker claims ahead, beyond the running ones: they wait under a
-   * renewed lease for a free handler slot, so a finishing handler takes its next job without
-   * waiting for a claim. Raise it for many short jobs; a job claimed ahead waits on this node
-   * even when another is idle. See {@link dev.kvmq.WorkerOptions#prefetch()}.
+   * How many jobs the worker claims ahead, beyond the running ones: they wait under a renewed lease
+   * for a free handler slot, so a finishing handler takes its next job without waiting for a claim.
+   * Raise it for many short jobs; a job claimed ahead waits on this node even when another is idle.
+   * See {@link dev.kvmq.WorkerOptions#prefetch()}.
    *
    * @return 0 to 10,000 (default 0: claim only for free slots)
    */
@@ -81,8 +80,8 @@ public @interface QueueHandler {
   String renewEvery() default "PT2S";
 
   /**
-   * How often an idle worker looks for work if the store can't notify it (and the longest
-   * it waits if it can).
+   * How often an idle worker looks for work if the store can't notify it (and the longest it waits
+   * if it can).
    *
    * @return an ISO-8601 duration (default {@code PT3S})
    */
@@ -96,8 +95,8 @@ public @interface QueueHandler {
   double priority() default 0;
 
   /**
-   * How many times a failed attempt of a job pushed without options of its own is retried
-   * before it becomes a dead letter.
+   * How many times a failed attempt of a job pushed without options of its own is retried before it
+   * becomes a dead letter.
    *
    * @return 0 or more (default 0: no retries)
    */
@@ -126,17 +125,17 @@ public @interface QueueHandler {
   String retryMaxDelay() default "";
 
   /**
-   * The random fraction of each wait, from 0 to 1 (the wait is drawn from
-   * {@code [d * (1 - jitter), d]}).
+   * The random fraction of each wait, from 0 to 1 (the wait is drawn from {@code [d * (1 - jitter),
+   * d]}).
    *
    * @return 0 to 1 (default 0)
    */
   double retryJitter() default 0;
 
   /**
-   * Whether a state whose JSON has properties that its type does not have is read anyway,
-   * those properties dropped. By default such a state is refused with an error that names the
-   * property (a misspelt field must not become a default value).
+   * Whether a state whose JSON has properties that its type does not have is read anyway, those
+   * properties dropped. By default such a state is refused with an error that names the property (a
+   * misspelt field must not become a default value).
    *
    * @return true to ignore unknown properties (default false)
    */

@@ -10,8 +10,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Names the queue of an injected {@link JobQueue}:
- * {@code @Inject @QueueName("emails") JobQueue<Email> emails;}
+ * Names the queue of an injected {@link JobQueue}: {@code @Inject @QueueName("emails")
+ * JobQueue<Email> emails;}
  */
 @Qualifier
 @Documented
@@ -30,6 +30,7 @@ public @interface QueueName {
   /** An instance of the annotation, for programmatic lookup. */
   final class Literal extends AnnotationLiteral<QueueName> implements QueueName {
     private static final long serialVersionUID = 1L;
+
     /** The queue's name, this literal's {@link #value()}. */
     private final String value;
 

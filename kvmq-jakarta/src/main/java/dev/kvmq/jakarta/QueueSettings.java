@@ -11,27 +11,40 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * A queue's settings in this application: its worker's options, the default options of a job
- * pushed without options of its own, and whether its JSON-B codec ignores unknown
- * properties. Each comes from configuration ({@code kvmq.queue.NAME.*}) if set there, else
- * from the queue's {@link QueueHandler} if this application has one, else kvmq's default.
+ * A queue's settings in this application: its worker's options, the default options of a job pushed
+ * without options of its own, and whether its JSON-B codec ignores unknown properties. Each comes
+ * from configuration ({@code kvmq.queue.NAME.*}) if set there, else from the queue's {@link
+ * QueueHandler} if this application has one, else kvmq's default.
  *
  * @param worker the worker's options
  * @param jobDefaults the options of a push that gives none
  * @param ignoreUnknownProperties whether the codec reads JSON with properties its type lacks
  */
-record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignoreUnknownProperties) {
+record QueueSettings(
+    WorkerOptions worker, JobOptions jobDefaults, boolean ignoreUnknownProperties) {
 
   /** The cap of a growing backoff that has none: long enough never to be reached. */
   private static final Duration NO_CAP = Duration.ofDays(365L * 100);
 
   /** The settings that {@code kvmq.queue.NAME.*} may give, as the ends of their keys. */
-  static final List<String> KEYS = List.of("concurrency", "prefetch", "lease", "renew-every", "poll-every",
-      "priority", "retries", "retry-delay", "retry-multiplier", "retry-max-delay", "retry-jitter",
-      "ignore-unknown-properties");
+  static final List<String> KEYS =
+      List.of(
+          "concurrency",
+          "prefetch",
+          "lease",
+          "renew-every",
+          "poll-every",
+          "priority",
+          "retries",
+          "retry-delay",
+          "retry-multiplier",
+          "retry-max-delay",
+          "retry-jitter",
+          "ignore-unknown-properties");
 
   /** The settings of a queue without configuration or handler. */
-  static final QueueSettings DEFAULTS = new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false);
+  static final QueueSettings DEFAULTS =
+      new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false);
 
   /** A setting that can't be used; the message names where the value came from. */
   static final class BadSettings extends IllegalArgumentException {
@@ -49,50 +62,90 @@ record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignor
    * @param handler its handler's annotation, or null if this application has none
    * @param config the configuration
    * @return the settings
-   * @throws BadSettings listing every bad value, each with its source (the configuration key or
-   *     the annotation's attribute)
+   * @throws BadSettings listing every bad value, each with its source (the configuration key or the
+   *     annotation's attribute)
    */
   static QueueSettings of(String queue, QueueHandler handler, KvmqConfig config) {
     Reader r = new Reader(queue, handler, config);
-    int concurrency = r.whole("concurrency", "concurrency", handler != null ? handler.concurrency() : 1, 0, 10_000);
-    int prefetch = r.whole("prefetch", "prefetch", handler != null ? handler.prefetch() : 0, 0, 10_000);
+    int concurrency =
+        r.whole(
+            "concurrency", "concurrency", handler != null ? handler.concurrency() : 1, 0, 10_000);
+    int prefetch =
+        r.whole("prefetch", "prefetch", handler != null ? handler.prefetch() : 0, 0, 10_000);
     Duration lease = r.duration("lease", "lease", handler != null ? handler.lease() : "PT5S", true);
-    Duration renew = r.duration("renew-every", "renewEvery", handler != null ? handler.renewEvery() : "PT2S", true);
-    Duration poll = r.duration("poll-every", "pollEvery", handler != null ? handler.pollEvery() : "PT3S", true);
+    Duration renew =
+        r.duration(
+            "renew-every", "renewEvery", handler != null ? handler.renewEvery() : "PT2S", true);
+    Duration poll =
+        r.duration("poll-every", "pollEvery", handler != null ? handler.pollEvery() : "PT3S", true);
     if (lease != null && renew != null && renew.compareTo(lease) >= 0) {
-      r.problems.add(r.source("renew-every", "renewEvery") + " " + renew + " must be shorter than "
-          + r.source("lease", "lease") + " " + lease);
+      r.problems.add(
+          r.source("renew-every", "renewEvery")
+              + " "
+              + renew
+              + " must be shorter than "
+              + r.source("lease", "lease")
+              + " "
+              + lease);
     }
-    double priority = r.number("priority", "priority", handler != null ? handler.priority() : 0, -Double.MAX_VALUE);
-    int retries = r.whole("retries", "retries", handler != null ? handler.retries() : 0, 0, Integer.MAX_VALUE);
-    Duration delay = r.duration("retry-delay", "retryDelay", handler != null ? handler.retryDelay() : "PT0S", false);
-    double multiplier = r.number("retry-multiplier", "retryMultiplier", handler != null ? handler.retryMultiplier() : 1, 1);
+    double priority =
+        r.number(
+            "priority", "priority", handler != null ? handler.priority() : 0, -Double.MAX_VALUE);
+    int retries =
+        r.whole(
+            "retries", "retries", handler != null ? handler.retries() : 0, 0, Integer.MAX_VALUE);
+    Duration delay =
+        r.duration(
+            "retry-delay", "retryDelay", handler != null ? handler.retryDelay() : "PT0S", false);
+    double multiplier =
+        r.number(
+            "retry-multiplier",
+            "retryMultiplier",
+            handler != null ? handler.retryMultiplier() : 1,
+            1);
     String maxText = r.text("retry-max-delay", handler != null ? handler.retryMaxDelay() : "");
-    Duration max = maxText.isEmpty() ? null : r.duration("retry-max-delay", "retryMaxDelay", maxText, false);
-    double jitter = r.number("retry-jitter", "retryJitter", handler != null ? handler.retryJitter() : 0, 0);
+    Duration max =
+        maxText.isEmpty() ? null : r.duration("retry-max-delay", "retryMaxDelay", maxText, false);
+    double jitter =
+        r.number("retry-jitter", "retryJitter", handler != null ? handler.retryJitter() : 0, 0);
     if (jitter > 1) {
-      r.problems.add(r.source("retry-jitter", "retryJitter") + " is " + jitter + "; it must be 0 to 1");
+      r.problems.add(
+          r.source("retry-jitter", "retryJitter") + " is " + jitter + "; it must be 0 to 1");
     }
     if (delay != null && max != null && max.compareTo(delay) < 0) {
-      r.problems.add(r.source("retry-max-delay", "retryMaxDelay") + " " + max + " is shorter than "
-          + r.source("retry-delay", "retryDelay") + " " + delay);
+      r.problems.add(
+          r.source("retry-max-delay", "retryMaxDelay")
+              + " "
+              + max
+              + " is shorter than "
+              + r.source("retry-delay", "retryDelay")
+              + " "
+              + delay);
     }
-    boolean ignoreUnknown = r.bool("ignore-unknown-properties", "ignoreUnknownProperties",
-        handler != null && handler.ignoreUnknownProperties());
+    boolean ignoreUnknown =
+        r.bool(
+            "ignore-unknown-properties",
+            "ignoreUnknownProperties",
+            handler != null && handler.ignoreUnknownProperties());
     if (!r.problems.isEmpty()) {
       throw new BadSettings(r.problems);
     }
     Duration cap = max != null ? max : multiplier == 1 ? delay : NO_CAP;
     try {
-      return new QueueSettings(new WorkerOptions(concurrency, lease, renew, poll, prefetch),
-          JobOptions.defaults().priority(priority).retry(retries,
-              retries == 0 && delay.isZero() ? Backoff.NONE : new Backoff(delay, multiplier, cap, jitter)),
+      return new QueueSettings(
+          new WorkerOptions(concurrency, lease, renew, poll, prefetch),
+          JobOptions.defaults()
+              .priority(priority)
+              .retry(
+                  retries,
+                  retries == 0 && delay.isZero()
+                      ? Backoff.NONE
+                      : new Backoff(delay, multiplier, cap, jitter)),
           ignoreUnknown);
     } catch (IllegalArgumentException e) {
       throw new BadSettings(List.of(e.getMessage()));
     }
   }
-
 
   /** Reads values, naming their source in every problem. */
   private static final class Reader {
@@ -133,7 +186,8 @@ record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignor
         value = annotated;
       }
       if (value < min || value > max) {
-        problems.add(source(key, attribute) + " is " + value + "; it must be " + min + " to " + max);
+        problems.add(
+            source(key, attribute) + " is " + value + "; it must be " + min + " to " + max);
         return min;
       }
       return (int) value;
@@ -153,8 +207,12 @@ record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignor
         value = annotated;
       }
       if (!Double.isFinite(value) || value < min) {
-        problems.add(source(key, attribute) + " is " + value + "; it must be a finite number"
-            + (min > -Double.MAX_VALUE ? " of at least " + min : ""));
+        problems.add(
+            source(key, attribute)
+                + " is "
+                + value
+                + "; it must be a finite number"
+                + (min > -Double.MAX_VALUE ? " of at least " + min : ""));
         return Math.max(min, 0);
       }
       return value;
@@ -165,12 +223,18 @@ record QueueSettings(WorkerOptions worker, JobOptions jobDefaults, boolean ignor
       try {
         Duration d = Duration.parse(v);
         if (d.isNegative() || (positive && d.isZero())) {
-          problems.add(source(key, attribute) + " is " + v + "; it must be " + (positive ? "positive" : "0 or more"));
+          problems.add(
+              source(key, attribute)
+                  + " is "
+                  + v
+                  + "; it must be "
+                  + (positive ? "positive" : "0 or more"));
           return null;
         }
         return d;
       } catch (DateTimeParseException e) {
-        problems.add(source(key, attribute) + " is \"" + v + "\", not an ISO-8601 duration such as PT30S");
+        problems.add(
+            source(key, attribute) + " is \"" + v + "\", not an ISO-8601 duration such as PT30S");
         return null;
       }
     }

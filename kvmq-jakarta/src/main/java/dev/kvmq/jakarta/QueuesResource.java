@@ -17,7 +17,6 @@ import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonReader;
 import jakarta.json.JsonValue;
-import jakarta.json.bind.JsonbException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
@@ -47,9 +46,9 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The admin REST API: queues, jobs, dead letters, pause/resume, and a server-sent event
- * feed per queue. JSON in and out; errors as {@code application/problem+json}. Every
- * endpoint requires the role {@code kvmq-admin}.
+ * The admin REST API: queues, jobs, dead letters, pause/resume, and a server-sent event feed per
+ * queue. JSON in and out; errors as {@code application/problem+json}. Every endpoint requires the
+ * role {@code kvmq-admin}.
  */
 @Path("queues")
 @RequestScoped
@@ -62,15 +61,12 @@ public class QueuesResource {
 
   static final int MAX_BODY_BYTES = 1 << 20;
 
-  @Inject
-  KvmqRuntime runtime;
+  @Inject KvmqRuntime runtime;
 
-  @Context
-  SecurityContext security;
+  @Context SecurityContext security;
 
   /** Carries the mark of {@link KvmqRequestFilter}: only kvmq's application serves this. */
-  @Context
-  HttpServletRequest servletRequest;
+  @Context HttpServletRequest servletRequest;
 
   /** Made by CDI. */
   public QueuesResource() {}
@@ -84,7 +80,9 @@ public class QueuesResource {
   public String queues() {
     admin();
     JsonArrayBuilder a = Json.createArrayBuilder();
-    runtime.queues().stream().sorted((x, y) -> x.name().compareTo(y.name())).forEach(q -> a.add(summary(q)));
+    runtime.queues().stream()
+        .sorted((x, y) -> x.name().compareTo(y.name()))
+        .forEach(q -> a.add(summary(q)));
     return a.build().toString();
   }
 
@@ -112,8 +110,11 @@ public class QueuesResource {
    */
   @GET
   @Path("{q}/jobs")
-  public String jobs(@PathParam("q") String name, @QueryParam("status") String status,
-      @QueryParam("offset") Integer offset, @QueryParam("limit") Integer limit) {
+  public String jobs(
+      @PathParam("q") String name,
+      @QueryParam("status") String status,
+      @QueryParam("offset") Integer offset,
+      @QueryParam("limit") Integer limit) {
     admin();
     AdminQueue<?> q = find(name);
     JobStatus filter = status == null ? null : parseStatus(status);
@@ -123,15 +124,15 @@ public class QueuesResource {
   }
 
   /**
-   * Pushes a job. Body: {@code {state, priority?, delay? | delayUntil?, repeatCount? (number
-   * or "forever"), repeatDelay?, retryCount?, retryBackoff?}}, the names and options of
-   * {@link JobOptions} (see {@link PushBody}).
+   * Pushes a job. Body: {@code {state, priority?, delay? | delayUntil?, repeatCount? (number or
+   * "forever"), repeatDelay?, retryCount?, retryBackoff?}}, the names and options of {@link
+   * JobOptions} (see {@link PushBody}).
    *
    * @param name the queue
    * @param body the JSON body, at most 1 MiB
    * @return 201 with the job
-   * @throws WebApplicationException 400 problem naming the field for bad input (nothing is
-   *     pushed), 404 for an unknown queue
+   * @throws WebApplicationException 400 problem naming the field for bad input (nothing is pushed),
+   *     404 for an unknown queue
    */
   @POST
   @Path("{q}/jobs")
@@ -159,7 +160,9 @@ public class QueuesResource {
     S state;
     try {
       state = q.fromJson(o.get("state"));
-    } catch (RuntimeException e) { // JsonbException, or what JSON-B lets through: it read the client's JSON
+    } catch (
+        RuntimeException
+            e) { // JsonbException, or what JSON-B lets through: it read the client's JSON
       throw PushBody.refused("state", "state does not fit the queue's type " + q.typeName());
     }
     if (state == null) {
@@ -265,7 +268,9 @@ public class QueuesResource {
    */
   @GET
   @Path("{q}/dead")
-  public String dead(@PathParam("q") String name, @QueryParam("offset") Integer offset,
+  public String dead(
+      @PathParam("q") String name,
+      @QueryParam("offset") Integer offset,
       @QueryParam("limit") Integer limit) {
     admin();
     AdminQueue<?> q = find(name);
@@ -275,15 +280,15 @@ public class QueuesResource {
   }
 
   /**
-   * What this application's workers did on the queue since it started, and per second over
-   * the last {@code seconds} seconds (for the dashboard's chart). Counted in memory by this
-   * application: a restart, or another node sharing the queue, is not in it.
+   * What this application's workers did on the queue since it started, and per second over the last
+   * {@code seconds} seconds (for the dashboard's chart). Counted in memory by this application: a
+   * restart, or another node sharing the queue, is not in it.
    *
    * @param name the queue
    * @param seconds how many seconds of per-second counts, 1 to 900 (default 300)
-   * @return {@code {queue, completed, failed, retried, dead, leaseLost, handler: {count,
-   *     meanMs, maxMs}, perSecond: {start, completed: [...], failed: [...]}}}, oldest second
-   *     first; {@code start} is the epoch second of the first count
+   * @return {@code {queue, completed, failed, retried, dead, leaseLost, handler: {count, meanMs,
+   *     maxMs}, perSecond: {start, completed: [...], failed: [...]}}}, oldest second first; {@code
+   *     start} is the epoch second of the first count
    */
   @GET
   @Path("{q}/activity")
@@ -311,14 +316,18 @@ public class QueuesResource {
         .add("retried", s.retried())
         .add("dead", s.dead())
         .add("leaseLost", s.leaseLost())
-        .add("handler", Json.createObjectBuilder()
-            .add("count", s.handlerCalls())
-            .add("meanMs", s.handlerMeanMillis())
-            .add("maxMs", s.handlerMaxMillis()))
-        .add("perSecond", Json.createObjectBuilder()
-            .add("start", s.startSecond())
-            .add("completed", ok)
-            .add("failed", failed))
+        .add(
+            "handler",
+            Json.createObjectBuilder()
+                .add("count", s.handlerCalls())
+                .add("meanMs", s.handlerMeanMillis())
+                .add("maxMs", s.handlerMaxMillis()))
+        .add(
+            "perSecond",
+            Json.createObjectBuilder()
+                .add("start", s.startSecond())
+                .add("completed", ok)
+                .add("failed", failed))
         .build();
   }
 
@@ -357,9 +366,9 @@ public class QueuesResource {
   }
 
   /**
-   * A server-sent event per change of the queue: event {@code queue} with the summary
-   * ({@code {name, paused, waiting, delayed, processing, dead}}), first at once, then after
-   * each change (changes that come close together are reported once).
+   * A server-sent event per change of the queue: event {@code queue} with the summary ({@code
+   * {name, paused, waiting, delayed, processing, dead}}), first at once, then after each change
+   * (changes that come close together are reported once).
    *
    * @param name the queue
    * @param sink the client's event stream
@@ -373,36 +382,42 @@ public class QueuesResource {
     Queue<?> q = find(name).queue();
     AtomicInteger pending = new AtomicInteger();
     Subscription[] sub = new Subscription[1];
-    Runnable send = new Runnable() {
-      @Override
-      public void run() {
-        int seen;
-        do {
-          seen = pending.get();
-          if (sink.isClosed()) {
-            if (sub[0] != null) {
-              sub[0].close();
-            }
-            return;
+    Runnable send =
+        new Runnable() {
+          @Override
+          public void run() {
+            int seen;
+            do {
+              seen = pending.get();
+              if (sink.isClosed()) {
+                if (sub[0] != null) {
+                  sub[0].close();
+                }
+                return;
+              }
+              try {
+                sink.send(
+                    sse.newEventBuilder()
+                        .name("queue")
+                        .mediaType(MediaType.APPLICATION_JSON_TYPE)
+                        .data(String.class, summary(q).toString())
+                        .build());
+              } catch (RuntimeException e) {
+                if (sub[0] != null) {
+                  sub[0].close();
+                }
+                sink.close();
+                return;
+              }
+            } while (pending.addAndGet(-seen) != 0);
           }
-          try {
-            sink.send(sse.newEventBuilder().name("queue").mediaType(MediaType.APPLICATION_JSON_TYPE)
-                .data(String.class, summary(q).toString()).build());
-          } catch (RuntimeException e) {
-            if (sub[0] != null) {
-              sub[0].close();
-            }
-            sink.close();
-            return;
+        };
+    Runnable request =
+        () -> {
+          if (pending.getAndIncrement() == 0) {
+            runtime.executor().execute(send);
           }
-        } while (pending.addAndGet(-seen) != 0);
-      }
-    };
-    Runnable request = () -> {
-      if (pending.getAndIncrement() == 0) {
-        runtime.executor().execute(send);
-      }
-    };
+        };
     if (q.store().notifiesChanges()) {
       sub[0] = q.onChange(request);
     } else {
@@ -412,8 +427,8 @@ public class QueuesResource {
   }
 
   /**
-   * Answers a {@code HEAD} of the event stream with its headers only. Without it, JAX-RS would
-   * run {@link #events} for a {@code HEAD}: a stream with no body that never ends, holding a
+   * Answers a {@code HEAD} of the event stream with its headers only. Without it, JAX-RS would run
+   * {@link #events} for a {@code HEAD}: a stream with no body that never ends, holding a
    * subscription and a connection until the client gives up.
    *
    * @param name the queue
@@ -429,8 +444,14 @@ public class QueuesResource {
   }
 
   private Subscription pollEvery(Duration interval, Runnable request) {
-    var f = runtime.executor().scheduleAtFixedRate(request, interval.toMillis(), interval.toMillis(),
-        java.util.concurrent.TimeUnit.MILLISECONDS);
+    var f =
+        runtime
+            .executor()
+            .scheduleAtFixedRate(
+                request,
+                interval.toMillis(),
+                interval.toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
     return () -> f.cancel(false);
   }
 
@@ -439,29 +460,40 @@ public class QueuesResource {
   private void admin() {
     KvmqRequestFilter.requireKvmqApplication(servletRequest);
     if (!runtime.config().restEnabled()) {
-      throw new WebApplicationException(Problem.response(404, "Not Found",
-          "the kvmq admin API is off; set kvmq.rest.enabled=true", null));
+      throw new WebApplicationException(
+          Problem.response(
+              404, "Not Found", "the kvmq admin API is off; set kvmq.rest.enabled=true", null));
     }
     if (security == null || security.getUserPrincipal() == null) {
-      throw new WebApplicationException(Response.fromResponse(Problem.response(401, "Unauthorized",
-          "sign in with a user that has the role " + ROLE, null)).header("WWW-Authenticate", "Basic realm=\"kvmq\"").build());
+      throw new WebApplicationException(
+          Response.fromResponse(
+                  Problem.response(
+                      401, "Unauthorized", "sign in with a user that has the role " + ROLE, null))
+              .header("WWW-Authenticate", "Basic realm=\"kvmq\"")
+              .build());
     }
     if (!security.isUserInRole(ROLE)) {
-      throw new WebApplicationException(Problem.response(403, "Forbidden", "the role " + ROLE + " is required", null));
+      throw new WebApplicationException(
+          Problem.response(403, "Forbidden", "the role " + ROLE + " is required", null));
     }
   }
 
   private AdminQueue<?> find(String name) {
-    return runtime.adminQueue(name).orElseThrow(() -> Problem.notFound("no queue named \"" + name + "\""));
+    return runtime
+        .adminQueue(name)
+        .orElseThrow(() -> Problem.notFound("no queue named \"" + name + "\""));
   }
 
   private static <S> JsonObject jobJson(AdminQueue<S> q, String id) {
-    Job<S> job = q.queue().job(id).orElseThrow(() -> Problem.notFound("no job " + id + " in queue "
-        + q.queue().name()));
+    Job<S> job =
+        q.queue()
+            .job(id)
+            .orElseThrow(() -> Problem.notFound("no job " + id + " in queue " + q.queue().name()));
     return job(q, job, -1);
   }
 
-  private static <S> JsonArrayBuilder jobsJson(AdminQueue<S> q, JobStatus filter, int skip, int max) {
+  private static <S> JsonArrayBuilder jobsJson(
+      AdminQueue<S> q, JobStatus filter, int skip, int max) {
     JsonArrayBuilder a = Json.createArrayBuilder();
     q.queue().jobs(filter, skip, max).forEach(e -> a.add(job(q, e.job(), e.place())));
     return a;
@@ -481,7 +513,8 @@ public class QueuesResource {
       }
       return st;
     } catch (IllegalArgumentException e) {
-      throw Problem.badRequest("status", "status is waiting, delayed or processing (dead letters: GET .../dead)");
+      throw Problem.badRequest(
+          "status", "status is waiting, delayed or processing (dead letters: GET .../dead)");
     }
   }
 
@@ -507,26 +540,37 @@ public class QueuesResource {
         .build();
   }
 
-  /** A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions), lastError?}}. */
+  /**
+   * A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions),
+   * lastError?}}.
+   */
   static <S> JsonObject job(AdminQueue<S> q, Job<S> j, int place) {
-    JsonObjectBuilder b = Json.createObjectBuilder()
-        .add("id", j.id())
-        .add("state", q.toJson(j.state()))
-        .add("status", j.status().name().toLowerCase(Locale.ROOT));
+    JsonObjectBuilder b =
+        Json.createObjectBuilder()
+            .add("id", j.id())
+            .add("state", q.toJson(j.state()))
+            .add("status", j.status().name().toLowerCase(Locale.ROOT));
     if (place >= 0) {
       b.add("place", place);
     }
     PushBody.addOptions(j, b);
-    j.lastError().ifPresent(e -> b.add("lastError", Json.createObjectBuilder()
-        .add("type", e.type()).add("message", e.message()).add("failedAt", e.failedAt().toString())));
+    j.lastError()
+        .ifPresent(
+            e ->
+                b.add(
+                    "lastError",
+                    Json.createObjectBuilder()
+                        .add("type", e.type())
+                        .add("message", e.message())
+                        .add("failedAt", e.failedAt().toString())));
     return b.build();
   }
 
   /**
    * Reads a request body as one JSON object.
    *
-   * @throws PushBody.Refused for a body over {@link #MAX_BODY_BYTES}, not UTF-8, not JSON, or
-   *     not an object
+   * @throws PushBody.Refused for a body over {@link #MAX_BODY_BYTES}, not UTF-8, not JSON, or not
+   *     an object
    */
   static JsonObject readObject(InputStream body) {
     byte[] bytes;
@@ -540,8 +584,13 @@ public class QueuesResource {
     }
     String text;
     try {
-      text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(bytes))
+              .toString();
     } catch (CharacterCodingException e) {
       throw PushBody.refused(null, "the body is not UTF-8");
     }
@@ -553,8 +602,10 @@ public class QueuesResource {
       return o;
     } catch (JsonException e) {
       throw PushBody.refused(null, "the body is not valid JSON: " + e.getMessage());
-    } catch (RuntimeException e) { // Parsson: "Input is too deeply nested" is a plain RuntimeException
-      throw PushBody.refused(null, "the body is not JSON that kvmq reads: nested too deeply, or a value too large");
+    } catch (
+        RuntimeException e) { // Parsson: "Input is too deeply nested" is a plain RuntimeException
+      throw PushBody.refused(
+          null, "the body is not JSON that kvmq reads: nested too deeply, or a value too large");
     }
   }
 }

@@ -13,8 +13,13 @@ final class TypedJobs {
     Objects.requireNonNull(type, "type");
     Object state = job.state();
     if (state != null && !type.isInstance(state)) {
-      throw new ClassCastException("the jobs of queue \"" + queue + "\" hold " + state.getClass().getName()
-          + ", not " + type.getName());
+      throw new ClassCastException(
+          "the jobs of queue \""
+              + queue
+              + "\" hold "
+              + state.getClass().getName()
+              + ", not "
+              + type.getName());
     }
     return (Job<S>) job;
   }

@@ -33,16 +33,22 @@ class EventsTest {
     assertThat(completed.job(CharSequence.class).state()).isEqualTo("ada@example.org");
     JobFailed failed = new JobFailed("mail", job, new JobError("E", "m", Instant.EPOCH), true);
     assertThat(failed.job(String.class).id()).isEqualTo(job.id());
-    assertThat(new JobLeaseLost("mail", job, "complete").job(String.class).state()).isEqualTo("ada@example.org");
+    assertThat(new JobLeaseLost("mail", job, "complete").job(String.class).state())
+        .isEqualTo("ada@example.org");
   }
 
   @Test
   void theWrongTypeIsRefusedWithBothNames() {
     Job<?> job = queue.push("ada@example.org");
     JobCompleted completed = new JobCompleted("mail", job, Optional.empty());
-    assertThatThrownBy(() -> completed.job(Integer.class)).isInstanceOf(ClassCastException.class)
+    assertThatThrownBy(() -> completed.job(Integer.class))
+        .isInstanceOf(ClassCastException.class)
         .hasMessage("the jobs of queue \"mail\" hold java.lang.String, not java.lang.Integer");
-    assertThatThrownBy(() -> new JobFailed("mail", job, new JobError("E", "m", Instant.EPOCH), false)
-        .job(Long.class)).isInstanceOf(ClassCastException.class).hasMessageContaining("java.lang.Long");
+    assertThatThrownBy(
+            () ->
+                new JobFailed("mail", job, new JobError("E", "m", Instant.EPOCH), false)
+                    .job(Long.class))
+        .isInstanceOf(ClassCastException.class)
+        .hasMessageContaining("java.lang.Long");
   }
 }

@@ -19,8 +19,10 @@ class JobQueueTest {
 
   final InMemoryKvStore store = new InMemoryKvStore();
   final Queue<String> queue = Queue.builder(store, "bills", Codecs.utf8()).build();
-  final JobOptions defaults = JobOptions.defaults().priority(3)
-      .retry(5, Backoff.exponential(Duration.ofSeconds(2), 2, Duration.ofMinutes(5), 0));
+  final JobOptions defaults =
+      JobOptions.defaults()
+          .priority(3)
+          .retry(5, Backoff.exponential(Duration.ofSeconds(2), 2, Duration.ofMinutes(5), 0));
   final AtomicInteger pushes = new AtomicInteger();
   final JobQueue<String> bills = new JobQueue<>(queue, null, defaults, pushes::incrementAndGet);
 
@@ -35,7 +37,8 @@ class JobQueueTest {
     assertThat(job.retryLimit()).isEqualTo(5);
     assertThat(job.retryBackoff()).isEqualTo(defaults.retryBackoff());
     assertThat(job.priority()).isEqualTo(3);
-    assertThat(bills.pushAll(List.of("b", "c"))).allSatisfy(j -> assertThat(j.retryLimit()).isEqualTo(5));
+    assertThat(bills.pushAll(List.of("b", "c")))
+        .allSatisfy(j -> assertThat(j.retryLimit()).isEqualTo(5));
     assertThat(bills.defaultOptions()).isEqualTo(defaults);
     assertThat(pushes).hasValue(2);
   }
@@ -45,7 +48,8 @@ class JobQueueTest {
     Job<String> none = bills.push("a", JobOptions.defaults()).orElseThrow();
     assertThat(none.retryLimit()).isZero();
     assertThat(none.priority()).isZero();
-    Job<String> kept = bills.push("b", bills.defaultOptions().delay(Duration.ofMinutes(1))).orElseThrow();
+    Job<String> kept =
+        bills.push("b", bills.defaultOptions().delay(Duration.ofMinutes(1))).orElseThrow();
     assertThat(kept.retryLimit()).isEqualTo(5);
     assertThat(kept.delayUntil()).isAfter(kept.createdAt());
   }

@@ -39,8 +39,9 @@ class JsonbCodecTest {
 
   @Test
   void genericTypesRoundTrip() {
-    Type listOfOrders = ((java.lang.reflect.ParameterizedType) Holder.class.getGenericInterfaces()[0])
-        .getActualTypeArguments()[0];
+    Type listOfOrders =
+        ((java.lang.reflect.ParameterizedType) Holder.class.getGenericInterfaces()[0])
+            .getActualTypeArguments()[0];
     JsonbCodec<List<Order>> codec = new JsonbCodec<>(jsonb, listOfOrders);
     List<Order> orders = List.of(new Order("a", 1, List.of()), new Order("b", 2, List.of("x")));
     List<Order> back = codec.decode(codec.encode(orders));
@@ -69,25 +70,32 @@ class JsonbCodecTest {
         .isInstanceOf(JsonbException.class)
         .hasMessageStartingWith("the JSON does not fit " + Bill.class.getName() + ": ")
         .hasMessageContaining("amount");
-    assertThatThrownBy(() -> bills.decode("{\"cents\":5,\"amount\":1}".getBytes(StandardCharsets.UTF_8)))
-        .isInstanceOf(JsonbException.class).hasMessageContaining("amount");
-    assertThat(bills.read("{\"customer\":\"ada\",\"cents\":1250}")).isEqualTo(new Bill("ada", 1250));
+    assertThatThrownBy(
+            () -> bills.decode("{\"cents\":5,\"amount\":1}".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(JsonbException.class)
+        .hasMessageContaining("amount");
+    assertThat(bills.read("{\"customer\":\"ada\",\"cents\":1250}"))
+        .isEqualTo(new Bill("ada", 1250));
 
     JsonbCodec<Invoice> invoices = new JsonbCodec<>(strict, Invoice.class);
     assertThatThrownBy(() -> invoices.read("{\"number\":\"7\",\"amount\":1250}"))
-        .isInstanceOf(JsonbException.class).hasMessageContaining("amount");
+        .isInstanceOf(JsonbException.class)
+        .hasMessageContaining("amount");
   }
 
   @Test
   void aQueueThatOptedOutDropsUnknownProperties() {
-    JsonbCodec<Bill> lenient = new JsonbCodec<>(jsonb, Bill.class); // JsonbBuilder.create(): JSON-B's default
-    assertThat(lenient.read("{\"customer\":\"ada\",\"cents\":7,\"note\":\"x\"}")).isEqualTo(new Bill("ada", 7));
+    JsonbCodec<Bill> lenient =
+        new JsonbCodec<>(jsonb, Bill.class); // JsonbBuilder.create(): JSON-B's default
+    assertThat(lenient.read("{\"customer\":\"ada\",\"cents\":7,\"note\":\"x\"}"))
+        .isEqualTo(new Bill("ada", 7));
   }
 
   @Test
   void jsonThatDoesNotFitIsRefused() {
     JsonbCodec<Order> codec = new JsonbCodec<>(jsonb, Order.class);
-    assertThatThrownBy(() -> codec.decode("{\"quantity\":\"many\"}".getBytes(StandardCharsets.UTF_8)))
+    assertThatThrownBy(
+            () -> codec.decode("{\"quantity\":\"many\"}".getBytes(StandardCharsets.UTF_8)))
         .isInstanceOf(JsonbException.class);
   }
 }

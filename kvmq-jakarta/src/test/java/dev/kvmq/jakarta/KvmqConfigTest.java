@@ -31,8 +31,19 @@ class KvmqConfigTest {
 
   @Test
   void valuesAreParsed() {
-    KvmqConfig c = of(Map.of("kvmq.store", "MEMORY", "kvmq.durability", "process-crash-safe",
-        "kvmq.rest.enabled", "true", "kvmq.data-dir", "/srv/kvmq", "kvmq.shutdown-timeout", "PT5S"));
+    KvmqConfig c =
+        of(
+            Map.of(
+                "kvmq.store",
+                "MEMORY",
+                "kvmq.durability",
+                "process-crash-safe",
+                "kvmq.rest.enabled",
+                "true",
+                "kvmq.data-dir",
+                "/srv/kvmq",
+                "kvmq.shutdown-timeout",
+                "PT5S"));
     assertThat(c.store()).isEqualTo("memory");
     assertThat(c.durability()).isEqualTo(Durability.PROCESS_CRASH_SAFE);
     assertThat(c.restEnabled()).isTrue();
@@ -43,34 +54,63 @@ class KvmqConfigTest {
   @Test
   void badValuesNameTheKey() {
     assertThatThrownBy(() -> of(Map.of("kvmq.durability", "maybe")).durability())
-        .hasMessageContaining("kvmq.durability").hasMessageContaining("fsync or process-crash-safe");
+        .hasMessageContaining("kvmq.durability")
+        .hasMessageContaining("fsync or process-crash-safe");
     assertThatThrownBy(() -> of(Map.of("kvmq.shutdown-timeout", "30s")).shutdownTimeout())
-        .hasMessageContaining("kvmq.shutdown-timeout").hasMessageContaining("ISO-8601");
+        .hasMessageContaining("kvmq.shutdown-timeout")
+        .hasMessageContaining("ISO-8601");
   }
 
   @Test
-  void aDefaultDataDirectoryUnderTheTemporaryDirectoryIsRefused(@TempDir Path tmp) throws Exception {
-    // Payara Micro without --rootdir: its instance directory is a new directory under java.io.tmpdir.
+  void aDefaultDataDirectoryUnderTheTemporaryDirectoryIsRefused(@TempDir Path tmp)
+      throws Exception {
+    // Payara Micro without --rootdir: its instance directory is a new directory under
+    // java.io.tmpdir.
     Path instance = Files.createDirectories(tmp.resolve("payaramicro-rt123tmp"));
-    Map<String, String> jvm = Map.of("java.io.tmpdir", tmp.toString(), "com.sun.aas.instanceRoot", instance.toString());
-    assertThat(of(Map.of()).temporaryDataDir(jvm::get)).hasValueSatisfying(m -> assertThat(m)
-        .startsWith("KVMQ-006: ").contains(instance.resolve("kvmq").toString(), "java.io.tmpdir", "kvmq.data-dir",
-            "--rootdir"));
-    // An explicit choice is the user's, even under the temporary directory: a warning, not a refusal.
+    Map<String, String> jvm =
+        Map.of("java.io.tmpdir", tmp.toString(), "com.sun.aas.instanceRoot", instance.toString());
+    assertThat(of(Map.of()).temporaryDataDir(jvm::get))
+        .hasValueSatisfying(
+            m ->
+                assertThat(m)
+                    .startsWith("KVMQ-006: ")
+                    .contains(
+                        instance.resolve("kvmq").toString(),
+                        "java.io.tmpdir",
+                        "kvmq.data-dir",
+                        "--rootdir"));
+    // An explicit choice is the user's, even under the temporary directory: a warning, not a
+    // refusal.
     KvmqConfig chosen = of(Map.of("kvmq.data-dir", instance.resolve("kvmq").toString()));
     assertThat(chosen.temporaryDataDir(jvm::get)).isEmpty();
-    assertThat(chosen.chosenTemporaryDataDir(jvm::get)).hasValueSatisfying(w -> assertThat(w)
-        .contains("kvmq.data-dir", "java.io.tmpdir"));
+    assertThat(chosen.chosenTemporaryDataDir(jvm::get))
+        .hasValueSatisfying(w -> assertThat(w).contains("kvmq.data-dir", "java.io.tmpdir"));
     assertThat(of(Map.of()).chosenTemporaryDataDir(jvm::get)).isEmpty();
     // Stores without a data directory.
     assertThat(of(Map.of("kvmq.store", "memory")).temporaryDataDir(jvm::get)).isEmpty();
     // Payara Micro with --rootdir elsewhere, WildFly's data directory elsewhere.
     Path elsewhere = Files.createDirectories(tmp.resolveSibling(tmp.getFileName() + "-root"));
     try {
-      assertThat(of(Map.of()).temporaryDataDir(Map.of("java.io.tmpdir", tmp.toString(),
-          "com.sun.aas.instanceRoot", elsewhere.toString())::get)).isEmpty();
-      assertThat(of(Map.of()).temporaryDataDir(Map.of("java.io.tmpdir", tmp.toString(),
-          "jboss.server.data.dir", elsewhere.toString())::get)).isEmpty();
+      assertThat(
+              of(Map.of())
+                  .temporaryDataDir(
+                      Map.of(
+                              "java.io.tmpdir",
+                              tmp.toString(),
+                              "com.sun.aas.instanceRoot",
+                              elsewhere.toString())
+                          ::get))
+          .isEmpty();
+      assertThat(
+              of(Map.of())
+                  .temporaryDataDir(
+                      Map.of(
+                              "java.io.tmpdir",
+                              tmp.toString(),
+                              "jboss.server.data.dir",
+                              elsewhere.toString())
+                          ::get))
+          .isEmpty();
     } finally {
       Files.delete(elsewhere);
     }
@@ -82,15 +122,28 @@ class KvmqConfigTest {
     // (and not created yet).
     Path real = Files.createDirectories(dir.resolve("real-tmp"));
     Path link = Files.createSymbolicLink(dir.resolve("tmp-link"), real);
-    Map<String, String> jvm = Map.of("java.io.tmpdir", link.toString(),
-        "com.sun.aas.instanceRoot", real.resolve("payaramicro-rt1tmp").toString());
-    assertThat(of(Map.of()).temporaryDataDir(jvm::get)).hasValueSatisfying(m -> assertThat(m).startsWith("KVMQ-006"));
-    Map<String, String> reversed = Map.of("java.io.tmpdir", real.toString(),
-        "com.sun.aas.instanceRoot", link.resolve("x").toString());
+    Map<String, String> jvm =
+        Map.of(
+            "java.io.tmpdir",
+            link.toString(),
+            "com.sun.aas.instanceRoot",
+            real.resolve("payaramicro-rt1tmp").toString());
+    assertThat(of(Map.of()).temporaryDataDir(jvm::get))
+        .hasValueSatisfying(m -> assertThat(m).startsWith("KVMQ-006"));
+    Map<String, String> reversed =
+        Map.of(
+            "java.io.tmpdir",
+            real.toString(),
+            "com.sun.aas.instanceRoot",
+            link.resolve("x").toString());
     assertThat(of(Map.of()).temporaryDataDir(reversed::get)).isPresent();
     // A sibling whose name starts like the temporary directory is not under it.
-    Map<String, String> sibling = Map.of("java.io.tmpdir", real.toString(),
-        "com.sun.aas.instanceRoot", dir.resolve("real-tmp-2").toString());
+    Map<String, String> sibling =
+        Map.of(
+            "java.io.tmpdir",
+            real.toString(),
+            "com.sun.aas.instanceRoot",
+            dir.resolve("real-tmp-2").toString());
     assertThat(of(Map.of()).temporaryDataDir(sibling::get)).isEmpty();
   }
 

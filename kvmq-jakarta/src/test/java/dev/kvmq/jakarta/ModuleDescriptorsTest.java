@@ -28,25 +28,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kvmq's four module descriptors on a real module path, built from the jars Maven resolves
- * for this module (compile and provided scopes, listed by maven-dependency-plugin into
- * {@code target/module-path.txt}) and this module's classes. The other tests run on the class
- * path, as a WAR deploys kvmq; this one proves that the descriptors resolve, export exactly the
- * API, need what they say, and that EclipseStore stores and reads back kvmq's pages there.
+ * kvmq's four module descriptors on a real module path, built from the jars Maven resolves for this
+ * module (compile and provided scopes, listed by maven-dependency-plugin into {@code
+ * target/module-path.txt}) and this module's classes. The other tests run on the class path, as a
+ * WAR deploys kvmq; this one proves that the descriptors resolve, export exactly the API, need what
+ * they say, and that EclipseStore stores and reads back kvmq's pages there.
  *
- * <p>{@code jakarta.jakartaee-api} and {@code jakarta.jakartaee-web-api} are left out of the
- * module path: each is one jar of every API with no module name, whose automatic module would
- * split the packages of the API jars they bring along (jakarta.cdi, jakarta.ws.rs, ...), which
- * are the modules a modular application uses.
+ * <p>{@code jakarta.jakartaee-api} and {@code jakarta.jakartaee-web-api} are left out of the module
+ * path: each is one jar of every API with no module name, whose automatic module would split the
+ * packages of the API jars they bring along (jakarta.cdi, jakarta.ws.rs, ...), which are the
+ * modules a modular application uses.
  */
 class ModuleDescriptorsTest {
 
   /** Every kvmq module and the packages it exports, to everyone: its API and nothing else. */
-  private static final Map<String, Set<String>> API = Map.of(
-      "dev.kvmq", Set.of("dev.kvmq", "dev.kvmq.store", "dev.kvmq.testkit"),
-      "dev.kvmq.store.eclipsestore", Set.of("dev.kvmq.store.eclipsestore"),
-      "dev.kvmq.store.postgres", Set.of("dev.kvmq.store.postgres"),
-      "dev.kvmq.jakarta", Set.of("dev.kvmq.jakarta"));
+  private static final Map<String, Set<String>> API =
+      Map.of(
+          "dev.kvmq", Set.of("dev.kvmq", "dev.kvmq.store", "dev.kvmq.testkit"),
+          "dev.kvmq.store.eclipsestore", Set.of("dev.kvmq.store.eclipsestore"),
+          "dev.kvmq.store.postgres", Set.of("dev.kvmq.store.postgres"),
+          "dev.kvmq.jakarta", Set.of("dev.kvmq.jakarta"));
 
   private static List<Path> modulePath;
   private static ModuleLayer layer;
@@ -55,7 +56,9 @@ class ModuleDescriptorsTest {
   static void buildTheLayer() throws IOException {
     String listFile = System.getProperty("kvmq.module-path.file");
     String self = System.getProperty("kvmq.module-path.self");
-    assertThat(listFile).as("surefire passes kvmq.module-path.file (kvmq-jakarta/pom.xml)").isNotNull();
+    assertThat(listFile)
+        .as("surefire passes kvmq.module-path.file (kvmq-jakarta/pom.xml)")
+        .isNotNull();
     assertThat(self).as("surefire passes kvmq.module-path.self (kvmq-jakarta/pom.xml)").isNotNull();
     String listed = Files.readString(Path.of(listFile), StandardCharsets.UTF_8).strip();
     modulePath = new ArrayList<>();
@@ -91,9 +94,15 @@ class ModuleDescriptorsTest {
   void eachModuleExportsExactlyItsApiToEveryone() {
     for (Map.Entry<String, Set<String>> api : API.entrySet()) {
       ModuleDescriptor d = descriptor(api.getKey());
-      assertThat(d.exports()).as(api.getKey() + ": qualified exports").allMatch(e -> !e.isQualified());
-      assertThat(d.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()))
-          .as(api.getKey() + " exports").isEqualTo(api.getValue());
+      assertThat(d.exports())
+          .as(api.getKey() + ": qualified exports")
+          .allMatch(e -> !e.isQualified());
+      assertThat(
+              d.exports().stream()
+                  .map(ModuleDescriptor.Exports::source)
+                  .collect(Collectors.toSet()))
+          .as(api.getKey() + " exports")
+          .isEqualTo(api.getValue());
     }
   }
 
@@ -101,10 +110,11 @@ class ModuleDescriptorsTest {
   void onlyKvmqJakartaOpensItsPackageForCdiJaxRsAndJsonb() {
     assertThat(descriptor("dev.kvmq.jakarta").opens())
         .singleElement()
-        .satisfies(o -> {
-          assertThat(o.source()).isEqualTo("dev.kvmq.jakarta");
-          assertThat(o.isQualified()).isFalse();
-        });
+        .satisfies(
+            o -> {
+              assertThat(o.source()).isEqualTo("dev.kvmq.jakarta");
+              assertThat(o.isQualified()).isFalse();
+            });
     assertThat(descriptor("dev.kvmq").opens()).isEmpty();
     assertThat(descriptor("dev.kvmq.store.postgres").opens()).isEmpty();
     // EclipseStore needs no open package: eclipseStoreStoresAndReadsBackKvmqPagesInTheLayer.
@@ -120,11 +130,13 @@ class ModuleDescriptorsTest {
   @Test
   void kvmqJakartaResolvesWithoutItsOptionalModules() {
     // No PostgreSQL store or driver, no MicroProfile API: what a server without them has.
-    Predicate<Path> withoutOptionals = p -> {
-      String f = p.getFileName().toString();
-      return !f.startsWith("microprofile-") && !f.startsWith("postgresql-")
-          && !p.toString().contains("kvmq-store-postgres");
-    };
+    Predicate<Path> withoutOptionals =
+        p -> {
+          String f = p.getFileName().toString();
+          return !f.startsWith("microprofile-")
+              && !f.startsWith("postgresql-")
+              && !p.toString().contains("kvmq-store-postgres");
+        };
     Configuration cf = resolve(withoutOptionals, Set.of("dev.kvmq.jakarta"));
     assertThat(cf.findModule("dev.kvmq.jakarta")).isPresent();
     assertThat(cf.findModule("dev.kvmq.store.postgres")).isEmpty();
@@ -146,17 +158,22 @@ class ModuleDescriptorsTest {
 
   @Test
   void theCdiExtensionIsAServiceOfTheModule() throws Exception {
-    Class<?> extension = layer.findLoader("jakarta.cdi").loadClass("jakarta.enterprise.inject.spi.Extension");
-    List<String> providers = ServiceLoader.load(layer, extension).stream()
-        .map(p -> p.type().getName())
-        .collect(Collectors.toList());
+    Class<?> extension =
+        layer.findLoader("jakarta.cdi").loadClass("jakarta.enterprise.inject.spi.Extension");
+    List<String> providers =
+        ServiceLoader.load(layer, extension).stream()
+            .map(p -> p.type().getName())
+            .collect(Collectors.toList());
     assertThat(providers).containsExactly(KvmqExtension.class.getName());
   }
 
   @Test
   void thePostgresStoreLinksInTheLayer() throws Exception {
-    Class<?> store = Class.forName("dev.kvmq.store.postgres.PostgresKvStore", true,
-        layer.findLoader("dev.kvmq.store.postgres"));
+    Class<?> store =
+        Class.forName(
+            "dev.kvmq.store.postgres.PostgresKvStore",
+            true,
+            layer.findLoader("dev.kvmq.store.postgres"));
     assertThat(store.getModule().getName()).isEqualTo("dev.kvmq.store.postgres");
   }
 
@@ -167,9 +184,15 @@ class ModuleDescriptorsTest {
     assertThat(storeClass.getModule().getName()).isEqualTo("dev.kvmq.store.eclipsestore");
     Class<?> keyClass = loader.loadClass("dev.kvmq.store.Key");
     Class<?> opClass = loader.loadClass("dev.kvmq.store.AtomicOperation");
-    Object key = keyClass.getMethod("of", Object[].class).invoke(null, (Object) new Object[] {"module-path", 1L});
+    Object key =
+        keyClass
+            .getMethod("of", Object[].class)
+            .invoke(null, (Object) new Object[] {"module-path", 1L});
     Object builder = opClass.getMethod("builder").invoke(null);
-    builder.getClass().getMethod("set", keyClass, byte[].class).invoke(builder, key, new byte[] {4, 2});
+    builder
+        .getClass()
+        .getMethod("set", keyClass, byte[].class)
+        .invoke(builder, key, new byte[] {4, 2});
     Object op = builder.getClass().getMethod("build").invoke(builder);
 
     Method open = storeClass.getMethod("open", Path.class);

@@ -15,93 +15,126 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The REST push body speaks {@link JobOptions}: its names, every option, and 400s naming the field. */
+/**
+ * The REST push body speaks {@link JobOptions}: its names, every option, and 400s naming the field.
+ */
 class PushBodyTest {
 
   @Test
   void everyOptionOfJobOptionsByItsName() {
-    JobOptions o = PushBody.options(json("""
+    JobOptions o =
+        PushBody.options(
+            json(
+                """
         {"state": {}, "priority": 2.5, "delay": "PT5M", "repeatCount": 3, "repeatDelay": "PT1H",
          "retryCount": 4, "retryBackoff": {"kind": "exponential", "initial": "PT1S", "multiplier": 2,
          "max": "PT1M", "jitter": 0.2}}"""));
 
-    assertThat(o).isEqualTo(JobOptions.defaults().priority(2.5).delay(Duration.ofMinutes(5))
-        .repeat(3, Duration.ofHours(1))
-        .retry(4, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1), 0.2)));
+    assertThat(o)
+        .isEqualTo(
+            JobOptions.defaults()
+                .priority(2.5)
+                .delay(Duration.ofMinutes(5))
+                .repeat(3, Duration.ofHours(1))
+                .retry(
+                    4, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1), 0.2)));
   }
 
   @Test
   void defaultsDelayUntilForeverAndEachBackoffKind() {
     assertThat(PushBody.options(json("{\"state\": 1}"))).isEqualTo(JobOptions.defaults());
-    assertThat(PushBody.options(json("{\"delayUntil\": \"2030-01-01T00:00:00Z\", \"repeatCount\": \"forever\"}")))
-        .isEqualTo(JobOptions.defaults().delayUntil(Instant.parse("2030-01-01T00:00:00Z"))
-            .repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
+    assertThat(
+            PushBody.options(
+                json("{\"delayUntil\": \"2030-01-01T00:00:00Z\", \"repeatCount\": \"forever\"}")))
+        .isEqualTo(
+            JobOptions.defaults()
+                .delayUntil(Instant.parse("2030-01-01T00:00:00Z"))
+                .repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
     assertThat(PushBody.options(json("{\"retryBackoff\": {\"kind\": \"none\"}}")).retryBackoff())
         .isEqualTo(Backoff.NONE);
-    assertThat(PushBody.options(json("{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT10S\"}}")).retryBackoff())
+    assertThat(
+            PushBody.options(
+                    json("{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT10S\"}}"))
+                .retryBackoff())
         .isEqualTo(Backoff.fixed(Duration.ofSeconds(10)));
-    assertThat(PushBody.options(json(
-        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 3, \"max\": \"PT9S\"}}"))
-        .retryBackoff()).as("jitter defaults to 0")
+    assertThat(
+            PushBody.options(
+                    json(
+                        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 3, \"max\": \"PT9S\"}}"))
+                .retryBackoff())
+        .as("jitter defaults to 0")
         .isEqualTo(Backoff.exponential(Duration.ofSeconds(1), 3, Duration.ofSeconds(9), 0));
   }
 
   @Test
   void theMillisecondFieldsStillWork() {
-    assertThat(PushBody.options(json("{\"delayMs\": 1500, \"repeatCount\": 1, \"repeatDelayMs\": 20, "
-        + "\"retryCount\": 2, \"retryDelayMs\": 10}")))
-        .isEqualTo(JobOptions.defaults().delay(Duration.ofMillis(1500)).repeat(1, Duration.ofMillis(20))
-            .retry(2, Backoff.fixed(Duration.ofMillis(10))));
+    assertThat(
+            PushBody.options(
+                json(
+                    "{\"delayMs\": 1500, \"repeatCount\": 1, \"repeatDelayMs\": 20, "
+                        + "\"retryCount\": 2, \"retryDelayMs\": 10}")))
+        .isEqualTo(
+            JobOptions.defaults()
+                .delay(Duration.ofMillis(1500))
+                .repeat(1, Duration.ofMillis(20))
+                .retry(2, Backoff.fixed(Duration.ofMillis(10))));
   }
 
   @Test
   void aJobsBackoffIsWrittenAsThePushBodyTakesIt() {
-    for (Backoff b : new Backoff[] {Backoff.NONE, Backoff.fixed(Duration.ofSeconds(3)),
-        Backoff.exponential(Duration.ofMillis(100), 1.5, Duration.ofSeconds(30), 0.5)}) {
-      JsonObject body = Json.createObjectBuilder().add("retryBackoff", PushBody.backoffJson(b)).build();
+    for (Backoff b :
+        new Backoff[] {
+          Backoff.NONE,
+          Backoff.fixed(Duration.ofSeconds(3)),
+          Backoff.exponential(Duration.ofMillis(100), 1.5, Duration.ofSeconds(30), 0.5)
+        }) {
+      JsonObject body =
+          Json.createObjectBuilder().add("retryBackoff", PushBody.backoffJson(b)).build();
       assertThat(PushBody.options(body).retryBackoff()).isEqualTo(b);
     }
   }
 
   @ParameterizedTest(name = "{0} -> field {1}")
-  @CsvSource(delimiter = '|', value = {
-      "{\"retryCount\": -1}                                    | retryCount",
-      "{\"retryCount\": 2147483648}                            | retryCount",
-      "{\"retryCount\": 1.5}                                   | retryCount",
-      "{\"retryCount\": \"3\"}                                 | retryCount",
-      "{\"retryCount\": 1e2000}                                | retryCount",
-      "{\"repeatCount\": -1}                                   | repeatCount",
-      "{\"repeatCount\": \"always\"}                           | repeatCount",
-      "{\"repeatCount\": 99999999999999999999}                 | repeatCount",
-      "{\"priority\": 1e400}                                   | priority",
-      "{\"priority\": -1e400}                                  | priority",
-      "{\"priority\": \"NaN\"}                                 | priority",
-      "{\"delay\": \"PT-1S\"}                                  | delay",
-      "{\"delay\": 1000}                                       | delay",
-      "{\"delay\": \"PT99999999999999S\"}                      | delay",
-      "{\"delay\": \"soon\"}                                   | delay",
-      "{\"delayMs\": 9223372036854775807}                      | delayMs",
-      "{\"delayUntil\": \"+1000000000-01-01T00:00:00Z\"}       | delayUntil",
-      "{\"delayUntil\": \"tomorrow\"}                          | delayUntil",
-      "{\"delay\": \"PT1S\", \"delayUntil\": \"2030-01-01T00:00:00Z\"} | delayUntil",
-      "{\"delay\": \"PT1S\", \"delayMs\": 5}                   | delayMs",
-      "{\"repeatDelay\": \"PT1S\", \"repeatDelayMs\": 5}       | repeatDelayMs",
-      "{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\"}, \"retryDelayMs\": 5} | retryDelayMs",
-      "{\"retryBackoff\": \"fixed\"}                           | retryBackoff",
-      "{\"retryBackoff\": {}}                                  | retryBackoff.kind",
-      "{\"retryBackoff\": {\"kind\": \"linear\"}}              | retryBackoff.kind",
-      "{\"retryBackoff\": {\"kind\": \"fixed\"}}               | retryBackoff.delay",
-      "{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\", \"max\": \"PT2S\"}} | retryBackoff.max",
-      "{\"retryBackoff\": {\"kind\": \"none\", \"delay\": \"PT1S\"}} | retryBackoff.delay",
-      "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 0.5, \"max\": \"PT1M\"}} | retryBackoff.multiplier",
-      "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1M\", \"multiplier\": 2, \"max\": \"PT1S\"}} | retryBackoff.max",
-      "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2, \"max\": \"PT1M\", \"jitter\": 2}} | retryBackoff.jitter",
-      "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2}} | retryBackoff.max",
-      "{\"retries\": 3}                                        | retries",
-  })
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "{\"retryCount\": -1}                                    | retryCount",
+        "{\"retryCount\": 2147483648}                            | retryCount",
+        "{\"retryCount\": 1.5}                                   | retryCount",
+        "{\"retryCount\": \"3\"}                                 | retryCount",
+        "{\"retryCount\": 1e2000}                                | retryCount",
+        "{\"repeatCount\": -1}                                   | repeatCount",
+        "{\"repeatCount\": \"always\"}                           | repeatCount",
+        "{\"repeatCount\": 99999999999999999999}                 | repeatCount",
+        "{\"priority\": 1e400}                                   | priority",
+        "{\"priority\": -1e400}                                  | priority",
+        "{\"priority\": \"NaN\"}                                 | priority",
+        "{\"delay\": \"PT-1S\"}                                  | delay",
+        "{\"delay\": 1000}                                       | delay",
+        "{\"delay\": \"PT99999999999999S\"}                      | delay",
+        "{\"delay\": \"soon\"}                                   | delay",
+        "{\"delayMs\": 9223372036854775807}                      | delayMs",
+        "{\"delayUntil\": \"+1000000000-01-01T00:00:00Z\"}       | delayUntil",
+        "{\"delayUntil\": \"tomorrow\"}                          | delayUntil",
+        "{\"delay\": \"PT1S\", \"delayUntil\": \"2030-01-01T00:00:00Z\"} | delayUntil",
+        "{\"delay\": \"PT1S\", \"delayMs\": 5}                   | delayMs",
+        "{\"repeatDelay\": \"PT1S\", \"repeatDelayMs\": 5}       | repeatDelayMs",
+        "{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\"}, \"retryDelayMs\": 5} | retryDelayMs",
+        "{\"retryBackoff\": \"fixed\"}                           | retryBackoff",
+        "{\"retryBackoff\": {}}                                  | retryBackoff.kind",
+        "{\"retryBackoff\": {\"kind\": \"linear\"}}              | retryBackoff.kind",
+        "{\"retryBackoff\": {\"kind\": \"fixed\"}}               | retryBackoff.delay",
+        "{\"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\", \"max\": \"PT2S\"}} | retryBackoff.max",
+        "{\"retryBackoff\": {\"kind\": \"none\", \"delay\": \"PT1S\"}} | retryBackoff.delay",
+        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 0.5, \"max\": \"PT1M\"}} | retryBackoff.multiplier",
+        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1M\", \"multiplier\": 2, \"max\": \"PT1S\"}} | retryBackoff.max",
+        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2, \"max\": \"PT1M\", \"jitter\": 2}} | retryBackoff.jitter",
+        "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2}} | retryBackoff.max",
+        "{\"retries\": 3}                                        | retries",
+      })
   void badInputIsRefusedNamingTheField(String body, String field) {
-    PushBody.Refused e = catchThrowableOfType(PushBody.Refused.class,
-        () -> PushBody.options(json(body)));
+    PushBody.Refused e =
+        catchThrowableOfType(PushBody.Refused.class, () -> PushBody.options(json(body)));
 
     assertThat(e).as(body).isNotNull();
     assertThat(e.field).isEqualTo(field);

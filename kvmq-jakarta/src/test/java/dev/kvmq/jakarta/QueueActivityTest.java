@@ -49,7 +49,8 @@ class QueueActivityTest {
     assertThat(now.completed()).isEqualTo(3);
 
     a.completed(T0); // a clock stepped back past the window: only the total counts it
-    assertThat(sum(a.snapshot(QueueActivity.WINDOW_SECONDS, later).completedPerSecond())).isEqualTo(2);
+    assertThat(sum(a.snapshot(QueueActivity.WINDOW_SECONDS, later).completedPerSecond()))
+        .isEqualTo(2);
     assertThat(a.snapshot(1, later).completed()).isEqualTo(4);
   }
 
@@ -76,7 +77,8 @@ class QueueActivityTest {
   @Test
   void refusesAWindowItDoesNotKeep() {
     QueueActivity a = new QueueActivity("q");
-    assertThatThrownBy(() -> a.snapshot(0, T0)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> a.snapshot(0, T0))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("seconds must be 1 to 900");
     assertThatThrownBy(() -> a.snapshot(901, T0)).isInstanceOf(IllegalArgumentException.class);
   }
@@ -90,22 +92,24 @@ class QueueActivityTest {
     List<Thread> started = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
       int id = t;
-      Thread th = new Thread(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = 0; i < each; i++) {
-          long at = T0 + (i % 3) * 1000L;
-          if (id % 2 == 0) {
-            a.completed(at);
-          } else {
-            a.failed(i % 2 == 0, at);
-          }
-          a.handled(1);
-        }
-      });
+      Thread th =
+          new Thread(
+              () -> {
+                try {
+                  go.await();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                for (int i = 0; i < each; i++) {
+                  long at = T0 + (i % 3) * 1000L;
+                  if (id % 2 == 0) {
+                    a.completed(at);
+                  } else {
+                    a.failed(i % 2 == 0, at);
+                  }
+                  a.handled(1);
+                }
+              });
       th.start();
       started.add(th);
     }

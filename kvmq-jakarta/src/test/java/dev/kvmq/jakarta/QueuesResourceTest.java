@@ -22,8 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The admin API's push and job JSON without a server: a queue on the in-memory store, read
- * and written through the JSON-B codec it was made with ({@link AdminQueue}).
+ * The admin API's push and job JSON without a server: a queue on the in-memory store, read and
+ * written through the JSON-B codec it was made with ({@link AdminQueue}).
  */
 class QueuesResourceTest {
 
@@ -53,14 +53,19 @@ class QueuesResourceTest {
   void aPushTakesJobOptionsAndTheJobAnswersWithTheSameNames() {
     AdminQueue<Order> q = queue("orders", Order.class);
 
-    JsonObject job = QueuesResource.push(q, PushBodyTest.json("""
+    JsonObject job =
+        QueuesResource.push(
+            q,
+            PushBodyTest.json(
+                """
         {"state": {"id": "o-1", "tags": ["a"]}, "priority": 3, "delay": "PT10S", "retryCount": 2,
          "retryBackoff": {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT8S", "jitter": 0.5}}"""));
 
     Job<Order> stored = q.queue().job(job.getString("id")).orElseThrow();
     assertThat(stored.state()).isEqualTo(new Order("o-1", List.of("a")));
     assertThat(stored.retriesLeft()).isEqualTo(2);
-    assertThat(stored.retryBackoff()).isEqualTo(Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(8), 0.5));
+    assertThat(stored.retryBackoff())
+        .isEqualTo(Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofSeconds(8), 0.5));
     assertThat(stored.delayUntil()).isEqualTo(Instant.parse("2026-12-01T10:00:10Z"));
     assertThat(job.getJsonObject("state").getString("id")).isEqualTo("o-1");
     assertThat(job.getInt("retryCount")).as("the push's retryCount, as in JobOptions").isEqualTo(2);
@@ -73,31 +78,36 @@ class QueuesResourceTest {
 
   @Test
   void statesOfAGenericTypeGoThroughTheQueuesOwnCodec() {
-    Type listOfOrders = ((java.lang.reflect.ParameterizedType) Orders.class.getGenericInterfaces()[0])
-        .getActualTypeArguments()[0];
+    Type listOfOrders =
+        ((java.lang.reflect.ParameterizedType) Orders.class.getGenericInterfaces()[0])
+            .getActualTypeArguments()[0];
     AdminQueue<List<Order>> q = queue("batches", listOfOrders);
 
-    JsonObject job = QueuesResource.push(q, PushBodyTest.json("{\"state\": [{\"id\": \"a\", \"tags\": []}]}"));
+    JsonObject job =
+        QueuesResource.push(q, PushBodyTest.json("{\"state\": [{\"id\": \"a\", \"tags\": []}]}"));
 
-    assertThat(q.queue().job(job.getString("id")).orElseThrow().state()).containsExactly(new Order("a", List.of()));
+    assertThat(q.queue().job(job.getString("id")).orElseThrow().state())
+        .containsExactly(new Order("a", List.of()));
     assertThat(job.getJsonArray("state").getJsonObject(0).getString("id")).isEqualTo("a");
   }
 
   @Test
   void aRefusedPushWritesNothing() {
     AdminQueue<Order> q = queue("orders", Order.class);
-    for (String body : List.of(
-        "{\"state\": {\"id\": \"x\"}, \"retryCount\": -1}",
-        "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"linear\"}}",
-        "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\", \"jitter\": 1}}",
-        "{\"state\": {\"id\": \"x\"}, \"delayMs\": 9223372036854775807}",
-        "{\"state\": {\"id\": \"x\"}, \"delay\": \"PT2562047788015215H\"}",
-        "{\"state\": {\"id\": [1, 2]}}",
-        "{\"state\": \"not an order\"}",
-        "{\"state\": null}",
-        "{\"priority\": 1}")) {
-      PushBody.Refused e = catchThrowableOfType(PushBody.Refused.class,
-          () -> QueuesResource.push(q, PushBodyTest.json(body)));
+    for (String body :
+        List.of(
+            "{\"state\": {\"id\": \"x\"}, \"retryCount\": -1}",
+            "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"linear\"}}",
+            "{\"state\": {\"id\": \"x\"}, \"retryBackoff\": {\"kind\": \"fixed\", \"delay\": \"PT1S\", \"jitter\": 1}}",
+            "{\"state\": {\"id\": \"x\"}, \"delayMs\": 9223372036854775807}",
+            "{\"state\": {\"id\": \"x\"}, \"delay\": \"PT2562047788015215H\"}",
+            "{\"state\": {\"id\": [1, 2]}}",
+            "{\"state\": \"not an order\"}",
+            "{\"state\": null}",
+            "{\"priority\": 1}")) {
+      PushBody.Refused e =
+          catchThrowableOfType(
+              PushBody.Refused.class, () -> QueuesResource.push(q, PushBodyTest.json(body)));
       assertThat(e).as(body).isNotNull();
       assertThat(e.field).as(body).isNotNull();
       assertThat(e.getMessage()).as(body).doesNotContain("Exception", "\tat ");
@@ -107,10 +117,16 @@ class QueuesResourceTest {
 
   @Test
   void aBodyThatIsNotUtf8OrNotAnObjectIsRefused() {
-    for (byte[] body : List.of(new byte[] {'{', '"', (byte) 0xC3, '"', ':', '1', '}'},
-        "[1]".getBytes(StandardCharsets.UTF_8), new byte[0], "[".repeat(100_000).getBytes(StandardCharsets.UTF_8))) {
-      PushBody.Refused e = catchThrowableOfType(PushBody.Refused.class,
-          () -> QueuesResource.readObject(new ByteArrayInputStream(body)));
+    for (byte[] body :
+        List.of(
+            new byte[] {'{', '"', (byte) 0xC3, '"', ':', '1', '}'},
+            "[1]".getBytes(StandardCharsets.UTF_8),
+            new byte[0],
+            "[".repeat(100_000).getBytes(StandardCharsets.UTF_8))) {
+      PushBody.Refused e =
+          catchThrowableOfType(
+              PushBody.Refused.class,
+              () -> QueuesResource.readObject(new ByteArrayInputStream(body)));
       assertThat(e).isNotNull();
       assertThat(e.field).isNull();
     }

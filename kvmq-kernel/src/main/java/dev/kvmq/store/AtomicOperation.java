@@ -11,9 +11,9 @@ import java.util.Set;
 /**
  * Checks, sets and deletes that a {@link KvStore} applies all together or not at all.
  *
- * <p>A commit applies only if every check holds at the moment of the commit; it is
- * serializable with every other commit of the store. Each key may be written (set or
- * deleted) at most once per operation; a key may be both checked and written.
+ * <p>A commit applies only if every check holds at the moment of the commit; it is serializable
+ * with every other commit of the store. Each key may be written (set or deleted) at most once per
+ * operation; a key may be both checked and written.
  *
  * <p>Build one with {@link #builder()}. Instances are immutable.
  */
@@ -72,8 +72,8 @@ public final class AtomicOperation {
   }
 
   /**
-   * A condition of a commit: the key's current versionstamp is {@code versionstamp}, or the
-   * key is absent when {@code versionstamp} is {@link AtomicOperation#ABSENT}.
+   * A condition of a commit: the key's current versionstamp is {@code versionstamp}, or the key is
+   * absent when {@code versionstamp} is {@link AtomicOperation#ABSENT}.
    *
    * @param key the key to check
    * @param versionstamp the expected versionstamp, or {@link AtomicOperation#ABSENT}
@@ -105,9 +105,7 @@ public final class AtomicOperation {
     }
   }
 
-  /**
-   * A set (value present) or a delete (value absent) of one key.
-   */
+  /** A set (value present) or a delete (value absent) of one key. */
   public static final class Mutation {
     private final Key key;
     private final byte[] value;
@@ -155,16 +153,19 @@ public final class AtomicOperation {
   }
 
   /**
-   * Collects checks and mutations. Not thread-safe; {@link #build()} may be called once or
-   * more, each time giving an independent operation.
+   * Collects checks and mutations. Not thread-safe; {@link #build()} may be called once or more,
+   * each time giving an independent operation.
    */
   public static final class Builder {
     /** Up to this many checks or writes, a repeated key is found by a scan, not a hash. */
     private static final int SCAN_LIMIT = 8;
+
     private final List<Check> checks = new ArrayList<>(4);
     private final List<Mutation> mutations = new ArrayList<>(4);
+
     /** The checked keys, once there are more than {@link #SCAN_LIMIT}. */
     private Map<Key, Long> checked;
+
     /** The written keys, once there are more than {@link #SCAN_LIMIT}. */
     private Set<Key> written;
 
@@ -184,15 +185,15 @@ public final class AtomicOperation {
     }
 
     /**
-     * Requires that {@code key} has the versionstamp {@code versionstamp} (or, for
-     * {@link AtomicOperation#ABSENT}, that it is absent).
+     * Requires that {@code key} has the versionstamp {@code versionstamp} (or, for {@link
+     * AtomicOperation#ABSENT}, that it is absent).
      *
      * @param key the key
      * @param versionstamp the expected versionstamp, or {@link AtomicOperation#ABSENT}
      * @return this builder
      * @throws NullPointerException if {@code key} is null
-     * @throws IllegalArgumentException if {@code versionstamp} is negative or the key is
-     *     already checked for another versionstamp
+     * @throws IllegalArgumentException if {@code versionstamp} is negative or the key is already
+     *     checked for another versionstamp
      */
     public Builder check(Key key, long versionstamp) {
       Check check = new Check(key, versionstamp);
@@ -206,8 +207,13 @@ public final class AtomicOperation {
           checks.forEach(c -> checked.put(c.key(), c.versionstamp()));
         }
       } else if (before != versionstamp) {
-        throw new IllegalArgumentException("key " + key + " is checked twice, for versionstamps "
-            + before + " and " + versionstamp);
+        throw new IllegalArgumentException(
+            "key "
+                + key
+                + " is checked twice, for versionstamps "
+                + before
+                + " and "
+                + versionstamp);
       }
       return this;
     }
@@ -231,14 +237,19 @@ public final class AtomicOperation {
      * @param value the value (copied); may be empty
      * @return this builder
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if the value is longer than
-     *     {@link KvStore#MAX_VALUE_BYTES}, or this operation already writes {@code key}
+     * @throws IllegalArgumentException if the value is longer than {@link KvStore#MAX_VALUE_BYTES},
+     *     or this operation already writes {@code key}
      */
     public Builder set(Key key, byte[] value) {
       Objects.requireNonNull(value, "value");
       if (value.length > KvStore.MAX_VALUE_BYTES) {
-        throw new IllegalArgumentException("value for " + key + " is " + value.length
-            + " bytes, over the limit of " + KvStore.MAX_VALUE_BYTES);
+        throw new IllegalArgumentException(
+            "value for "
+                + key
+                + " is "
+                + value.length
+                + " bytes, over the limit of "
+                + KvStore.MAX_VALUE_BYTES);
       }
       return write(key, value.clone());
     }
@@ -291,7 +302,8 @@ public final class AtomicOperation {
     private Builder write(Key key, byte[] value) {
       Objects.requireNonNull(key, "key");
       if (isWritten(key)) {
-        throw new IllegalArgumentException("key " + key + " is written twice in one atomic operation");
+        throw new IllegalArgumentException(
+            "key " + key + " is written twice in one atomic operation");
       }
       mutations.add(new Mutation(key, value));
       if (written != null) {

@@ -3,12 +3,12 @@ package dev.kvmq.store;
 /**
  * The outcome of committing an {@link AtomicOperation}.
  *
- * <p>A failed check is a normal outcome, not an exception: {@code ok} is false, nothing
- * was written, and the caller reads again and decides.
+ * <p>A failed check is a normal outcome, not an exception: {@code ok} is false, nothing was
+ * written, and the caller reads again and decides.
  *
  * @param ok true if every check held and every mutation was applied
- * @param versionstamp the versionstamp now carried by every key this commit wrote, when
- *     {@code ok}; 0 when not
+ * @param versionstamp the versionstamp now carried by every key this commit wrote, when {@code ok};
+ *     0 when not
  */
 public record CommitResult(boolean ok, long versionstamp) {
 
@@ -18,15 +18,15 @@ public record CommitResult(boolean ok, long versionstamp) {
    * Checks the components.
    *
    * @param ok true if every check held and every mutation was applied
-   * @param versionstamp the versionstamp now carried by every key this commit wrote, when
-   *     {@code ok}; 0 when not
-   * @throws IllegalArgumentException if {@code ok} and {@code versionstamp < 1}, or not
-   *     {@code ok} and {@code versionstamp != 0}
+   * @param versionstamp the versionstamp now carried by every key this commit wrote, when {@code
+   *     ok}; 0 when not
+   * @throws IllegalArgumentException if {@code ok} and {@code versionstamp < 1}, or not {@code ok}
+   *     and {@code versionstamp != 0}
    */
   public CommitResult {
     if (ok ? versionstamp < 1 : versionstamp != 0) {
-      throw new IllegalArgumentException("inconsistent commit result: ok=" + ok
-          + ", versionstamp=" + versionstamp);
+      throw new IllegalArgumentException(
+          "inconsistent commit result: ok=" + ok + ", versionstamp=" + versionstamp);
     }
   }
 

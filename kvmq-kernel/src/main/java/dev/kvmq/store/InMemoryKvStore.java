@@ -13,10 +13,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 /**
  * A {@link KvStore} in the heap: fast, thread-safe, and gone when the JVM ends.
  *
- * <p>For tests, and for queues that need no durability. A sorted map under a read-write
- * lock: reads run in parallel and each sees one consistent state; commits are serialized,
- * which also makes versionstamps strictly increasing. Change notification is supported:
- * listeners run on the committing thread right after the commit.
+ * <p>For tests, and for queues that need no durability. A sorted map under a read-write lock: reads
+ * run in parallel and each sees one consistent state; commits are serialized, which also makes
+ * versionstamps strictly increasing. Change notification is supported: listeners run on the
+ * committing thread right after the commit.
  */
 public final class InMemoryKvStore implements KvStore {
 
@@ -81,7 +81,8 @@ public final class InMemoryKvStore implements KvStore {
     lock.readLock().lock();
     try {
       ensureOpen();
-      NavigableMap<byte[], Stored> sub = map.subMap(range.lowerBound(), true, range.upperBound(), false);
+      NavigableMap<byte[], Stored> sub =
+          map.subMap(range.lowerBound(), true, range.upperBound(), false);
       for (Stored s : (reverse ? sub.descendingMap() : sub).values()) {
         if (result.size() >= limit) {
           break;
@@ -100,7 +101,9 @@ public final class InMemoryKvStore implements KvStore {
     lock.readLock().lock();
     try {
       ensureOpen();
-      return range.isEmpty() ? 0 : map.subMap(range.lowerBound(), true, range.upperBound(), false).size();
+      return range.isEmpty()
+          ? 0
+          : map.subMap(range.lowerBound(), true, range.upperBound(), false).size();
     } finally {
       lock.readLock().unlock();
     }

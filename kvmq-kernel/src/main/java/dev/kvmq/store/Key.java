@@ -10,28 +10,30 @@ import java.util.Objects;
 /**
  * A key of a {@link KvStore}: an immutable tuple of one or more parts.
  *
- * <p>A part is a {@code byte[]}, a {@link String}, a {@code long} or a {@code boolean}
- * ({@code int}, {@code short} and {@code byte} are accepted and widened to {@code long}).
+ * <p>A part is a {@code byte[]}, a {@link String}, a {@code long} or a {@code boolean} ({@code
+ * int}, {@code short} and {@code byte} are accepted and widened to {@code long}).
  *
  * <h2>Order</h2>
+ *
  * Keys are totally ordered, the same way in every store:
+ *
  * <ul>
- *   <li>part by part, from the first;</li>
- *   <li>parts of different types order by type: {@code byte[]} &lt; {@code String} &lt;
- *       {@code long} &lt; {@code boolean};</li>
- *   <li>within a type: byte arrays unsigned lexicographically, strings by Unicode code
- *       point (the order of their UTF-8 bytes), longs numerically, {@code false} before
- *       {@code true};</li>
- *   <li>a key orders before every key it is a prefix of.</li>
+ *   <li>part by part, from the first;
+ *   <li>parts of different types order by type: {@code byte[]} &lt; {@code String} &lt; {@code
+ *       long} &lt; {@code boolean};
+ *   <li>within a type: byte arrays unsigned lexicographically, strings by Unicode code point (the
+ *       order of their UTF-8 bytes), longs numerically, {@code false} before {@code true};
+ *   <li>a key orders before every key it is a prefix of.
  * </ul>
  *
  * <h2>Encoding</h2>
- * {@link #encoded()} gives an order-preserving byte encoding: comparing two encodings
- * with {@link Arrays#compareUnsigned(byte[], byte[])} gives the same result as
- * {@link #compareTo(Key)}, and the encoding of a key is a byte prefix of the encoding of
- * every key it prefixes. Stores that index bytes (SQL {@code bytea}, sorted files) keep
- * the encoding and get the key back with {@link #decode(byte[])}. The format is stable:
- * it is what durable stores keep on disk.
+ *
+ * {@link #encoded()} gives an order-preserving byte encoding: comparing two encodings with {@link
+ * Arrays#compareUnsigned(byte[], byte[])} gives the same result as {@link #compareTo(Key)}, and the
+ * encoding of a key is a byte prefix of the encoding of every key it prefixes. Stores that index
+ * bytes (SQL {@code bytea}, sorted files) keep the encoding and get the key back with {@link
+ * #decode(byte[])}. The format is stable: it is what durable stores keep on disk.
+ *
  * <pre>
  *   byte[]   0x01, bytes with 0x00 written as 0x00 0xFF, then 0x00
  *   String   0x02, UTF-8 bytes escaped the same way, then 0x00
@@ -47,8 +49,10 @@ public final class Key implements Comparable<Key> {
 
   private final Object[] parts;
   private final byte[] encoded;
+
   /** Arrays.hashCode(encoded), or 0 until first asked for (as String.hash). */
   private int hash;
+
   private boolean hashIsZero;
 
   private Key(Object[] parts, byte[] encoded) {
@@ -59,14 +63,14 @@ public final class Key implements Comparable<Key> {
   /**
    * Makes a key of the given parts.
    *
-   * @param parts one or more parts, each a {@code byte[]}, {@code String}, {@code Long},
-   *     {@code Integer}, {@code Short}, {@code Byte} or {@code Boolean}
+   * @param parts one or more parts, each a {@code byte[]}, {@code String}, {@code Long}, {@code
+   *     Integer}, {@code Short}, {@code Byte} or {@code Boolean}
    * @return the key
-   * @throws NullPointerException if {@code parts} or one of its elements is null (the
-   *     message names the index)
-   * @throws IllegalArgumentException if there are no parts, a part has another type, a
-   *     string has an unpaired surrogate (it has no UTF-8 form), or the encoded key is
-   *     longer than {@link KvStore#MAX_KEY_BYTES}
+   * @throws NullPointerException if {@code parts} or one of its elements is null (the message names
+   *     the index)
+   * @throws IllegalArgumentException if there are no parts, a part has another type, a string has
+   *     an unpaired surrogate (it has no UTF-8 form), or the encoded key is longer than {@link
+   *     KvStore#MAX_KEY_BYTES}
    */
   public static Key of(Object... parts) {
     Objects.requireNonNull(parts, "parts");
@@ -99,8 +103,8 @@ public final class Key implements Comparable<Key> {
    * @param more the parts to add, as for {@link #of(Object...)}
    * @return the longer key
    * @throws NullPointerException if {@code more} or one of its elements is null
-   * @throws IllegalArgumentException if a part has another type, or the result is longer
-   *     than {@link KvStore#MAX_KEY_BYTES} encoded
+   * @throws IllegalArgumentException if a part has another type, or the result is longer than
+   *     {@link KvStore#MAX_KEY_BYTES} encoded
    */
   public Key append(Object... more) {
     Objects.requireNonNull(more, "more");
@@ -138,8 +142,7 @@ public final class Key implements Comparable<Key> {
   }
 
   /**
-   * Returns a part: a {@code byte[]} (a copy), {@code String}, {@code Long} or
-   * {@code Boolean}.
+   * Returns a part: a {@code byte[]} (a copy), {@code String}, {@code Long} or {@code Boolean}.
    *
    * @param index the part's index, from 0
    * @return the part
@@ -206,8 +209,7 @@ public final class Key implements Comparable<Key> {
   }
 
   /**
-   * Tells whether this key starts with all the parts of {@code prefix} (a key starts with
-   * itself).
+   * Tells whether this key starts with all the parts of {@code prefix} (a key starts with itself).
    *
    * @param prefix the possible prefix
    * @return true if {@code prefix} is this key or a prefix of it
@@ -215,7 +217,8 @@ public final class Key implements Comparable<Key> {
    */
   public boolean startsWith(Key prefix) {
     return prefix.encoded.length <= encoded.length
-        && Arrays.equals(encoded, 0, prefix.encoded.length, prefix.encoded, 0, prefix.encoded.length);
+        && Arrays.equals(
+            encoded, 0, prefix.encoded.length, prefix.encoded, 0, prefix.encoded.length);
   }
 
   /**
@@ -301,17 +304,28 @@ public final class Key implements Comparable<Key> {
   private <T> T typed(int index, Class<T> type) {
     Object part = parts[Objects.checkIndex(index, parts.length)];
     if (!type.isInstance(part)) {
-      throw new IllegalStateException("part " + index + " of " + this + " is a "
-          + KeyCodec.typeName(part) + ", not a " + type.getSimpleName());
+      throw new IllegalStateException(
+          "part "
+              + index
+              + " of "
+              + this
+              + " is a "
+              + KeyCodec.typeName(part)
+              + ", not a "
+              + type.getSimpleName());
     }
     return type.cast(part);
   }
 
   private static Key checked(Key key) {
     if (key.encoded.length > KvStore.MAX_KEY_BYTES) {
-      throw new IllegalArgumentException("key is " + key.encoded.length
-          + " bytes encoded, over the limit of " + KvStore.MAX_KEY_BYTES + ": "
-          + abbreviate(key.toString()));
+      throw new IllegalArgumentException(
+          "key is "
+              + key.encoded.length
+              + " bytes encoded, over the limit of "
+              + KvStore.MAX_KEY_BYTES
+              + ": "
+              + abbreviate(key.toString()));
     }
     return key;
   }

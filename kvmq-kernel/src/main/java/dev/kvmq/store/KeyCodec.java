@@ -11,9 +11,9 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The parts of a {@link Key} and their order-preserving encoding (the format is in
- * {@link Key}'s comment): checking and normalizing parts, encoding them, and decoding
- * canonical encodings only. Stateless.
+ * The parts of a {@link Key} and their order-preserving encoding (the format is in {@link Key}'s
+ * comment): checking and normalizing parts, encoding them, and decoding canonical encodings only.
+ * Stateless.
  */
 final class KeyCodec {
 
@@ -43,21 +43,27 @@ final class KeyCodec {
     if (part instanceof byte[] bytes) {
       return bytes.clone();
     }
-    throw new IllegalArgumentException("key part " + index + " is a " + typeName(part)
-        + "; a key part is a byte[], String, long or boolean");
+    throw new IllegalArgumentException(
+        "key part "
+            + index
+            + " is a "
+            + typeName(part)
+            + "; a key part is a byte[], String, long or boolean");
   }
 
   private static void requireUtf8(String s, int index) {
     for (int i = 0; i < s.length(); i++) {
       if (Character.isSurrogate(s.charAt(i))) {
         try {
-          StandardCharsets.UTF_8.newEncoder()
+          StandardCharsets.UTF_8
+              .newEncoder()
               .onMalformedInput(CodingErrorAction.REPORT)
               .onUnmappableCharacter(CodingErrorAction.REPORT)
               .encode(CharBuffer.wrap(s));
         } catch (CharacterCodingException e) {
-          throw new IllegalArgumentException("key part " + index
-              + " is a string with an unpaired surrogate; it has no UTF-8 form", e);
+          throw new IllegalArgumentException(
+              "key part " + index + " is a string with an unpaired surrogate; it has no UTF-8 form",
+              e);
         }
         return;
       }
@@ -65,8 +71,8 @@ final class KeyCodec {
   }
 
   /**
-   * Encodes {@code parts[from..]} after {@code prefix} (the encoding of the parts before),
-   * into one array of the exact size: keys are encoded on every queue transition.
+   * Encodes {@code parts[from..]} after {@code prefix} (the encoding of the parts before), into one
+   * array of the exact size: keys are encoded on every queue transition.
    */
   static byte[] encode(byte[] prefix, Object[] parts, int from) {
     byte[][] raw = new byte[parts.length - from][];
@@ -74,7 +80,8 @@ final class KeyCodec {
     for (int i = from; i < parts.length; i++) {
       Object part = parts[i];
       if (part instanceof byte[] || part instanceof String) {
-        byte[] b = part instanceof byte[] bytes ? bytes : ((String) part).getBytes(StandardCharsets.UTF_8);
+        byte[] b =
+            part instanceof byte[] bytes ? bytes : ((String) part).getBytes(StandardCharsets.UTF_8);
         raw[i - from] = b;
         size += 2 + b.length;
         for (byte x : b) {
@@ -186,10 +193,12 @@ final class KeyCodec {
   /** Strict UTF-8: malformed input (which {@code new String} would replace) is refused. */
   private static String utf8(byte[] bytes, byte[] encoded) {
     try {
-      return StandardCharsets.UTF_8.newDecoder()
+      return StandardCharsets.UTF_8
+          .newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes)).toString();
+          .decode(ByteBuffer.wrap(bytes))
+          .toString();
     } catch (CharacterCodingException e) {
       throw malformed(encoded, "a string part that is not UTF-8");
     }
@@ -200,7 +209,7 @@ final class KeyCodec {
   }
 
   private static IllegalArgumentException malformed(byte[] encoded, String why) {
-    return new IllegalArgumentException("not a key encoding (" + why + "): "
-        + Key.abbreviate(HexFormat.of().formatHex(encoded)));
+    return new IllegalArgumentException(
+        "not a key encoding (" + why + "): " + Key.abbreviate(HexFormat.of().formatHex(encoded)));
   }
 }

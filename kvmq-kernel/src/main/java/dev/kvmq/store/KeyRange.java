@@ -4,15 +4,14 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * A contiguous range of keys in the order of {@link Key}, for {@link KvStore#list} and
- * {@link KvStore#count}.
+ * A contiguous range of keys in the order of {@link Key}, for {@link KvStore#list} and {@link
+ * KvStore#count}.
  *
- * <p>A range is a prefix ({@link #prefix(Key)}: every key that the prefix strictly
- * prefixes, not the prefix itself), or a start and an end ({@link #between}), or a prefix
- * narrowed by a start or an end inside it ({@link #from(Key)}, {@link #until(Key)}), as
- * in Deno KV's list selectors. Stores see a range as two byte bounds over
- * {@link Key#encoded()}: {@link #lowerBound()} inclusive and {@link #upperBound()}
- * exclusive.
+ * <p>A range is a prefix ({@link #prefix(Key)}: every key that the prefix strictly prefixes, not
+ * the prefix itself), or a start and an end ({@link #between}), or a prefix narrowed by a start or
+ * an end inside it ({@link #from(Key)}, {@link #until(Key)}), as in Deno KV's list selectors.
+ * Stores see a range as two byte bounds over {@link Key#encoded()}: {@link #lowerBound()} inclusive
+ * and {@link #upperBound()} exclusive.
  *
  * <p>Instances are immutable.
  */
@@ -71,8 +70,8 @@ public final class KeyRange {
    * @return the narrower range
    * @throws NullPointerException if {@code start} is null
    * @throws IllegalStateException if this range is not a prefix range
-   * @throws IllegalArgumentException if {@code start} is not strictly prefixed by this
-   *     range's prefix
+   * @throws IllegalArgumentException if {@code start} is not strictly prefixed by this range's
+   *     prefix
    */
   public KeyRange from(Key start) {
     requireInside(start, "start");
@@ -86,8 +85,7 @@ public final class KeyRange {
    * @return the narrower range
    * @throws NullPointerException if {@code end} is null
    * @throws IllegalStateException if this range is not a prefix range
-   * @throws IllegalArgumentException if {@code end} is not strictly prefixed by this
-   *     range's prefix
+   * @throws IllegalArgumentException if {@code end} is not strictly prefixed by this range's prefix
    */
   public KeyRange until(Key end) {
     requireInside(end, "end");

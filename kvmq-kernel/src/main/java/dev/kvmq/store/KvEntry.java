@@ -3,8 +3,8 @@ package dev.kvmq.store;
 import java.util.Objects;
 
 /**
- * An entry read from a {@link KvStore}: a key, its value and the versionstamp of the commit
- * that last wrote it.
+ * An entry read from a {@link KvStore}: a key, its value and the versionstamp of the commit that
+ * last wrote it.
  *
  * <p>Immutable: the value is copied in and out.
  */
@@ -60,8 +60,8 @@ public final class KvEntry {
   }
 
   /**
-   * Returns the versionstamp of the commit that last wrote this key: strictly greater than
-   * that of every earlier commit of the same store.
+   * Returns the versionstamp of the commit that last wrote this key: strictly greater than that of
+   * every earlier commit of the same store.
    *
    * @return the versionstamp, at least 1
    */

@@ -9,32 +9,32 @@ import java.util.Optional;
  * The store SPI: an ordered, versioned key-value map (the model of Deno KV).
  *
  * <ul>
- *   <li>Keys are {@link Key} tuples, in the one total order documented there.</li>
- *   <li>Values are opaque bytes, at most {@link #MAX_VALUE_BYTES} each.</li>
- *   <li>Every commit that writes gets a versionstamp strictly greater than that of every
- *       commit that finished before it started; every key it writes carries that
- *       versionstamp. So a key's versionstamps increase in the order its writes commit;
- *       commits that overlap and share no key may get theirs in either order.</li>
- *   <li>Reads ({@link #get}, {@link #getMany}, {@link #list}, {@link #count}) each see
- *       one consistent state: all of a commit or none of it.</li>
- *   <li>{@link #commit} applies an {@link AtomicOperation} all or nothing, serializably
- *       with every other commit. A failed check is a normal {@link CommitResult}.</li>
- *   <li>{@link #commitAll} commits many independent operations at once, so that a durable
- *       store can make them all durable with one flush (group commit).</li>
- *   <li>{@link #claim} reads the first entries of an index range, lets the caller plan
- *       operations from them and commits those; a store may make concurrent claims take
- *       different entries instead of colliding on the first ones.</li>
- *   <li>A store may notify subscribers of commits ({@link #notifiesChanges()}), so that an
- *       idle worker waits instead of polling.</li>
+ *   <li>Keys are {@link Key} tuples, in the one total order documented there.
+ *   <li>Values are opaque bytes, at most {@link #MAX_VALUE_BYTES} each.
+ *   <li>Every commit that writes gets a versionstamp strictly greater than that of every commit
+ *       that finished before it started; every key it writes carries that versionstamp. So a key's
+ *       versionstamps increase in the order its writes commit; commits that overlap and share no
+ *       key may get theirs in either order.
+ *   <li>Reads ({@link #get}, {@link #getMany}, {@link #list}, {@link #count}) each see one
+ *       consistent state: all of a commit or none of it.
+ *   <li>{@link #commit} applies an {@link AtomicOperation} all or nothing, serializably with every
+ *       other commit. A failed check is a normal {@link CommitResult}.
+ *   <li>{@link #commitAll} commits many independent operations at once, so that a durable store can
+ *       make them all durable with one flush (group commit).
+ *   <li>{@link #claim} reads the first entries of an index range, lets the caller plan operations
+ *       from them and commits those; a store may make concurrent claims take different entries
+ *       instead of colliding on the first ones.
+ *   <li>A store may notify subscribers of commits ({@link #notifiesChanges()}), so that an idle
+ *       worker waits instead of polling.
  * </ul>
  *
- * <p>Implementations are thread-safe. Every implementation passes the contract suite
- * {@code dev.kvmq.store.KvStoreContract} in the kernel's test jar.
+ * <p>Implementations are thread-safe. Every implementation passes the contract suite {@code
+ * dev.kvmq.store.KvStoreContract} in the kernel's test jar.
  *
- * <p>Errors: arguments that break the rules get {@link NullPointerException} or
- * {@link IllegalArgumentException} naming the problem, before anything is written; a
- * closed store gets {@link IllegalStateException}; a failure of the store itself (I/O,
- * connection) gets {@link KvStoreException}.
+ * <p>Errors: arguments that break the rules get {@link NullPointerException} or {@link
+ * IllegalArgumentException} naming the problem, before anything is written; a closed store gets
+ * {@link IllegalStateException}; a failure of the store itself (I/O, connection) gets {@link
+ * KvStoreException}.
  */
 public interface KvStore extends AutoCloseable {
 
@@ -67,8 +67,7 @@ public interface KvStore extends AutoCloseable {
   List<Optional<KvEntry>> getMany(List<Key> keys);
 
   /**
-   * Lists the entries of a range in key order (or reverse key order), at one consistent
-   * state.
+   * Lists the entries of a range in key order (or reverse key order), at one consistent state.
    *
    * @param range the keys to list
    * @param limit the most entries to return, at least 1
@@ -110,12 +109,12 @@ public interface KvStore extends AutoCloseable {
   /**
    * Applies an atomic operation if all its checks hold.
    *
-   * <p>When this method returns {@code ok}, the commit is as durable as the store
-   * promises (see each store's documentation) and visible to every later read.
+   * <p>When this method returns {@code ok}, the commit is as durable as the store promises (see
+   * each store's documentation) and visible to every later read.
    *
    * @param operation the checks and mutations
-   * @return {@link CommitResult#committed(long)} or {@link CommitResult#checkFailed()};
-   *     an operation with no mutations whose checks hold also returns {@code ok}, with the
+   * @return {@link CommitResult#committed(long)} or {@link CommitResult#checkFailed()}; an
+   *     operation with no mutations whose checks hold also returns {@code ok}, with the
    *     versionstamp of the latest commit
    * @throws NullPointerException if {@code operation} is null
    * @throws IllegalStateException if the store is closed
@@ -124,9 +123,9 @@ public interface KvStore extends AutoCloseable {
   CommitResult commit(AtomicOperation operation);
 
   /**
-   * Applies several independent atomic operations, in order, each with its own checks:
-   * one failing check refuses only its own operation. A durable store makes them durable
-   * together, so that a batch costs about what one commit costs.
+   * Applies several independent atomic operations, in order, each with its own checks: one failing
+   * check refuses only its own operation. A durable store makes them durable together, so that a
+   * batch costs about what one commit costs.
    *
    * <p>The default commits them one by one; stores override it.
    *
@@ -134,8 +133,7 @@ public interface KvStore extends AutoCloseable {
    * @return one result per operation, in the same order
    * @throws NullPointerException if {@code operations} or one of them is null
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the store fails; any of the operations may or may not be
-   *     applied
+   * @throws KvStoreException if the store fails; any of the operations may or may not be applied
    */
   default List<CommitResult> commitAll(List<AtomicOperation> operations) {
     List<CommitResult> results = new ArrayList<>(operations.size());
@@ -146,38 +144,36 @@ public interface KvStore extends AutoCloseable {
   }
 
   /**
-   * Reads up to {@code limit} entries of an index range, in key order, and the record each
-   * one points at, asks {@code planner} for the operations to commit, and commits them as
-   * {@link #commitAll} does. This is how the kernel claims jobs: the range is a queue's
-   * {@code ready} index, the records are the jobs, the operations lease them.
+   * Reads up to {@code limit} entries of an index range, in key order, and the record each one
+   * points at, asks {@code planner} for the operations to commit, and commits them as {@link
+   * #commitAll} does. This is how the kernel claims jobs: the range is a queue's {@code ready}
+   * index, the records are the jobs, the operations lease them.
    *
-   * <p>The default does exactly that with {@link #list}, {@link #getMany} and
-   * {@link #commitAll}: concurrent callers read the same first entries and all but one see
-   * their checks fail. A store may override it so that concurrent claims (from this or
-   * another node) take <em>different</em> entries: it may then leave out entries that another
-   * claim in progress has taken, and only those, so that the planner sees the first
-   * {@code limit} entries that no other claim holds, in key order. Whatever it does, the
-   * operations are committed with their checks, so correctness never depends on it.
+   * <p>The default does exactly that with {@link #list}, {@link #getMany} and {@link #commitAll}:
+   * concurrent callers read the same first entries and all but one see their checks fail. A store
+   * may override it so that concurrent claims (from this or another node) take <em>different</em>
+   * entries: it may then leave out entries that another claim in progress has taken, and only
+   * those, so that the planner sees the first {@code limit} entries that no other claim holds, in
+   * key order. Whatever it does, the operations are committed with their checks, so correctness
+   * never depends on it.
    *
-   * <p>Every record is read no earlier than its index entry, and all records at one
-   * consistent state; the entries and the records need not be one snapshot, so a planner
-   * plans from the record (an entry may point at a record that another claim has just taken).
-   * The planner may be called more than once (a store may retry on a fresh
-   * connection); only the operations of its last call are committed, and the results refer to
-   * those. It must not call the store (a store may hold locks while it runs) and should return
-   * quickly.
+   * <p>Every record is read no earlier than its index entry, and all records at one consistent
+   * state; the entries and the records need not be one snapshot, so a planner plans from the record
+   * (an entry may point at a record that another claim has just taken). The planner may be called
+   * more than once (a store may retry on a fresh connection); only the operations of its last call
+   * are committed, and the results refer to those. It must not call the store (a store may hold
+   * locks while it runs) and should return quickly.
    *
    * @param range the index entries to claim from
    * @param limit the most entries to read, at least 1
    * @param planner maps index entries to records, and plans the operations
-   * @return one result per operation the planner returned (in its order); empty if it
-   *     returned none, in which case nothing is committed
-   * @throws NullPointerException if an argument is null, or the planner returns null or a
-   *     null key or operation
+   * @return one result per operation the planner returned (in its order); empty if it returned
+   *     none, in which case nothing is committed
+   * @throws NullPointerException if an argument is null, or the planner returns null or a null key
+   *     or operation
    * @throws IllegalArgumentException if {@code limit < 1}
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the store fails; any of the operations may or may not be
-   *     applied
+   * @throws KvStoreException if the store fails; any of the operations may or may not be applied
    */
   default List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
     Objects.requireNonNull(range, "range");
@@ -186,8 +182,10 @@ public interface KvStore extends AutoCloseable {
       throw new IllegalArgumentException("limit must be at least 1: " + limit);
     }
     List<KvEntry> index = list(range, limit, false);
-    List<Optional<KvEntry>> records = index.isEmpty() ? List.of() : getMany(ClaimPlanner.recordKeys(planner, index));
-    List<AtomicOperation> operations = Objects.requireNonNull(planner.plan(index, records), "planned operations");
+    List<Optional<KvEntry>> records =
+        index.isEmpty() ? List.of() : getMany(ClaimPlanner.recordKeys(planner, index));
+    List<AtomicOperation> operations =
+        Objects.requireNonNull(planner.plan(index, records), "planned operations");
     return operations.isEmpty() ? List.of() : commitAll(operations);
   }
 
@@ -199,17 +197,16 @@ public interface KvStore extends AutoCloseable {
   boolean notifiesChanges();
 
   /**
-   * Calls {@code listener} after every commit that writes a key under {@code prefix}
-   * (that {@code prefix} is a prefix of, or equal to).
+   * Calls {@code listener} after every commit that writes a key under {@code prefix} (that {@code
+   * prefix} is a prefix of, or equal to).
    *
-   * <p>Notifications are wake-up hints: a listener may be called when nothing under its
-   * prefix changed, and several commits may be reported by one call; it is called after
-   * the commit is visible to reads. A store shared by several processes may lose the
-   * notification of a commit made by a process that dies right after it, so a subscriber
-   * that must not miss a change also looks now and then (the kernel's worker does, every
-   * {@code pollInterval}). The listener runs on a store thread or a committing thread: it
-   * must return quickly and must not call the store; schedule work elsewhere. Exceptions it
-   * throws are logged and ignored.
+   * <p>Notifications are wake-up hints: a listener may be called when nothing under its prefix
+   * changed, and several commits may be reported by one call; it is called after the commit is
+   * visible to reads. A store shared by several processes may lose the notification of a commit
+   * made by a process that dies right after it, so a subscriber that must not miss a change also
+   * looks now and then (the kernel's worker does, every {@code pollInterval}). The listener runs on
+   * a store thread or a committing thread: it must return quickly and must not call the store;
+   * schedule work elsewhere. Exceptions it throws are logged and ignored.
    *
    * @param prefix the keys of interest
    * @param listener what to call
@@ -221,10 +218,10 @@ public interface KvStore extends AutoCloseable {
   Subscription subscribe(Key prefix, Runnable listener);
 
   /**
-   * Closes the store and releases its resources (files, locks, connections). Calls after
-   * this one throw {@link IllegalStateException}; a second close does nothing. Every
-   * subscription is closed as {@link Subscription#close()} says: after this returns, no
-   * change listener is running or starts.
+   * Closes the store and releases its resources (files, locks, connections). Calls after this one
+   * throw {@link IllegalStateException}; a second close does nothing. Every subscription is closed
+   * as {@link Subscription#close()} says: after this returns, no change listener is running or
+   * starts.
    *
    * @throws KvStoreException if releasing a resource fails
    */
@@ -232,9 +229,9 @@ public interface KvStore extends AutoCloseable {
   void close();
 
   /**
-   * What a {@link KvStore#claim} does with the index entries it reads: it names the record
-   * each entry points at, and plans the operations to commit once the records are read.
-   * Implementations must not call the store.
+   * What a {@link KvStore#claim} does with the index entries it reads: it names the record each
+   * entry points at, and plans the operations to commit once the records are read. Implementations
+   * must not call the store.
    */
   interface ClaimPlanner {
     /**
@@ -246,8 +243,8 @@ public interface KvStore extends AutoCloseable {
     Key recordKey(Key indexKey);
 
     /**
-     * Plans the operations to commit. May be called more than once per claim; only the last
-     * call's operations are committed.
+     * Plans the operations to commit. May be called more than once per claim; only the last call's
+     * operations are committed.
      *
      * @param index the index entries read, in key order, at most the claim's limit
      * @param records for each index entry, its record (empty if absent), in the same order
@@ -256,10 +253,10 @@ public interface KvStore extends AutoCloseable {
     List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records);
 
     /**
-     * Tells, if it can, how {@link #recordKey} maps keys in bytes, so that a store can read
-     * the records in the same query as the index entries. A store that uses the rule still
-     * checks every key it yields against {@link #recordKey} and reads the records of the
-     * others apart: a wrong rule costs a read, never a wrong claim.
+     * Tells, if it can, how {@link #recordKey} maps keys in bytes, so that a store can read the
+     * records in the same query as the index entries. A store that uses the rule still checks every
+     * key it yields against {@link #recordKey} and reads the records of the others apart: a wrong
+     * rule costs a read, never a wrong claim.
      *
      * @return the rule, or empty (the default) if {@link #recordKey} follows none
      */
@@ -268,10 +265,10 @@ public interface KvStore extends AutoCloseable {
     }
 
     /**
-     * A record key made from an index key in bytes: {@code prefix}'s encoding followed by the
-     * index key's encoding less its first {@code dropped} bytes. For example, the record
-     * {@code ["job", id]} of the index entry {@code ["ready", rank, id]}: the prefix is
-     * {@code ["job"]}, and {@code dropped} the length of {@code ["ready", rank]}'s encoding.
+     * A record key made from an index key in bytes: {@code prefix}'s encoding followed by the index
+     * key's encoding less its first {@code dropped} bytes. For example, the record {@code ["job",
+     * id]} of the index entry {@code ["ready", rank, id]}: the prefix is {@code ["job"]}, and
+     * {@code dropped} the length of {@code ["ready", rank]}'s encoding.
      *
      * @param prefix the parts the record key starts with
      * @param dropped how many leading bytes of the index key's encoding the prefix replaces
@@ -314,12 +311,12 @@ public interface KvStore extends AutoCloseable {
   @FunctionalInterface
   interface Subscription extends AutoCloseable {
     /**
-     * Stops the notifications: after it returns, no call of the listener is running or
-     * starts. A call running on another thread when it is called is waited for; a listener
-     * that closes its own subscription from within its call does not wait for itself. If
-     * the closing thread is interrupted while it waits, it returns at once with the
-     * interrupt status set, and that call may still be running. Calling it again does
-     * nothing. ({@link SubscriberRegistry} implements this for stores.)
+     * Stops the notifications: after it returns, no call of the listener is running or starts. A
+     * call running on another thread when it is called is waited for; a listener that closes its
+     * own subscription from within its call does not wait for itself. If the closing thread is
+     * interrupted while it waits, it returns at once with the interrupt status set, and that call
+     * may still be running. Calling it again does nothing. ({@link SubscriberRegistry} implements
+     * this for stores.)
      */
     @Override
     void close();

@@ -1,10 +1,10 @@
 package dev.kvmq.store;
 
 /**
- * A store could not do what was asked for a reason outside the caller's control: an I/O
- * error, a lost database connection, a corrupted file. Whether a commit that ended in this
- * exception was applied is unknown; callers that retry must make their operation safe to
- * repeat (the kernel's transitions are, through their checks).
+ * A store could not do what was asked for a reason outside the caller's control: an I/O error, a
+ * lost database connection, a corrupted file. Whether a commit that ended in this exception was
+ * applied is unknown; callers that retry must make their operation safe to repeat (the kernel's
+ * transitions are, through their checks).
  */
 public class KvStoreException extends RuntimeException {
 

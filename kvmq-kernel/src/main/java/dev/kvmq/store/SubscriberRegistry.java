@@ -8,30 +8,29 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The change subscribers of one store: a helper for {@link KvStore} implementations, which
- * keep one and forward {@link KvStore#subscribe} to {@link #subscribe}. It matches commits to
- * prefixes, calls the listeners, logs and ignores what they throw, and implements the close
- * contract of {@link KvStore.Subscription#close()} and {@link KvStore#close()}:
+ * The change subscribers of one store: a helper for {@link KvStore} implementations, which keep one
+ * and forward {@link KvStore#subscribe} to {@link #subscribe}. It matches commits to prefixes,
+ * calls the listeners, logs and ignores what they throw, and implements the close contract of
+ * {@link KvStore.Subscription#close()} and {@link KvStore#close()}:
  *
  * <ul>
- *   <li>after a subscription's {@code close()} returns, no call of its listener is running
- *       or starts, except on the thread that closes: a listener may close its own
- *       subscription from within its call, and that close does not wait for itself;
+ *   <li>after a subscription's {@code close()} returns, no call of its listener is running or
+ *       starts, except on the thread that closes: a listener may close its own subscription from
+ *       within its call, and that close does not wait for itself;
  *   <li>a call running on another thread when {@code close()} is called is waited for: close
- *       returns once it has returned. If the closing thread is interrupted while it waits,
- *       close returns at once with the thread's interrupt status set, and that call may
- *       still be running;
- *   <li>{@link #close()} (the store's close) closes every subscription that way, and refuses
- *       later subscriptions.
+ *       returns once it has returned. If the closing thread is interrupted while it waits, close
+ *       returns at once with the thread's interrupt status set, and that call may still be running;
+ *   <li>{@link #close()} (the store's close) closes every subscription that way, and refuses later
+ *       subscriptions.
  * </ul>
  *
- * <p>So a store calls {@link #close()} from its own {@code close()} before it returns, and
- * must not hold a lock that a listener could need while it does (the registry waits for
- * running calls). The notify methods run listeners on the calling thread, one after the
- * other; a store calls them after the commit is visible to reads.
+ * <p>So a store calls {@link #close()} from its own {@code close()} before it returns, and must not
+ * hold a lock that a listener could need while it does (the registry waits for running calls). The
+ * notify methods run listeners on the calling thread, one after the other; a store calls them after
+ * the commit is visible to reads.
  *
- * <p>Thread-safe. Each subscription has its own monitor, taken briefly before and after
- * each call of its listener and by its close; no lock is held while a listener runs.
+ * <p>Thread-safe. Each subscription has its own monitor, taken briefly before and after each call
+ * of its listener and by its close; no lock is held while a listener runs.
  */
 public final class SubscriberRegistry {
 
@@ -42,8 +41,8 @@ public final class SubscriberRegistry {
   /**
    * Makes an empty registry.
    *
-   * @param log where a failing listener is reported (one warning per failure); usually the
-   *     store's own logger
+   * @param log where a failing listener is reported (one warning per failure); usually the store's
+   *     own logger
    * @throws NullPointerException if {@code log} is null
    */
   public SubscriberRegistry(System.Logger log) {
@@ -51,8 +50,8 @@ public final class SubscriberRegistry {
   }
 
   /**
-   * Registers {@code listener} for commits that write a key under {@code prefix} (that
-   * {@code prefix} is a prefix of, or equal to).
+   * Registers {@code listener} for commits that write a key under {@code prefix} (that {@code
+   * prefix} is a prefix of, or equal to).
    *
    * @param prefix the keys of interest
    * @param listener what to call
@@ -74,8 +73,7 @@ public final class SubscriberRegistry {
   }
 
   /**
-   * Tells whether no subscription is open, so that a store can skip preparing a
-   * notification.
+   * Tells whether no subscription is open, so that a store can skip preparing a notification.
    *
    * @return true if nobody listens
    */
@@ -84,8 +82,8 @@ public final class SubscriberRegistry {
   }
 
   /**
-   * Calls, on this thread, every listener whose prefix one of the keys written by
-   * {@code applied} is under.
+   * Calls, on this thread, every listener whose prefix one of the keys written by {@code applied}
+   * is under.
    *
    * @param applied operations that were committed
    * @throws NullPointerException if {@code applied} or an element is null
@@ -103,9 +101,9 @@ public final class SubscriberRegistry {
   }
 
   /**
-   * Calls, on this thread, every listener a key starting with {@code written} could concern:
-   * those whose prefix starts with these bytes, or that these bytes start with. For stores
-   * that learn of a commit elsewhere by the leading bytes of its keys only.
+   * Calls, on this thread, every listener a key starting with {@code written} could concern: those
+   * whose prefix starts with these bytes, or that these bytes start with. For stores that learn of
+   * a commit elsewhere by the leading bytes of its keys only.
    *
    * @param written the leading bytes of the encoding of a written key
    * @throws NullPointerException if {@code written} is null
@@ -129,8 +127,8 @@ public final class SubscriberRegistry {
   }
 
   /**
-   * Closes every subscription, waiting for calls running on other threads to return, and
-   * refuses later subscriptions. A second call does nothing more.
+   * Closes every subscription, waiting for calls running on other threads to return, and refuses
+   * later subscriptions. A second call does nothing more.
    */
   public void close() {
     closed = true;
@@ -159,8 +157,10 @@ public final class SubscriberRegistry {
   private final class Registration implements KvStore.Subscription {
     final byte[] prefix;
     final Runnable listener;
+
     /** Threads inside a call of the listener now, once per call (a thread may nest). */
     private final List<Thread> running = new ArrayList<>(1);
+
     private boolean closed;
 
     Registration(byte[] prefix, Runnable listener) {

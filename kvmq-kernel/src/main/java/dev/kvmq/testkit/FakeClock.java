@@ -6,11 +6,11 @@ import java.time.InstantSource;
 import java.util.Objects;
 
 /**
- * A clock that moves only when told: pass it to {@code Queue.builder(...).clock(clock)} and
- * drive time with {@link #advance(Duration)}. Thread-safe.
+ * A clock that moves only when told: pass it to {@code Queue.builder(...).clock(clock)} and drive
+ * time with {@link #advance(Duration)}. Thread-safe.
  *
- * <p>Usually paired with a {@link ManualScheduler}, whose {@code advance} moves this clock
- * and runs what becomes due; move the clock directly only when nothing is scheduled.
+ * <p>Usually paired with a {@link ManualScheduler}, whose {@code advance} moves this clock and runs
+ * what becomes due; move the clock directly only when nothing is scheduled.
  */
 public final class FakeClock implements InstantSource {
 
@@ -26,9 +26,7 @@ public final class FakeClock implements InstantSource {
     this.now = Objects.requireNonNull(start, "start");
   }
 
-  /**
-   * Makes a clock showing 2026-01-01T00:00:00Z.
-   */
+  /** Makes a clock showing 2026-01-01T00:00:00Z. */
   public FakeClock() {
     this(Instant.parse("2026-01-01T00:00:00Z"));
   }

@@ -18,11 +18,11 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A {@link ScheduledExecutorService} with no threads: tasks run on the test's own thread
- * when it calls {@link #runUntilIdle()} or {@link #advance(Duration)}, in time order on a
- * {@link FakeClock}. Give it to a worker and every step of the worker (claims, handler
- * calls, lease renewals, completions, events) happens inside those calls, deterministically,
- * without sleeping. In the spirit of db-scheduler's {@code ManualScheduler}.
+ * A {@link ScheduledExecutorService} with no threads: tasks run on the test's own thread when it
+ * calls {@link #runUntilIdle()} or {@link #advance(Duration)}, in time order on a {@link
+ * FakeClock}. Give it to a worker and every step of the worker (claims, handler calls, lease
+ * renewals, completions, events) happens inside those calls, deterministically, without sleeping.
+ * In the spirit of db-scheduler's {@code ManualScheduler}.
  *
  * <pre>{@code
  * FakeClock clock = new FakeClock();
@@ -38,20 +38,20 @@ import java.util.concurrent.TimeUnit;
  * assertEquals(List.of("later"), sent);
  * }</pre>
  *
- * <p>One test thread drives it; other threads (a store's own threads, say) may submit tasks
- * at any time, and tasks run without holding the scheduler's lock. Tasks may submit more
- * tasks; those run in the same call if due.
+ * <p>One test thread drives it; other threads (a store's own threads, say) may submit tasks at any
+ * time, and tasks run without holding the scheduler's lock. Tasks may submit more tasks; those run
+ * in the same call if due.
  *
- * <p>A run is bounded, so that a handler that fails or repeats forever fails the test
- * instead of hanging it: one call of {@link #runUntilIdle()} or {@link #advance(Duration)}
- * (with the calls nested in its tasks) runs at most {@link #DEFAULT_MAX_TASKS} tasks, and
- * its tasks may move the clock at most {@link #DEFAULT_MAX_SPAN} past where the call meant
- * to end (now for {@code runUntilIdle}, now plus the duration for {@code advance}).
- * {@link #ManualScheduler(FakeClock, int, Duration)} sets other limits. A run past either
- * limit throws {@link RunawayException}, whose message says what ran last and what is still
- * scheduled.
+ * <p>A run is bounded, so that a handler that fails or repeats forever fails the test instead of
+ * hanging it: one call of {@link #runUntilIdle()} or {@link #advance(Duration)} (with the calls
+ * nested in its tasks) runs at most {@link #DEFAULT_MAX_TASKS} tasks, and its tasks may move the
+ * clock at most {@link #DEFAULT_MAX_SPAN} past where the call meant to end (now for {@code
+ * runUntilIdle}, now plus the duration for {@code advance}). {@link #ManualScheduler(FakeClock,
+ * int, Duration)} sets other limits. A run past either limit throws {@link RunawayException}, whose
+ * message says what ran last and what is still scheduled.
  */
-public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class ManualScheduler extends AbstractExecutorService
+    implements ScheduledExecutorService {
 
   /** The most tasks one run (a call and the calls nested in its tasks) runs by default: 100,000. */
   public static final int DEFAULT_MAX_TASKS = 100_000;
@@ -75,8 +75,8 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   private final Deque<String> recent = new ArrayDeque<>();
 
   /**
-   * Makes a scheduler on {@code clock} with the default limits ({@link #DEFAULT_MAX_TASKS},
-   * {@link #DEFAULT_MAX_SPAN}).
+   * Makes a scheduler on {@code clock} with the default limits ({@link #DEFAULT_MAX_TASKS}, {@link
+   * #DEFAULT_MAX_SPAN}).
    *
    * @param clock the time tasks are due by; {@link #advance} moves it
    * @throws NullPointerException if {@code clock} is null
@@ -86,16 +86,16 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   }
 
   /**
-   * Makes a scheduler on {@code clock} whose runs stop with a {@link RunawayException} after
-   * {@code maxTasks} tasks, or once their tasks move the clock more than {@code maxSpan} past
-   * the run's end.
+   * Makes a scheduler on {@code clock} whose runs stop with a {@link RunawayException} after {@code
+   * maxTasks} tasks, or once their tasks move the clock more than {@code maxSpan} past the run's
+   * end.
    *
    * @param clock the time tasks are due by; {@link #advance} moves it
    * @param maxTasks the most tasks one run may run, 1 or more
    * @param maxSpan how far one run's tasks may move the clock past its end, zero or more
    * @throws NullPointerException if {@code clock} or {@code maxSpan} is null
-   * @throws IllegalArgumentException if {@code maxTasks} is less than 1 or {@code maxSpan}
-   *     is negative
+   * @throws IllegalArgumentException if {@code maxTasks} is less than 1 or {@code maxSpan} is
+   *     negative
    */
   public ManualScheduler(FakeClock clock, int maxTasks, Duration maxSpan) {
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -110,8 +110,8 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   }
 
   /**
-   * A run went past its limits: a task that keeps scheduling work due at once (a handler
-   * that fails or repeats forever with no delay), or one that keeps moving the clock.
+   * A run went past its limits: a task that keeps scheduling work due at once (a handler that fails
+   * or repeats forever with no delay), or one that keeps moving the clock.
    */
   public static final class RunawayException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
@@ -131,16 +131,15 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   }
 
   /**
-   * Runs every task that is due now, including tasks they add that are due now, until none
-   * is left.
+   * Runs every task that is due now, including tasks they add that are due now, until none is left.
    *
-   * <p>May be called from inside a task, for example by a handler that simulates work that
-   * takes time with {@code scheduler.advance(...)}: the tasks due meanwhile (lease
-   * renewals, other jobs) run nested in that call.
+   * <p>May be called from inside a task, for example by a handler that simulates work that takes
+   * time with {@code scheduler.advance(...)}: the tasks due meanwhile (lease renewals, other jobs)
+   * run nested in that call.
    *
    * @return how many tasks ran
-   * @throws RunawayException if the run went past the scheduler's limits (see the class
-   *     comment); the tasks that ran stay done, the rest stay scheduled
+   * @throws RunawayException if the run went past the scheduler's limits (see the class comment);
+   *     the tasks that ran stay done, the rest stay scheduled
    */
   public int runUntilIdle() {
     begin(clock.instant());
@@ -189,31 +188,46 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
     }
     pending.sort(null);
     StringBuilder b = new StringBuilder("ManualScheduler stopped a runaway run: ");
-    b.append(tooMany ? "it ran " + ranInRun + " tasks (limit " + maxTasks + ")"
-        : "its tasks moved the clock to " + clock.instant() + ", past the limit " + runLimit + " (" + maxSpan
-            + " after the run's end)");
-    b.append(", from ").append(runStart).append(" to ").append(clock.instant()).append(". Last run: ")
-        .append(String.join("; ", recent)).append(". Still scheduled: ").append(pending.size()).append(" task(s)");
+    b.append(
+        tooMany
+            ? "it ran " + ranInRun + " tasks (limit " + maxTasks + ")"
+            : "its tasks moved the clock to "
+                + clock.instant()
+                + ", past the limit "
+                + runLimit
+                + " ("
+                + maxSpan
+                + " after the run's end)");
+    b.append(", from ")
+        .append(runStart)
+        .append(" to ")
+        .append(clock.instant())
+        .append(". Last run: ")
+        .append(String.join("; ", recent))
+        .append(". Still scheduled: ")
+        .append(pending.size())
+        .append(" task(s)");
     for (int i = 0; i < Math.min(RECENT, pending.size()); i++) {
       Task<?> p = pending.get(i);
       b.append(i == 0 ? ", next: " : "; ").append(p).append(" due ").append(p.due);
     }
-    b.append(". A handler that fails or repeats forever with no delay keeps a worker busy at one instant;"
-        + " if the test needs a longer run, make the scheduler with new ManualScheduler(clock, maxTasks, maxSpan)");
+    b.append(
+        ". A handler that fails or repeats forever with no delay keeps a worker busy at one instant;"
+            + " if the test needs a longer run, make the scheduler with new ManualScheduler(clock, maxTasks, maxSpan)");
     throw new RunawayException(b.toString());
   }
 
   /**
-   * Moves the clock forward by {@code duration}, stopping at each task's due time to run
-   * what is due then (so a lease renewal due in the middle runs in the middle), and runs
-   * everything due at the end.
+   * Moves the clock forward by {@code duration}, stopping at each task's due time to run what is
+   * due then (so a lease renewal due in the middle runs in the middle), and runs everything due at
+   * the end.
    *
    * @param duration how far, zero or more
    * @return how many tasks ran
    * @throws NullPointerException if {@code duration} is null
    * @throws IllegalArgumentException if {@code duration} is negative
-   * @throws RunawayException if the run went past the scheduler's limits (see the class
-   *     comment); the tasks that ran stay done, the rest stay scheduled
+   * @throws RunawayException if the run went past the scheduler's limits (see the class comment);
+   *     the tasks that ran stay done, the rest stay scheduled
    */
   public int advance(Duration duration) {
     Objects.requireNonNull(duration, "duration");
@@ -294,16 +308,19 @@ public final class ManualScheduler extends AbstractExecutorService implements Sc
   }
 
   @Override
-  public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+  public ScheduledFuture<?> scheduleAtFixedRate(
+      Runnable command, long initialDelay, long period, TimeUnit unit) {
     return repeating(command, initialDelay, period, unit);
   }
 
   @Override
-  public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+  public ScheduledFuture<?> scheduleWithFixedDelay(
+      Runnable command, long initialDelay, long delay, TimeUnit unit) {
     return repeating(command, initialDelay, delay, unit);
   }
 
-  private ScheduledFuture<?> repeating(Runnable command, long initialDelay, long period, TimeUnit unit) {
+  private ScheduledFuture<?> repeating(
+      Runnable command, long initialDelay, long period, TimeUnit unit) {
     Objects.requireNonNull(command, "command");
     if (period <= 0) {
       throw new IllegalArgumentException("period must be positive: " + period);

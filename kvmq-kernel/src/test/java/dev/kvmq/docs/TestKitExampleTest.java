@@ -30,8 +30,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The examples of docs/testkit.md, as a real test: if this fails to compile or pass, the
- * docs are wrong. It uses only the public API, the way a user's test would.
+ * The examples of docs/testkit.md, as a real test: if this fails to compile or pass, the docs are
+ * wrong. It uses only the public API, the way a user's test would.
  */
 class TestKitExampleTest {
 
@@ -49,7 +49,8 @@ class TestKitExampleTest {
   @Test
   void aDelayedJobRunsWhenItsTimeComes() {
     List<String> sent = new ArrayList<>();
-    Worker<String> worker = queue.worker((job, ctx) -> sent.add(job.state()), WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker((job, ctx) -> sent.add(job.state()), WorkerOptions.defaults(), scheduler);
     worker.start();
 
     Job<String> job = queue.push("hello", JobOptions.defaults().delay(Duration.ofMinutes(5)));
@@ -66,17 +67,25 @@ class TestKitExampleTest {
   void failedAttemptsRetryWithBackoffThenBecomeADeadLetter() {
     AtomicBoolean broken = new AtomicBoolean(true);
     List<Integer> attempts = new ArrayList<>();
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      attempts.add(ctx.attempt());
-      if (broken.get()) {
-        throw new IllegalStateException("mail server down");
-      }
-    }, WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              attempts.add(ctx.attempt());
+              if (broken.get()) {
+                throw new IllegalStateException("mail server down");
+              }
+            },
+            WorkerOptions.defaults(),
+            scheduler);
     worker.start();
 
     // 2 retries: 3 attempts in all, 10 s then 20 s apart (exponential, no jitter).
-    Job<String> job = queue.push("hello",
-        JobOptions.defaults().retry(2, Backoff.exponential(Duration.ofSeconds(10), 2, Duration.ofMinutes(1), 0)));
+    Job<String> job =
+        queue.push(
+            "hello",
+            JobOptions.defaults()
+                .retry(
+                    2, Backoff.exponential(Duration.ofSeconds(10), 2, Duration.ofMinutes(1), 0)));
     scheduler.runUntilIdle();
     assertEquals(List.of(1), attempts);
     assertEquals(JobStatus.DELAYED, queue.job(job.id()).orElseThrow().status());
@@ -106,11 +115,15 @@ class TestKitExampleTest {
   @Test
   void aListenerSeesEventsAfterTheirCommits() {
     List<JobEvent<String>> events = new ArrayList<>();
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      if (job.state().equals("bad")) {
-        throw new IllegalArgumentException("no such address");
-      }
-    }, WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              if (job.state().equals("bad")) {
+                throw new IllegalArgumentException("no such address");
+              }
+            },
+            WorkerOptions.defaults(),
+            scheduler);
     worker.addListener(events::add);
     worker.start();
 
@@ -145,11 +158,15 @@ class TestKitExampleTest {
   @Test
   void aHandlerThatTakesLongerThanItsLeaseKeepsItByRenewal() {
     List<JobEvent<String>> events = new ArrayList<>();
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      // Simulate 30 s of work: the tasks due meanwhile (lease renewals every 2 s) run
-      // nested in this call, so the 5 s lease never runs out.
-      scheduler.advance(Duration.ofSeconds(30));
-    }, WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              // Simulate 30 s of work: the tasks due meanwhile (lease renewals every 2 s) run
+              // nested in this call, so the 5 s lease never runs out.
+              scheduler.advance(Duration.ofSeconds(30));
+            },
+            WorkerOptions.defaults(),
+            scheduler);
     worker.addListener(events::add);
     worker.start();
 
@@ -164,13 +181,17 @@ class TestKitExampleTest {
   void aHandlerThatOutlivesItsLeaseCannotCompleteTheJob() {
     List<JobEvent<String>> events = new ArrayList<>();
     AtomicReference<JobContext<String>> context = new AtomicReference<>();
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      context.set(ctx);
-      // Simulate a stall: the lease (5 s by default) runs out while the handler works,
-      // and meanwhile the job is deleted (allowed: its lease is no longer live).
-      clock.advance(Duration.ofSeconds(6));
-      queue.delete(job.id());
-    }, WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              context.set(ctx);
+              // Simulate a stall: the lease (5 s by default) runs out while the handler works,
+              // and meanwhile the job is deleted (allowed: its lease is no longer live).
+              clock.advance(Duration.ofSeconds(6));
+              queue.delete(job.id());
+            },
+            WorkerOptions.defaults(),
+            scheduler);
     worker.addListener(events::add);
     worker.start();
 
@@ -185,10 +206,14 @@ class TestKitExampleTest {
   @Test
   void stoppingTellsTheRunningHandler() {
     AtomicReference<Optional<JobContext.CancelReason>> seen = new AtomicReference<>();
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      ctx.stopProcessing(); // as if the application were shutting down
-      seen.set(ctx.cancelReason());
-    }, WorkerOptions.defaults(), scheduler);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              ctx.stopProcessing(); // as if the application were shutting down
+              seen.set(ctx.cancelReason());
+            },
+            WorkerOptions.defaults(),
+            scheduler);
     worker.start();
 
     queue.push("a");
@@ -196,7 +221,8 @@ class TestKitExampleTest {
     scheduler.runUntilIdle();
     assertEquals(Optional.of(JobContext.CancelReason.WORKER_STOPPING), seen.get());
     assertFalse(worker.isProcessing());
-    CompletableFuture<Void> stopped = worker.stop(); // already stopping: completes when all is settled
+    CompletableFuture<Void> stopped =
+        worker.stop(); // already stopping: completes when all is settled
     scheduler.runUntilIdle();
     assertTrue(stopped.isDone());
     assertEquals(1, queue.counts().waiting()); // "b" was not claimed

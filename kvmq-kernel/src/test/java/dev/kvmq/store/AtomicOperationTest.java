@@ -23,14 +23,22 @@ class AtomicOperationTest {
       for (Key k : keys) {
         long vs = k.getLong(1) + 1;
         b.check(k, vs); // the same check again: kept once
-        assertThatThrownBy(() -> b.check(k, vs + 1)).as("size %s", keys.size())
-            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("checked twice");
-        assertThatThrownBy(() -> b.delete(k)).as("size %s", keys.size())
-            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("written twice");
+        assertThatThrownBy(() -> b.check(k, vs + 1))
+            .as("size %s", keys.size())
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("checked twice");
+        assertThatThrownBy(() -> b.delete(k))
+            .as("size %s", keys.size())
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("written twice");
       }
       AtomicOperation op = b.build();
-      assertThat(op.checks()).extracting(AtomicOperation.Check::key).containsExactlyElementsOf(keys);
-      assertThat(op.mutations()).extracting(AtomicOperation.Mutation::key).containsExactlyElementsOf(keys);
+      assertThat(op.checks())
+          .extracting(AtomicOperation.Check::key)
+          .containsExactlyElementsOf(keys);
+      assertThat(op.mutations())
+          .extracting(AtomicOperation.Mutation::key)
+          .containsExactlyElementsOf(keys);
       b.delete(Key.of("other"));
       assertThat(op.mutations()).as("a built operation does not change").hasSize(n);
       assertThat(b.build().mutations()).hasSize(n + 1);

@@ -3,16 +3,16 @@ package dev.kvmq.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.Arrays;
-import java.util.List;
 import dev.kvmq.testing.Seeds;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Pins the key order against a reference written from the documented rules, and the
- * encoding against that order.
+ * Pins the key order against a reference written from the documented rules, and the encoding
+ * against that order.
  */
 class KeyTest {
 
@@ -67,25 +67,27 @@ class KeyTest {
 
   static Object randomPart(SplittableRandom r) {
     switch (r.nextInt(5)) {
-      case 0: {
-        byte[] b = new byte[r.nextInt(4)];
-        for (int i = 0; i < b.length; i++) {
-          b[i] = (byte) (r.nextBoolean() ? r.nextInt(3) - 1 : r.nextInt(256));
-        }
-        return b;
-      }
-      case 1: {
-        StringBuilder sb = new StringBuilder();
-        int n = r.nextInt(4);
-        for (int i = 0; i < n; i++) {
-          if (r.nextInt(5) == 0) {
-            sb.appendCodePoint(0x1F600 + r.nextInt(3));
-          } else {
-            sb.append(CHARS[r.nextInt(CHARS.length)]);
+      case 0:
+        {
+          byte[] b = new byte[r.nextInt(4)];
+          for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (r.nextBoolean() ? r.nextInt(3) - 1 : r.nextInt(256));
           }
+          return b;
         }
-        return sb.toString();
-      }
+      case 1:
+        {
+          StringBuilder sb = new StringBuilder();
+          int n = r.nextInt(4);
+          for (int i = 0; i < n; i++) {
+            if (r.nextInt(5) == 0) {
+              sb.appendCodePoint(0x1F600 + r.nextInt(3));
+            } else {
+              sb.append(CHARS[r.nextInt(CHARS.length)]);
+            }
+          }
+          return sb.toString();
+        }
       case 2:
         return r.nextLong();
       case 3:
@@ -106,16 +108,24 @@ class KeyTest {
 
   @Test
   void encodingOrderEqualsTupleOrder() {
-    Seeds.forEach("encodingOrderEqualsTupleOrder", 5000, 1, r -> {
-      List<Object> a = randomTuple(r);
-      List<Object> b = r.nextInt(4) == 0 ? new ArrayList<>(a.subList(0, 1 + r.nextInt(a.size()))) : randomTuple(r);
-      Key ka = Key.of(a);
-      Key kb = Key.of(b);
-      int expected = Integer.signum(referenceCompare(a, b));
-      assertThat(Integer.signum(ka.compareTo(kb))).isEqualTo(expected);
-      assertThat(Integer.signum(Arrays.compareUnsigned(ka.encoded(), kb.encoded()))).isEqualTo(expected);
-      assertThat(ka.equals(kb)).isEqualTo(expected == 0);
-    });
+    Seeds.forEach(
+        "encodingOrderEqualsTupleOrder",
+        5000,
+        1,
+        r -> {
+          List<Object> a = randomTuple(r);
+          List<Object> b =
+              r.nextInt(4) == 0
+                  ? new ArrayList<>(a.subList(0, 1 + r.nextInt(a.size())))
+                  : randomTuple(r);
+          Key ka = Key.of(a);
+          Key kb = Key.of(b);
+          int expected = Integer.signum(referenceCompare(a, b));
+          assertThat(Integer.signum(ka.compareTo(kb))).isEqualTo(expected);
+          assertThat(Integer.signum(Arrays.compareUnsigned(ka.encoded(), kb.encoded())))
+              .isEqualTo(expected);
+          assertThat(ka.equals(kb)).isEqualTo(expected == 0);
+        });
   }
 
   /** The documented encoding, written byte by byte from the class documentation. */
@@ -124,7 +134,10 @@ class KeyTest {
     for (Object p : parts) {
       if (p instanceof byte[] || p instanceof String) {
         out.write(p instanceof byte[] ? 0x01 : 0x02);
-        byte[] b = p instanceof byte[] bytes ? bytes : ((String) p).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] b =
+            p instanceof byte[] bytes
+                ? bytes
+                : ((String) p).getBytes(java.nio.charset.StandardCharsets.UTF_8);
         for (byte x : b) {
           out.write(x);
           if (x == 0) {
@@ -148,43 +161,60 @@ class KeyTest {
   @Test
   void theEncodingIsTheDocumentedOneForOfAndAppendAlike() {
     // stored keys are these bytes: a change would orphan every store's data
-    assertThat(java.util.HexFormat.of().formatHex(Key.of("kvmq", "q", "job", "01ARZ3NDEKTSV4RRFFQ69G5FAV").encoded()))
-        .isEqualTo("026b766d7100027100026a6f620002303141525a334e44454b5453563452524646513639473546415600");
-    assertThat(Key.of(-1L, true, false, new byte[] {0, 1}, "a\u0000").encoded()).containsExactly(
-        0x03, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0x05, 0x04, 0x01, 0x00, 0xff, 0x01, 0x00, 0x02, 'a', 0x00, 0xff, 0x00);
-    Seeds.forEach("theEncodingIsTheDocumentedOne", 5_000, 1, r -> {
-      List<Object> parts = randomTuple(r);
-      byte[] expected = referenceEncoding(parts);
-      assertThat(Key.of(parts).encoded()).as("of %s", parts).containsExactly(expected);
-      int split = r.nextInt(parts.size());
-      Key head = Key.of(parts.subList(0, split + 1));
-      assertThat(head.append(parts.subList(split + 1, parts.size()).toArray()).encoded())
-          .as("append to %s", head).containsExactly(expected);
-    });
+    assertThat(
+            java.util.HexFormat.of()
+                .formatHex(Key.of("kvmq", "q", "job", "01ARZ3NDEKTSV4RRFFQ69G5FAV").encoded()))
+        .isEqualTo(
+            "026b766d7100027100026a6f620002303141525a334e44454b5453563452524646513639473546415600");
+    assertThat(Key.of(-1L, true, false, new byte[] {0, 1}, "a\u0000").encoded())
+        .containsExactly(
+            0x03, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x05, 0x04, 0x01, 0x00, 0xff,
+            0x01, 0x00, 0x02, 'a', 0x00, 0xff, 0x00);
+    Seeds.forEach(
+        "theEncodingIsTheDocumentedOne",
+        5_000,
+        1,
+        r -> {
+          List<Object> parts = randomTuple(r);
+          byte[] expected = referenceEncoding(parts);
+          assertThat(Key.of(parts).encoded()).as("of %s", parts).containsExactly(expected);
+          int split = r.nextInt(parts.size());
+          Key head = Key.of(parts.subList(0, split + 1));
+          assertThat(head.append(parts.subList(split + 1, parts.size()).toArray()).encoded())
+              .as("append to %s", head)
+              .containsExactly(expected);
+        });
   }
 
   @Test
   void decodeInvertsEncode() {
-    Seeds.forEach("decodeInvertsEncode", 3000, 1, r -> {
-      List<Object> parts = randomTuple(r);
-      Key key = Key.of(parts);
-      Key back = Key.decode(key.encoded());
-      assertThat(back).isEqualTo(key);
-      assertThat(back.size()).isEqualTo(parts.size());
-    });
+    Seeds.forEach(
+        "decodeInvertsEncode",
+        3000,
+        1,
+        r -> {
+          List<Object> parts = randomTuple(r);
+          Key key = Key.of(parts);
+          Key back = Key.decode(key.encoded());
+          assertThat(back).isEqualTo(key);
+          assertThat(back.size()).isEqualTo(parts.size());
+        });
   }
 
   @Test
   void aPrefixEncodesAsABytePrefixAndOrdersFirst() {
-    Seeds.forEach("aPrefixEncodesAsABytePrefixAndOrdersFirst", 2000, 1, r -> {
-      Key prefix = Key.of(randomTuple(r));
-      Key longer = prefix.append(randomTuple(r).toArray());
-      assertThat(longer.startsWith(prefix)).isTrue();
-      assertThat(prefix.compareTo(longer)).isNegative();
-      assertThat(KeyRange.prefix(prefix).contains(longer)).isTrue();
-      assertThat(KeyRange.prefix(prefix).contains(prefix)).isFalse();
-    });
+    Seeds.forEach(
+        "aPrefixEncodesAsABytePrefixAndOrdersFirst",
+        2000,
+        1,
+        r -> {
+          Key prefix = Key.of(randomTuple(r));
+          Key longer = prefix.append(randomTuple(r).toArray());
+          assertThat(longer.startsWith(prefix)).isTrue();
+          assertThat(prefix.compareTo(longer)).isNegative();
+          assertThat(KeyRange.prefix(prefix).contains(longer)).isTrue();
+          assertThat(KeyRange.prefix(prefix).contains(prefix)).isFalse();
+        });
   }
 
   @Test
@@ -201,7 +231,8 @@ class KeyTest {
     assertThat(key.getString(0)).isEqualTo("s");
     assertThat(key.getLong(1)).isEqualTo(7L);
     assertThat((byte[]) key.get(3)).containsExactly(1, 2);
-    assertThatThrownBy(() -> key.getLong(0)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> key.getLong(0))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("part 0");
     assertThat(key).hasToString("[\"s\", 7, true, 0x0102]");
   }
@@ -209,25 +240,32 @@ class KeyTest {
   @Test
   void unpairedSurrogatesAreRefused() {
     assertThatThrownBy(() -> Key.of("bad\uD800"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unpaired surrogate");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unpaired surrogate");
   }
 
   @Test
   void malformedEncodingsAreRefused() {
     assertThatThrownBy(() -> Key.decode(new byte[] {0x02, 'a'}))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unterminated");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unterminated");
     assertThatThrownBy(() -> Key.decode(new byte[] {0x09}))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unknown type tag");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown type tag");
     assertThatThrownBy(() -> Key.decode(new byte[] {0x03, 1}))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("truncated");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("truncated");
     assertThatThrownBy(() -> Key.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
     // strings must be strict UTF-8: a bad continuation byte, an overlong form, an encoded surrogate
-    for (byte[] bad : new byte[][] {
-        {0x02, (byte) 0xC3, 0x28, 0x00},
-        {0x02, (byte) 0xC1, (byte) 0xBF, 0x00},
-        {0x02, (byte) 0xED, (byte) 0xA0, (byte) 0x80, 0x00}}) {
+    for (byte[] bad :
+        new byte[][] {
+          {0x02, (byte) 0xC3, 0x28, 0x00},
+          {0x02, (byte) 0xC1, (byte) 0xBF, 0x00},
+          {0x02, (byte) 0xED, (byte) 0xA0, (byte) 0x80, 0x00}
+        }) {
       assertThatThrownBy(() -> Key.decode(bad))
-          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not UTF-8");
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("not UTF-8");
     }
     byte[] tooLong = new byte[KvStore.MAX_KEY_BYTES + 2];
     tooLong[0] = 0x01;

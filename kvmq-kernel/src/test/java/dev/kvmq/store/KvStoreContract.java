@@ -24,8 +24,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The contract every {@link KvStore} passes. A store's test extends this class and says
- * how to open a fresh, empty store; every test then runs against it.
+ * The contract every {@link KvStore} passes. A store's test extends this class and says how to open
+ * a fresh, empty store; every test then runs against it.
  *
  * <pre>{@code
  * class MyStoreTest extends KvStoreContract {
@@ -156,35 +156,37 @@ public abstract class KvStoreContract {
 
   @Test
   void keysListInTheOneTotalOrderAcrossTypes() {
-    List<Key> expected = List.of(
-        Key.of("t", new byte[0]),
-        Key.of("t", new byte[] {0}),
-        Key.of("t", new byte[] {0, 0}),
-        Key.of("t", new byte[] {1}),
-        Key.of("t", new byte[] {(byte) 0xFF}),
-        Key.of("t", ""),
-        Key.of("t", "\0"),
-        Key.of("t", "A"),
-        Key.of("t", "a"),
-        Key.of("t", "a", 5L),
-        Key.of("t", "a\0"),
-        Key.of("t", "b"),
-        Key.of("t", "\uFFFF"),
-        Key.of("t", "\uD83D\uDE00"),
-        Key.of("t", Long.MIN_VALUE),
-        Key.of("t", -1L),
-        Key.of("t", 0L),
-        Key.of("t", 0L, "x"),
-        Key.of("t", 1L),
-        Key.of("t", Long.MAX_VALUE),
-        Key.of("t", false),
-        Key.of("t", true));
+    List<Key> expected =
+        List.of(
+            Key.of("t", new byte[0]),
+            Key.of("t", new byte[] {0}),
+            Key.of("t", new byte[] {0, 0}),
+            Key.of("t", new byte[] {1}),
+            Key.of("t", new byte[] {(byte) 0xFF}),
+            Key.of("t", ""),
+            Key.of("t", "\0"),
+            Key.of("t", "A"),
+            Key.of("t", "a"),
+            Key.of("t", "a", 5L),
+            Key.of("t", "a\0"),
+            Key.of("t", "b"),
+            Key.of("t", "\uFFFF"),
+            Key.of("t", "\uD83D\uDE00"),
+            Key.of("t", Long.MIN_VALUE),
+            Key.of("t", -1L),
+            Key.of("t", 0L),
+            Key.of("t", 0L, "x"),
+            Key.of("t", 1L),
+            Key.of("t", Long.MAX_VALUE),
+            Key.of("t", false),
+            Key.of("t", true));
     List<Key> shuffled = new ArrayList<>(expected);
     Collections.shuffle(shuffled, new Random(42));
     for (Key k : shuffled) {
       set(k, k.toString());
     }
-    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("t"))))).containsExactlyElementsOf(expected);
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("t")))))
+        .containsExactlyElementsOf(expected);
     List<Key> reversed = new ArrayList<>(expected);
     Collections.reverse(reversed);
     assertThat(keysOf(store.list(KeyRange.prefix(Key.of("t")), 1000, true)))
@@ -202,7 +204,8 @@ public abstract class KvStoreContract {
     keys.stream().distinct().forEach(k -> op.set(k, bytes("v")));
     store.commit(op.build());
     List<Key> expected = keys.stream().distinct().sorted().toList();
-    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("r"))))).containsExactlyElementsOf(expected);
+    assertThat(keysOf(store.list(KeyRange.prefix(Key.of("r")))))
+        .containsExactlyElementsOf(expected);
   }
 
   private static Object randomPart(Random random) {
@@ -249,7 +252,8 @@ public abstract class KvStoreContract {
     }
     set(Key.of("o", 0L), "outside");
     KeyRange from7 = KeyRange.prefix(Key.of("n")).from(Key.of("n", 7L));
-    assertThat(keysOf(store.list(from7))).containsExactly(Key.of("n", 7L), Key.of("n", 8L), Key.of("n", 9L));
+    assertThat(keysOf(store.list(from7)))
+        .containsExactly(Key.of("n", 7L), Key.of("n", 8L), Key.of("n", 9L));
     KeyRange until2 = KeyRange.prefix(Key.of("n")).until(Key.of("n", 2L));
     assertThat(keysOf(store.list(until2))).containsExactly(Key.of("n", 0L), Key.of("n", 1L));
     assertThat(store.count(from7)).isEqualTo(3);
@@ -284,10 +288,12 @@ public abstract class KvStoreContract {
   void versionstampsIncreaseStrictlyAndAreSharedWithinACommit() {
     long previous = 0;
     for (int i = 0; i < 20; i++) {
-      CommitResult r = store.commit(AtomicOperation.builder()
-          .set(Key.of("v", "a"), bytes("a" + i))
-          .set(Key.of("v", "b"), bytes("b" + i))
-          .build());
+      CommitResult r =
+          store.commit(
+              AtomicOperation.builder()
+                  .set(Key.of("v", "a"), bytes("a" + i))
+                  .set(Key.of("v", "b"), bytes("b" + i))
+                  .build());
       assertThat(r.versionstamp()).isGreaterThan(previous);
       previous = r.versionstamp();
       assertThat(store.get(Key.of("v", "a")).orElseThrow().versionstamp()).isEqualTo(previous);
@@ -298,10 +304,18 @@ public abstract class KvStoreContract {
   @Test
   void checkOnVersionstampPassesThenFailsAfterAnotherWrite() {
     long vs = set(Key.of("k"), "1");
-    assertThat(store.commit(AtomicOperation.builder()
-        .check(Key.of("k"), vs).set(Key.of("k"), bytes("2")).build()).ok()).isTrue();
-    CommitResult stale = store.commit(AtomicOperation.builder()
-        .check(Key.of("k"), vs).set(Key.of("k"), bytes("3")).build());
+    assertThat(
+            store
+                .commit(
+                    AtomicOperation.builder()
+                        .check(Key.of("k"), vs)
+                        .set(Key.of("k"), bytes("2"))
+                        .build())
+                .ok())
+        .isTrue();
+    CommitResult stale =
+        store.commit(
+            AtomicOperation.builder().check(Key.of("k"), vs).set(Key.of("k"), bytes("3")).build());
     assertThat(stale.ok()).isFalse();
     assertThat(stale.versionstamp()).isZero();
     assertThat(string(store.get(Key.of("k")).orElseThrow())).isEqualTo("2");
@@ -312,12 +326,14 @@ public abstract class KvStoreContract {
     set(Key.of("a"), "a0");
     long bVs = set(Key.of("b"), "b0");
     set(Key.of("b"), "b1");
-    CommitResult r = store.commit(AtomicOperation.builder()
-        .check(Key.of("b"), bVs)
-        .set(Key.of("a"), bytes("a1"))
-        .delete(Key.of("b"))
-        .set(Key.of("c"), bytes("c1"))
-        .build());
+    CommitResult r =
+        store.commit(
+            AtomicOperation.builder()
+                .check(Key.of("b"), bVs)
+                .set(Key.of("a"), bytes("a1"))
+                .delete(Key.of("b"))
+                .set(Key.of("c"), bytes("c1"))
+                .build());
     assertThat(r.ok()).isFalse();
     assertThat(string(store.get(Key.of("a")).orElseThrow())).isEqualTo("a0");
     assertThat(string(store.get(Key.of("b")).orElseThrow())).isEqualTo("b1");
@@ -327,26 +343,40 @@ public abstract class KvStoreContract {
   @Test
   void absenceCheck() {
     Key k = Key.of("once");
-    assertThat(store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("1")).build()).ok()).isTrue();
-    assertThat(store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("2")).build()).ok()).isFalse();
+    assertThat(
+            store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("1")).build()).ok())
+        .isTrue();
+    assertThat(
+            store.commit(AtomicOperation.builder().checkAbsent(k).set(k, bytes("2")).build()).ok())
+        .isFalse();
     assertThat(string(store.get(k).orElseThrow())).isEqualTo("1");
   }
 
   @Test
   void readOnlyOperationReportsItsChecks() {
     long vs = set(Key.of("k"), "1");
-    assertThat(store.commit(AtomicOperation.builder().check(Key.of("k"), vs).build()).ok()).isTrue();
-    assertThat(store.commit(AtomicOperation.builder().checkAbsent(Key.of("k")).build()).ok()).isFalse();
+    assertThat(store.commit(AtomicOperation.builder().check(Key.of("k"), vs).build()).ok())
+        .isTrue();
+    assertThat(store.commit(AtomicOperation.builder().checkAbsent(Key.of("k")).build()).ok())
+        .isFalse();
   }
 
   @Test
   void commitAllAppliesEachOperationOnItsOwnInOrder() {
     long vs = set(Key.of("k"), "0");
-    List<CommitResult> results = store.commitAll(List.of(
-        AtomicOperation.builder().check(Key.of("k"), vs).set(Key.of("k"), bytes("1")).build(),
-        // sees the first operation's write, so its check on the old versionstamp fails
-        AtomicOperation.builder().check(Key.of("k"), vs).set(Key.of("k"), bytes("2")).build(),
-        AtomicOperation.builder().set(Key.of("other"), bytes("x")).build()));
+    List<CommitResult> results =
+        store.commitAll(
+            List.of(
+                AtomicOperation.builder()
+                    .check(Key.of("k"), vs)
+                    .set(Key.of("k"), bytes("1"))
+                    .build(),
+                // sees the first operation's write, so its check on the old versionstamp fails
+                AtomicOperation.builder()
+                    .check(Key.of("k"), vs)
+                    .set(Key.of("k"), bytes("2"))
+                    .build(),
+                AtomicOperation.builder().set(Key.of("other"), bytes("x")).build()));
     assertThat(results).extracting(CommitResult::ok).containsExactly(true, false, true);
     assertThat(results.get(2).versionstamp()).isGreaterThan(results.get(0).versionstamp());
     assertThat(string(store.get(Key.of("k")).orElseThrow())).isEqualTo("1");
@@ -373,9 +403,9 @@ public abstract class KvStoreContract {
     }
 
     /**
-     * Each record still "ready": checked, marked taken by {@code by}, its index entry deleted.
-     * Like the kernel, it plans from the record: an entry read before another claim committed
-     * may point at a record that claim already took.
+     * Each record still "ready": checked, marked taken by {@code by}, its index entry deleted. Like
+     * the kernel, it plans from the record: an entry read before another claim committed may point
+     * at a record that claim already took.
      */
     @Override
     public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
@@ -386,7 +416,12 @@ public abstract class KvStoreContract {
       for (int i = 0; i < index.size(); i++) {
         if (records.get(i).isPresent() && string(records.get(i).get()).equals("ready")) {
           KvEntry r = records.get(i).get();
-          ops.add(AtomicOperation.builder().check(r).set(r.key(), bytes(by)).delete(index.get(i).key()).build());
+          ops.add(
+              AtomicOperation.builder()
+                  .check(r)
+                  .set(r.key(), bytes(by))
+                  .delete(index.get(i).key())
+                  .build());
           taken.add(r.key());
         }
       }
@@ -396,15 +431,19 @@ public abstract class KvStoreContract {
 
   private void index(int from, int to) {
     for (int n = from; n < to; n++) {
-      store.commit(AtomicOperation.builder().set(Key.of("idx", (long) n), new byte[0])
-          .set(Key.of("rec", (long) n), bytes("ready")).build());
+      store.commit(
+          AtomicOperation.builder()
+              .set(Key.of("idx", (long) n), new byte[0])
+              .set(Key.of("rec", (long) n), bytes("ready"))
+              .build());
     }
   }
 
   @Test
   void claimPlansFromTheFirstEntriesAndTheirRecordsThenCommits() {
     index(0, 5);
-    store.commit(AtomicOperation.builder().delete(Key.of("rec", 1L)).build()); // an entry without its record
+    store.commit(
+        AtomicOperation.builder().delete(Key.of("rec", 1L)).build()); // an entry without its record
     set(Key.of("idz"), "outside the range");
     TakeEach planner = new TakeEach("a");
 
@@ -419,12 +458,15 @@ public abstract class KvStoreContract {
     assertThat(records.get(2).map(KvEntry::key)).contains(Key.of("rec", 2L));
     assertThat(results).hasSize(2).allMatch(CommitResult::ok);
     assertThat(string(store.get(Key.of("rec", 0L)).orElseThrow())).isEqualTo("a");
-    assertThat(store.get(Key.of("rec", 2L)).orElseThrow().versionstamp()).isEqualTo(results.get(1).versionstamp());
+    assertThat(store.get(Key.of("rec", 2L)).orElseThrow().versionstamp())
+        .isEqualTo(results.get(1).versionstamp());
     assertThat(keysOf(store.list(KeyRange.prefix(Key.of("idx")))))
         .containsExactly(Key.of("idx", 1L), Key.of("idx", 3L), Key.of("idx", 4L));
 
     TakeEach next = new TakeEach("b");
-    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 10, next)).hasSize(2).allMatch(CommitResult::ok);
+    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 10, next))
+        .hasSize(2)
+        .allMatch(CommitResult::ok);
     assertThat(next.taken).containsExactly(Key.of("rec", 3L), Key.of("rec", 4L));
   }
 
@@ -432,36 +474,40 @@ public abstract class KvStoreContract {
   void claimCommitsNothingWhenNothingIsPlannedAndStalePlansFailTheirChecks() {
     index(0, 2);
     List<String> before = store.list(KeyRange.all()).stream().map(KvEntry::toString).toList();
-    KvStore.ClaimPlanner nothing = new KvStore.ClaimPlanner() {
-      @Override
-      public Key recordKey(Key indexKey) {
-        return Key.of("rec", indexKey.getLong(1));
-      }
+    KvStore.ClaimPlanner nothing =
+        new KvStore.ClaimPlanner() {
+          @Override
+          public Key recordKey(Key indexKey) {
+            return Key.of("rec", indexKey.getLong(1));
+          }
 
-      @Override
-      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-        return List.of();
-      }
-    };
+          @Override
+          public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+            return List.of();
+          }
+        };
     assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 5, nothing)).isEmpty();
     assertThat(store.claim(KeyRange.prefix(Key.of("empty")), 5, nothing)).isEmpty();
     assertThat(store.list(KeyRange.all()).stream().map(KvEntry::toString).toList())
-        .as("keys and versionstamps unchanged").isEqualTo(before);
+        .as("keys and versionstamps unchanged")
+        .isEqualTo(before);
 
     KvEntry rec = store.get(Key.of("rec", 0L)).orElseThrow();
     set(Key.of("rec", 0L), "changed");
-    KvStore.ClaimPlanner stale = new KvStore.ClaimPlanner() {
-      @Override
-      public Key recordKey(Key indexKey) {
-        return Key.of("rec", indexKey.getLong(1));
-      }
+    KvStore.ClaimPlanner stale =
+        new KvStore.ClaimPlanner() {
+          @Override
+          public Key recordKey(Key indexKey) {
+            return Key.of("rec", indexKey.getLong(1));
+          }
 
-      @Override
-      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-        return List.of(AtomicOperation.builder().check(rec).delete(index.get(0).key()).build());
-      }
-    };
-    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 1, stale)).containsExactly(CommitResult.checkFailed());
+          @Override
+          public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+            return List.of(AtomicOperation.builder().check(rec).delete(index.get(0).key()).build());
+          }
+        };
+    assertThat(store.claim(KeyRange.prefix(Key.of("idx")), 1, stale))
+        .containsExactly(CommitResult.checkFailed());
     assertThat(store.get(Key.of("idx", 0L))).isPresent();
   }
 
@@ -478,20 +524,23 @@ public abstract class KvStoreContract {
       List<Future<List<Key>>> futures = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String name = "t" + t;
-        futures.add(pool.submit(() -> {
-          start.await();
-          List<Key> mine = new ArrayList<>();
-          while (store.count(KeyRange.prefix(Key.of("idx"))) > 0) {
-            TakeEach planner = new TakeEach(name);
-            List<CommitResult> results = store.claim(KeyRange.prefix(Key.of("idx")), 4, planner);
-            for (int i = 0; i < results.size(); i++) {
-              if (results.get(i).ok()) {
-                mine.add(planner.taken.get(i));
-              }
-            }
-          }
-          return mine;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  List<Key> mine = new ArrayList<>();
+                  while (store.count(KeyRange.prefix(Key.of("idx"))) > 0) {
+                    TakeEach planner = new TakeEach(name);
+                    List<CommitResult> results =
+                        store.claim(KeyRange.prefix(Key.of("idx")), 4, planner);
+                    for (int i = 0; i < results.size(); i++) {
+                      if (results.get(i).ok()) {
+                        mine.add(planner.taken.get(i));
+                      }
+                    }
+                  }
+                  return mine;
+                }));
       }
       start.countDown();
       for (Future<List<Key>> f : futures) {
@@ -505,11 +554,12 @@ public abstract class KvStoreContract {
     assertThat(all).hasSize(entries).doesNotHaveDuplicates();
     for (int t = 0; t < threads; t++) {
       for (Key k : takenBy.get(t)) {
-        assertThat(string(store.get(k).orElseThrow())).as("the record of %s says who took it", k).isEqualTo("t" + t);
+        assertThat(string(store.get(k).orElseThrow()))
+            .as("the record of %s says who took it", k)
+            .isEqualTo("t" + t);
       }
     }
   }
-
 
   @Test
   void concurrentCheckAndSetLosesNoUpdate() throws Exception {
@@ -522,21 +572,29 @@ public abstract class KvStoreContract {
       List<Future<Integer>> futures = new ArrayList<>();
       CountDownLatch start = new CountDownLatch(1);
       for (int t = 0; t < threads; t++) {
-        futures.add(pool.submit(() -> {
-          start.await();
-          int conflicts = 0;
-          for (int i = 0; i < incrementsEach; i++) {
-            while (true) {
-              KvEntry e = store.get(counter).orElseThrow();
-              long next = ByteBuffer.wrap(e.value()).getLong() + 1;
-              if (store.commit(AtomicOperation.builder().check(e).set(counter, longBytes(next)).build()).ok()) {
-                break;
-              }
-              conflicts++;
-            }
-          }
-          return conflicts;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  int conflicts = 0;
+                  for (int i = 0; i < incrementsEach; i++) {
+                    while (true) {
+                      KvEntry e = store.get(counter).orElseThrow();
+                      long next = ByteBuffer.wrap(e.value()).getLong() + 1;
+                      if (store
+                          .commit(
+                              AtomicOperation.builder()
+                                  .check(e)
+                                  .set(counter, longBytes(next))
+                                  .build())
+                          .ok()) {
+                        break;
+                      }
+                      conflicts++;
+                    }
+                  }
+                  return conflicts;
+                }));
       }
       start.countDown();
       for (Future<Integer> f : futures) {
@@ -558,18 +616,25 @@ public abstract class KvStoreContract {
     AtomicBoolean stop = new AtomicBoolean();
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
-      Future<Integer> writer = pool.submit(() -> {
-        int moves = 0;
-        while (!stop.get() && moves < 20_000) {
-          boolean atA = store.get(a).isPresent();
-          store.commit(AtomicOperation.builder().delete(atA ? a : b).set(atA ? b : a, bytes("token")).build());
-          moves++;
-        }
-        return moves;
-      });
+      Future<Integer> writer =
+          pool.submit(
+              () -> {
+                int moves = 0;
+                while (!stop.get() && moves < 20_000) {
+                  boolean atA = store.get(a).isPresent();
+                  store.commit(
+                      AtomicOperation.builder()
+                          .delete(atA ? a : b)
+                          .set(atA ? b : a, bytes("token"))
+                          .build());
+                  moves++;
+                }
+                return moves;
+              });
       for (int i = 0; i < 2_000; i++) {
         assertThat(store.list(KeyRange.prefix(Key.of("move")))).hasSize(1);
-        assertThat(store.getMany(List.of(a, b)).stream().filter(Optional::isPresent).count()).isEqualTo(1);
+        assertThat(store.getMany(List.of(a, b)).stream().filter(Optional::isPresent).count())
+            .isEqualTo(1);
         assertThat(store.count(KeyRange.prefix(Key.of("move")))).isEqualTo(1);
       }
       stop.set(true);
@@ -632,10 +697,13 @@ public abstract class KvStoreContract {
       return;
     }
     AtomicInteger calls = new AtomicInteger();
-    KvStore.Subscription bad = store.subscribe(Key.of("f"), () -> {
-      calls.incrementAndGet();
-      throw new IllegalStateException("listener bug");
-    });
+    KvStore.Subscription bad =
+        store.subscribe(
+            Key.of("f"),
+            () -> {
+              calls.incrementAndGet();
+              throw new IllegalStateException("listener bug");
+            });
     try {
       set(Key.of("f", 1L), "x");
       set(Key.of("f", 2L), "y");
@@ -647,8 +715,8 @@ public abstract class KvStoreContract {
   }
 
   /**
-   * Two threads commit under the prefix without pause while subscriptions come and go: once
-   * a subscription's close has returned, its listener never starts again.
+   * Two threads commit under the prefix without pause while subscriptions come and go: once a
+   * subscription's close has returned, its listener never starts again.
    */
   @Test
   void noListenerCallStartsAfterTheSubscriptionsCloseReturns() throws Exception {
@@ -662,12 +730,15 @@ public abstract class KvStoreContract {
       for (int round = 0; round < 20; round++) {
         AtomicBoolean closeReturned = new AtomicBoolean();
         AtomicInteger calls = new AtomicInteger();
-        KvStore.Subscription sub = store.subscribe(Key.of("race"), () -> {
-          if (closeReturned.get()) {
-            late.incrementAndGet();
-          }
-          calls.incrementAndGet();
-        });
+        KvStore.Subscription sub =
+            store.subscribe(
+                Key.of("race"),
+                () -> {
+                  if (closeReturned.get()) {
+                    late.incrementAndGet();
+                  }
+                  calls.incrementAndGet();
+                });
         awaitAtLeast(calls, 1);
         sub.close();
         closeReturned.set(true);
@@ -682,8 +753,8 @@ public abstract class KvStoreContract {
   }
 
   /**
-   * Commits run on two threads while the store closes: once the store's close has returned,
-   * no listener starts again.
+   * Commits run on two threads while the store closes: once the store's close has returned, no
+   * listener starts again.
    */
   @Test
   void noListenerCallStartsAfterTheStoresCloseReturns() throws Exception {
@@ -693,24 +764,28 @@ public abstract class KvStoreContract {
     AtomicBoolean closeReturned = new AtomicBoolean();
     AtomicInteger late = new AtomicInteger();
     AtomicInteger calls = new AtomicInteger();
-    store.subscribe(Key.of("race"), () -> {
-      if (closeReturned.get()) {
-        late.incrementAndGet();
-      }
-      calls.incrementAndGet();
-    });
+    store.subscribe(
+        Key.of("race"),
+        () -> {
+          if (closeReturned.get()) {
+            late.incrementAndGet();
+          }
+          calls.incrementAndGet();
+        });
     try (Committers committers = new Committers(Key.of("race"), 2)) {
       awaitAtLeast(calls, 3);
       store.close();
       closeReturned.set(true);
       committers.awaitStopped();
     }
-    assertThat(late.get()).as("listener calls that started after the store's close() returned").isZero();
+    assertThat(late.get())
+        .as("listener calls that started after the store's close() returned")
+        .isZero();
   }
 
   /**
-   * A listener runs (held on a latch) when its subscription is closed on another thread:
-   * close waits until the call has returned.
+   * A listener runs (held on a latch) when its subscription is closed on another thread: close
+   * waits until the call has returned.
    */
   @Test
   void closingASubscriptionWaitsForItsRunningCall() throws Exception {
@@ -731,43 +806,50 @@ public abstract class KvStoreContract {
     CountDownLatch release = new CountDownLatch(1);
     AtomicBoolean callEnded = new AtomicBoolean();
     AtomicBoolean once = new AtomicBoolean();
-    KvStore.Subscription sub = store.subscribe(Key.of("held"), () -> {
-      if (!once.compareAndSet(false, true)) {
-        return;
-      }
-      entered.countDown();
-      try {
-        if (!release.await(30, TimeUnit.SECONDS)) {
-          throw new AssertionError("the test did not release the listener");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      callEnded.set(true);
-    });
+    KvStore.Subscription sub =
+        store.subscribe(
+            Key.of("held"),
+            () -> {
+              if (!once.compareAndSet(false, true)) {
+                return;
+              }
+              entered.countDown();
+              try {
+                if (!release.await(30, TimeUnit.SECONDS)) {
+                  throw new AssertionError("the test did not release the listener");
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              callEnded.set(true);
+            });
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try {
-      Future<?> commit = threads.submit(() -> {
-        try {
-          set(Key.of("held", 1L), "x");
-        } catch (IllegalStateException closedMeanwhile) {
-          // a store whose commit waits for its listeners may be closed before it returns
-        }
-      });
+      Future<?> commit =
+          threads.submit(
+              () -> {
+                try {
+                  set(Key.of("held", 1L), "x");
+                } catch (IllegalStateException closedMeanwhile) {
+                  // a store whose commit waits for its listeners may be closed before it returns
+                }
+              });
       assertThat(entered.await(10, TimeUnit.SECONDS)).as("the listener was called").isTrue();
       AtomicBoolean closeReturned = new AtomicBoolean();
       AtomicBoolean endedBeforeCloseReturned = new AtomicBoolean();
       AtomicReference<Thread> closer = new AtomicReference<>();
-      Future<?> closing = threads.submit(() -> {
-        closer.set(Thread.currentThread());
-        if (closeStore) {
-          store.close();
-        } else {
-          sub.close();
-        }
-        endedBeforeCloseReturned.set(callEnded.get());
-        closeReturned.set(true);
-      });
+      Future<?> closing =
+          threads.submit(
+              () -> {
+                closer.set(Thread.currentThread());
+                if (closeStore) {
+                  store.close();
+                } else {
+                  sub.close();
+                }
+                endedBeforeCloseReturned.set(callEnded.get());
+                closeReturned.set(true);
+              });
       // wait until the closer blocks (or, wrongly, returns)
       long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
       while (!closeReturned.get() && !isBlocked(closer.get())) {
@@ -776,11 +858,15 @@ public abstract class KvStoreContract {
         }
         Thread.onSpinWait();
       }
-      assertThat(closeReturned.get()).as("close() returned while the listener was running").isFalse();
+      assertThat(closeReturned.get())
+          .as("close() returned while the listener was running")
+          .isFalse();
       release.countDown();
       closing.get(10, TimeUnit.SECONDS);
       commit.get(10, TimeUnit.SECONDS);
-      assertThat(endedBeforeCloseReturned.get()).as("the running call had ended when close() returned").isTrue();
+      assertThat(endedBeforeCloseReturned.get())
+          .as("the running call had ended when close() returned")
+          .isTrue();
     } finally {
       release.countDown();
       threads.shutdownNow();
@@ -793,10 +879,15 @@ public abstract class KvStoreContract {
       return false;
     }
     Thread.State state = t.getState();
-    return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING || state == Thread.State.BLOCKED;
+    return state == Thread.State.WAITING
+        || state == Thread.State.TIMED_WAITING
+        || state == Thread.State.BLOCKED;
   }
 
-  /** A listener closes its own subscription from within its call: that close does not wait for itself. */
+  /**
+   * A listener closes its own subscription from within its call: that close does not wait for
+   * itself.
+   */
   @Test
   void aListenerMayCloseItsOwnSubscription() throws Exception {
     if (!store.notifiesChanges()) {
@@ -807,10 +898,13 @@ public abstract class KvStoreContract {
     AtomicReference<KvStore.Subscription> self = new AtomicReference<>();
     KvStore.Subscription witness = store.subscribe(Key.of("self"), witnessed::incrementAndGet);
     try {
-      self.set(store.subscribe(Key.of("self"), () -> {
-        calls.incrementAndGet();
-        self.get().close();
-      }));
+      self.set(
+          store.subscribe(
+              Key.of("self"),
+              () -> {
+                calls.incrementAndGet();
+                self.get().close();
+              }));
       set(Key.of("self", 1L), "x");
       awaitAtLeast(calls, 1);
       set(Key.of("self", 2L), "y");
@@ -831,19 +925,25 @@ public abstract class KvStoreContract {
     Committers(Key prefix, int count) {
       for (int t = 0; t < count; t++) {
         long id = t;
-        Thread thread = new Thread(() -> {
-          long i = 0;
-          while (!stop.get()) {
-            try {
-              store.commit(AtomicOperation.builder().set(prefix.append(id, i++ % 16), bytes("v")).build());
-            } catch (IllegalStateException closed) {
-              return;
-            } catch (RuntimeException | Error e) {
-              failures.add(e);
-              return;
-            }
-          }
-        }, "contract-committer-" + t);
+        Thread thread =
+            new Thread(
+                () -> {
+                  long i = 0;
+                  while (!stop.get()) {
+                    try {
+                      store.commit(
+                          AtomicOperation.builder()
+                              .set(prefix.append(id, i++ % 16), bytes("v"))
+                              .build());
+                    } catch (IllegalStateException closed) {
+                      return;
+                    } catch (RuntimeException | Error e) {
+                      failures.add(e);
+                      return;
+                    }
+                  }
+                },
+                "contract-committer-" + t);
         thread.setDaemon(true);
         threads.add(thread);
         thread.start();
@@ -858,7 +958,9 @@ public abstract class KvStoreContract {
     void awaitStopped() throws InterruptedException {
       for (Thread t : threads) {
         t.join(Duration.ofSeconds(10).toMillis());
-        assertThat(t.isAlive()).as(t.getName() + " still running 10 s after the store closed").isFalse();
+        assertThat(t.isAlive())
+            .as(t.getName() + " still running 10 s after the store closed")
+            .isFalse();
       }
       assertNoFailure();
     }
@@ -873,18 +975,22 @@ public abstract class KvStoreContract {
           Thread.currentThread().interrupt();
           throw new AssertionError("interrupted while stopping " + t.getName(), e);
         }
-        assertThat(t.isAlive()).as(t.getName() + " still running 10 s after being stopped").isFalse();
+        assertThat(t.isAlive())
+            .as(t.getName() + " still running 10 s after being stopped")
+            .isFalse();
       }
     }
   }
 
   /** Polls with a deadline: notifications may arrive on another thread. */
-  protected static void awaitAtLeast(AtomicInteger counter, int atLeast) throws InterruptedException {
+  protected static void awaitAtLeast(AtomicInteger counter, int atLeast)
+      throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     Object monitor = new Object();
     while (counter.get() < atLeast) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("expected at least " + atLeast + " notifications, saw " + counter.get());
+        throw new AssertionError(
+            "expected at least " + atLeast + " notifications, saw " + counter.get());
       }
       synchronized (monitor) {
         monitor.wait(5);
@@ -896,33 +1002,45 @@ public abstract class KvStoreContract {
 
   @Test
   void badInputIsRefusedWithAClearMessageAndWritesNothing() {
-    assertThatThrownBy(() -> Key.of()).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> Key.of())
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at least one part");
-    assertThatThrownBy(() -> Key.of("a", null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> Key.of("a", null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("part 1 is null");
-    assertThatThrownBy(() -> Key.of("a", 1.5)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> Key.of("a", 1.5))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("part 1 is a java.lang.Double");
     assertThatThrownBy(() -> Key.of("x".repeat(KvStore.MAX_KEY_BYTES)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over the limit");
-    assertThatThrownBy(() -> AtomicOperation.builder()
-        .set(Key.of("v"), new byte[KvStore.MAX_VALUE_BYTES + 1]))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("over the limit");
-    assertThatThrownBy(() -> AtomicOperation.builder()
-        .set(Key.of("twice"), bytes("1")).delete(Key.of("twice")))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("written twice");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("over the limit");
+    assertThatThrownBy(
+            () -> AtomicOperation.builder().set(Key.of("v"), new byte[KvStore.MAX_VALUE_BYTES + 1]))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("over the limit");
+    assertThatThrownBy(
+            () ->
+                AtomicOperation.builder().set(Key.of("twice"), bytes("1")).delete(Key.of("twice")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("written twice");
     assertThatThrownBy(() -> AtomicOperation.builder().set(Key.of("v"), null))
         .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.get(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.commit(null)).isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.list(KeyRange.prefix(Key.of("a")), 0, false))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limit");
     assertThatThrownBy(() -> KeyRange.prefix(Key.of("a")).from(Key.of("b", 1L)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not inside prefix");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not inside prefix");
     KvStore.ClaimPlanner planner = new TakeEach("x");
-    assertThatThrownBy(() -> store.claim(null, 1, planner)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> store.claim(KeyRange.all(), 1, null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.claim(null, 1, planner))
+        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.claim(KeyRange.all(), 1, null))
+        .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> store.claim(KeyRange.all(), 0, planner))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limit");
     assertThat(store.count(KeyRange.all())).isZero();
   }
 
@@ -930,11 +1048,14 @@ public abstract class KvStoreContract {
   void aClosedStoreRefusesCalls() {
     store.close();
     store.close();
-    assertThatThrownBy(() -> store.get(Key.of("k"))).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> store.get(Key.of("k")))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("closed");
-    assertThatThrownBy(() -> store.commit(AtomicOperation.builder().set(Key.of("k"), bytes("v")).build()))
+    assertThatThrownBy(
+            () -> store.commit(AtomicOperation.builder().set(Key.of("k"), bytes("v")).build()))
         .isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> store.list(KeyRange.all(), 10, false)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.list(KeyRange.all(), 10, false))
+        .isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> store.claim(KeyRange.all(), 10, new TakeEach("x")))
         .isInstanceOf(IllegalStateException.class);
   }

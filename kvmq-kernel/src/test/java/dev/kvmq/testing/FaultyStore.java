@@ -14,23 +14,30 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
- * A store wrapper for tests: counts what callers read and commit, and fails commits on
- * demand, either before they apply (the commit is lost) or after (applied, but the caller
- * sees an error: the ambiguous outcome of a crash or a lost connection).
+ * A store wrapper for tests: counts what callers read and commit, and fails commits on demand,
+ * either before they apply (the commit is lost) or after (applied, but the caller sees an error:
+ * the ambiguous outcome of a crash or a lost connection).
  */
 public final class FaultyStore extends ForwardingKvStore {
 
   /** When an injected failure strikes. */
-  public enum Mode { BEFORE_APPLY, AFTER_APPLY }
+  public enum Mode {
+    BEFORE_APPLY,
+    AFTER_APPLY
+  }
 
   /** Entries returned by list calls. */
   public final AtomicLong listedEntries = new AtomicLong();
+
   /** list calls. */
   public final AtomicLong listCalls = new AtomicLong();
+
   /** Atomic operations committed (applied or refused), counting each one of a commitAll. */
   public final AtomicLong operations = new AtomicLong();
+
   /** commit and commitAll calls. */
   public final AtomicLong commitCalls = new AtomicLong();
+
   private volatile Predicate<AtomicOperation> failWhen = op -> false;
   private volatile Mode mode = Mode.BEFORE_APPLY;
   private volatile boolean failReads;
@@ -79,8 +86,6 @@ public final class FaultyStore extends ForwardingKvStore {
     return result;
   }
 
-
-
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> ops) {
     commitCalls.incrementAndGet();
@@ -96,7 +101,4 @@ public final class FaultyStore extends ForwardingKvStore {
     }
     return results;
   }
-
-
-
 }

@@ -11,11 +11,11 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A store that passes every call to another, for test wrappers that change a few of them.
- * {@link #claim} is not passed on: it keeps {@link KvStore}'s default, which goes through
- * this store's {@link #list}, {@link #getMany} and {@link #commitAll}, so a wrapper that
- * changes those sees claims too (and a store's own claim path is left out). Override it to
- * pass it on. {@link #commit} goes through {@link #commitAll}.
+ * A store that passes every call to another, for test wrappers that change a few of them. {@link
+ * #claim} is not passed on: it keeps {@link KvStore}'s default, which goes through this store's
+ * {@link #list}, {@link #getMany} and {@link #commitAll}, so a wrapper that changes those sees
+ * claims too (and a store's own claim path is left out). Override it to pass it on. {@link #commit}
+ * goes through {@link #commitAll}.
  */
 public abstract class ForwardingKvStore implements KvStore {
 

@@ -17,10 +17,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A run of the {@link ManualScheduler} is bounded: a handler that fails or repeats forever
- * makes the test fail with a message saying what was still running, instead of hanging it.
- * Each case also runs under a preemptive timeout, so that a regression fails instead of
- * hanging the build.
+ * A run of the {@link ManualScheduler} is bounded: a handler that fails or repeats forever makes
+ * the test fail with a message saying what was still running, instead of hanging it. Each case also
+ * runs under a preemptive timeout, so that a regression fails instead of hanging the build.
  */
 class ManualSchedulerLimitsTest {
 
@@ -37,19 +36,29 @@ class ManualSchedulerLimitsTest {
   @Test
   void aHandlerThatFailsForeverFailsTheRunWithWhatWasRunning() {
     ManualScheduler scheduler = new ManualScheduler(clock, 1_000, Duration.ofHours(1));
-    queue.worker((job, ctx) -> {
-      runs.incrementAndGet();
-      throw new IllegalStateException("always");
-    }, WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> {
+              runs.incrementAndGet();
+              throw new IllegalStateException("always");
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     queue.push("x", JobOptions.defaults().retry(Integer.MAX_VALUE, Backoff.NONE));
-    assertTimeoutPreemptively(Duration.ofSeconds(60), () -> assertThatThrownBy(scheduler::runUntilIdle)
-        .isInstanceOf(ManualScheduler.RunawayException.class)
-        .hasMessageContaining("it ran 1000 tasks (limit 1000)")
-        .hasMessageContaining("of queue flaky")
-        .hasMessageContaining("Still scheduled: ")
-        .hasMessageContaining("due " + clock.instant())
-        .hasMessageContaining("new ManualScheduler(clock, maxTasks, maxSpan)"));
-    assertThat(runs.get()).as("the handler ran, over and over, then the run stopped").isGreaterThan(10);
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60),
+        () ->
+            assertThatThrownBy(scheduler::runUntilIdle)
+                .isInstanceOf(ManualScheduler.RunawayException.class)
+                .hasMessageContaining("it ran 1000 tasks (limit 1000)")
+                .hasMessageContaining("of queue flaky")
+                .hasMessageContaining("Still scheduled: ")
+                .hasMessageContaining("due " + clock.instant())
+                .hasMessageContaining("new ManualScheduler(clock, maxTasks, maxSpan)"));
+    assertThat(runs.get())
+        .as("the handler ran, over and over, then the run stopped")
+        .isGreaterThan(10);
   }
 
   @Test
@@ -57,10 +66,13 @@ class ManualSchedulerLimitsTest {
     ManualScheduler scheduler = new ManualScheduler(clock);
     queue.worker((job, ctx) -> runs.incrementAndGet(), WorkerOptions.defaults(), scheduler).start();
     queue.push("again", JobOptions.defaults().repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
-    assertTimeoutPreemptively(Duration.ofSeconds(120), () -> assertThatThrownBy(scheduler::runUntilIdle)
-        .isInstanceOf(ManualScheduler.RunawayException.class)
-        .hasMessageContaining("it ran " + ManualScheduler.DEFAULT_MAX_TASKS + " tasks")
-        .hasMessageContaining("of queue flaky"));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(120),
+        () ->
+            assertThatThrownBy(scheduler::runUntilIdle)
+                .isInstanceOf(ManualScheduler.RunawayException.class)
+                .hasMessageContaining("it ran " + ManualScheduler.DEFAULT_MAX_TASKS + " tasks")
+                .hasMessageContaining("of queue flaky"));
     assertThat(runs.get()).isGreaterThan(1_000);
   }
 
@@ -68,11 +80,20 @@ class ManualSchedulerLimitsTest {
   void aHandlerThatKeepsMovingTheClockFailsTheRunPastTheSpan() {
     ManualScheduler scheduler = new ManualScheduler(clock, Integer.MAX_VALUE, Duration.ofDays(1));
     Instant start = clock.instant();
-    queue.worker((job, ctx) -> scheduler.advance(Duration.ofHours(1)), WorkerOptions.defaults(), scheduler).start();
+    queue
+        .worker(
+            (job, ctx) -> scheduler.advance(Duration.ofHours(1)),
+            WorkerOptions.defaults(),
+            scheduler)
+        .start();
     queue.push("slow", JobOptions.defaults().repeat(JobOptions.REPEAT_FOREVER, Duration.ZERO));
-    assertTimeoutPreemptively(Duration.ofSeconds(60), () -> assertThatThrownBy(() -> scheduler.advance(Duration.ofHours(2)))
-        .isInstanceOf(ManualScheduler.RunawayException.class)
-        .hasMessageContaining("past the limit " + start.plus(Duration.ofHours(2)).plus(Duration.ofDays(1))));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60),
+        () ->
+            assertThatThrownBy(() -> scheduler.advance(Duration.ofHours(2)))
+                .isInstanceOf(ManualScheduler.RunawayException.class)
+                .hasMessageContaining(
+                    "past the limit " + start.plus(Duration.ofHours(2)).plus(Duration.ofDays(1))));
   }
 
   @Test
@@ -88,8 +109,10 @@ class ManualSchedulerLimitsTest {
   @Test
   void limitsAreChecked() {
     assertThatThrownBy(() -> new ManualScheduler(clock, 0, Duration.ofHours(1)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxTasks");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxTasks");
     assertThatThrownBy(() -> new ManualScheduler(clock, 1, Duration.ofHours(-1)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxSpan");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxSpan");
   }
 }

@@ -15,10 +15,10 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * db-scheduler on PostgreSQL: one-time tasks whose instance id is the job id. Its README for
- * more than 1,000 executions/s: the lock-and-fetch polling strategy ({@code select for update
- * skip locked}), "for high throughput set to for example 1.0, 4.0"; optionally immediate
- * execution (a task scheduled to run now by this scheduler runs without waiting for a poll).
+ * db-scheduler on PostgreSQL: one-time tasks whose instance id is the job id. Its README for more
+ * than 1,000 executions/s: the lock-and-fetch polling strategy ({@code select for update skip
+ * locked}), "for high throughput set to for example 1.0, 4.0"; optionally immediate execution (a
+ * task scheduled to run now by this scheduler runs without waiting for a poll).
  */
 final class DbSchedulerSut implements Sut {
 
@@ -28,11 +28,14 @@ final class DbSchedulerSut implements Sut {
 
   private final DataSource dataSource;
   private final boolean immediate;
-  private final OneTimeTask<Void> task = Tasks.oneTime("noop").execute((instance, context) -> {
-    int id = Integer.parseInt(instance.getId());
-    Probe.started(id);
-    Probe.finished(id);
-  });
+  private final OneTimeTask<Void> task =
+      Tasks.oneTime("noop")
+          .execute(
+              (instance, context) -> {
+                int id = Integer.parseInt(instance.getId());
+                Probe.started(id);
+                Probe.finished(id);
+              });
   private final SchedulerClient client;
   private volatile Scheduler running;
   private int threads = 8;
@@ -40,9 +43,11 @@ final class DbSchedulerSut implements Sut {
   DbSchedulerSut(DataSource dataSource, boolean immediate) throws Exception {
     this.dataSource = dataSource;
     this.immediate = immediate;
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
       // db-scheduler's table for PostgreSQL, from its repository (postgresql_tables.sql)
-      s.execute("""
+      s.execute(
+          """
           create table scheduled_tasks (
             task_name text not null,
             task_instance text not null,
@@ -59,15 +64,24 @@ final class DbSchedulerSut implements Sut {
             primary key (task_name, task_instance))""");
       s.execute("create index execution_time_idx on scheduled_tasks (execution_time)");
       s.execute("create index last_heartbeat_idx on scheduled_tasks (last_heartbeat)");
-      s.execute("create index priority_execution_time_idx on scheduled_tasks (priority desc, execution_time asc)");
+      s.execute(
+          "create index priority_execution_time_idx on scheduled_tasks (priority desc, execution_time asc)");
     }
     this.client = SchedulerClient.Builder.create(dataSource, task).build();
   }
 
   @Override
   public String settings() {
-    return "threads=" + threads + " pollUsingLockAndFetch(" + LOWER + ", " + UPPER + ") pollingInterval="
-        + POLLING_INTERVAL.toMillis() + "ms" + (immediate ? " enableImmediateExecution" : "");
+    return "threads="
+        + threads
+        + " pollUsingLockAndFetch("
+        + LOWER
+        + ", "
+        + UPPER
+        + ") pollingInterval="
+        + POLLING_INTERVAL.toMillis()
+        + "ms"
+        + (immediate ? " enableImmediateExecution" : "");
   }
 
   @Override
@@ -91,10 +105,11 @@ final class DbSchedulerSut implements Sut {
   @Override
   public AutoCloseable start(int threads) {
     this.threads = threads;
-    SchedulerBuilder b = Scheduler.create(dataSource, task)
-        .threads(threads)
-        .pollingInterval(POLLING_INTERVAL)
-        .pollUsingLockAndFetch(LOWER, UPPER);
+    SchedulerBuilder b =
+        Scheduler.create(dataSource, task)
+            .threads(threads)
+            .pollingInterval(POLLING_INTERVAL)
+            .pollUsingLockAndFetch(LOWER, UPPER);
     if (immediate) {
       b.enableImmediateExecution();
     }

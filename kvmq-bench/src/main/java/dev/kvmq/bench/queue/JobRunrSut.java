@@ -16,9 +16,9 @@ import org.jobrunr.utils.mapper.JsonMapper;
 import org.jobrunr.utils.mapper.jackson.JacksonJsonMapper;
 
 /**
- * JobRunr (open-source edition): jobs are calls of a static method with the job id; a
- * background job server with the run's worker count and the smallest poll interval the
- * storage accepts (in memory 200 ms, SQL 5 s: JobRunr refuses less).
+ * JobRunr (open-source edition): jobs are calls of a static method with the job id; a background
+ * job server with the run's worker count and the smallest poll interval the storage accepts (in
+ * memory 200 ms, SQL 5 s: JobRunr refuses less).
  */
 final class JobRunrSut implements Sut {
 
@@ -29,19 +29,29 @@ final class JobRunrSut implements Sut {
   private int threads = 8;
 
   JobRunrSut(DataSource dataSource) {
-    this.storage = dataSource == null ? new InMemoryStorageProvider() : new PostgresStorageProvider(dataSource);
+    this.storage =
+        dataSource == null
+            ? new InMemoryStorageProvider()
+            : new PostgresStorageProvider(dataSource);
     this.pollInterval = dataSource == null ? Duration.ofMillis(200) : Duration.ofSeconds(5);
-    this.scheduler = JobRunr.configure()
-        .useJsonMapper(json)
-        .useStorageProvider(storage)
-        .initialize()
-        .getJobScheduler();
+    this.scheduler =
+        JobRunr.configure()
+            .useJsonMapper(json)
+            .useStorageProvider(storage)
+            .initialize()
+            .getJobScheduler();
   }
 
   @Override
   public String settings() {
-    return "workerCount=" + threads + " pollInterval=" + pollInterval.toMillis() + "ms"
-        + (storage instanceof InMemoryStorageProvider ? " InMemoryStorageProvider" : " PostgresStorageProvider");
+    return "workerCount="
+        + threads
+        + " pollInterval="
+        + pollInterval.toMillis()
+        + "ms"
+        + (storage instanceof InMemoryStorageProvider
+            ? " InMemoryStorageProvider"
+            : " PostgresStorageProvider");
   }
 
   @Override
@@ -57,14 +67,21 @@ final class JobRunrSut implements Sut {
   @Override
   public AutoCloseable start(int threads) {
     this.threads = threads;
-    JobActivator none = new JobActivator() {
-      @Override
-      public <T> T activateJob(Class<T> type) {
-        return null; // static jobs only
-      }
-    };
-    BackgroundJobServer server = new BackgroundJobServer(storage, json, none,
-        usingStandardBackgroundJobServerConfiguration().andWorkerCount(threads).andPollInterval(pollInterval));
+    JobActivator none =
+        new JobActivator() {
+          @Override
+          public <T> T activateJob(Class<T> type) {
+            return null; // static jobs only
+          }
+        };
+    BackgroundJobServer server =
+        new BackgroundJobServer(
+            storage,
+            json,
+            none,
+            usingStandardBackgroundJobServerConfiguration()
+                .andWorkerCount(threads)
+                .andPollInterval(pollInterval));
     server.start();
     return server::stop;
   }

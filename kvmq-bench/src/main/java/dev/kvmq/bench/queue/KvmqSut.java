@@ -19,25 +19,28 @@ import java.util.concurrent.TimeUnit;
 final class KvmqSut implements Sut {
 
   /** A job's state: one int, 4 bytes. */
-  static final Codec<Integer> INT = new Codec<>() {
-    @Override
-    public byte[] encode(Integer value) {
-      return ByteBuffer.allocate(4).putInt(value).array();
-    }
+  static final Codec<Integer> INT =
+      new Codec<>() {
+        @Override
+        public byte[] encode(Integer value) {
+          return ByteBuffer.allocate(4).putInt(value).array();
+        }
 
-    @Override
-    public Integer decode(byte[] bytes) {
-      return ByteBuffer.wrap(bytes).getInt();
-    }
-  };
+        @Override
+        public Integer decode(byte[] bytes) {
+          return ByteBuffer.wrap(bytes).getInt();
+        }
+      };
 
   private final KvStore store;
+
   /** Threads beyond the handler slots, for the worker's passes and lease renewals. */
   static final int WORKER_TASK_THREADS = 2;
 
   private final String settings;
   private final AutoCloseable onClose;
   private final Queue<Integer> queue;
+
   /** Jobs claimed ahead; negative: three times the concurrency. */
   private final int prefetch;
 
@@ -74,17 +77,24 @@ final class KvmqSut implements Sut {
     // `threads` handler slots, plus threads for the worker's own tasks (its passes and lease
     // renewals), which run on the same executor: kvmq-jakarta sizes its pool the same way, and
     // the peers run their schedulers on threads of their own beside their handler threads.
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(threads + WORKER_TASK_THREADS);
+    ScheduledThreadPoolExecutor executor =
+        new ScheduledThreadPoolExecutor(threads + WORKER_TASK_THREADS);
     // A handler thread may ask for one more pass just as the worker stops; once the executor
     // shuts down that request is moot: drop it quietly.
     executor.setRejectedExecutionHandler(new ThreadPoolExecutor.DiscardPolicy());
-    Worker<Integer> worker = queue.worker((job, ctx) -> Probe.started(job.state()),
-        WorkerOptions.defaults().concurrency(threads).prefetch(prefetch < 0 ? 3 * threads : prefetch), executor);
-    worker.addListener(e -> {
-      if (e instanceof JobEvent.Completed<Integer> c) {
-        Probe.finished(c.job().state());
-      }
-    });
+    Worker<Integer> worker =
+        queue.worker(
+            (job, ctx) -> Probe.started(job.state()),
+            WorkerOptions.defaults()
+                .concurrency(threads)
+                .prefetch(prefetch < 0 ? 3 * threads : prefetch),
+            executor);
+    worker.addListener(
+        e -> {
+          if (e instanceof JobEvent.Completed<Integer> c) {
+            Probe.finished(c.job().state());
+          }
+        });
     worker.start();
     return () -> {
       worker.stop(Duration.ofSeconds(30));

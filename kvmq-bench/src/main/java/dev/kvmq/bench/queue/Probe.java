@@ -6,9 +6,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Where every system's handler reports: the start time of each job's handler and the count
- * of finished jobs of the current phase. Jobs of a phase have ids {@code base .. base+n-1};
- * others (left over from an earlier phase) are ignored.
+ * Where every system's handler reports: the start time of each job's handler and the count of
+ * finished jobs of the current phase. Jobs of a phase have ids {@code base .. base+n-1}; others
+ * (left over from an earlier phase) are ignored.
  */
 final class Probe {
 

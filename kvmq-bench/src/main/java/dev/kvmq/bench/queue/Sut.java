@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * A system under test: kvmq on one store, or a peer library in one configuration. Every job
- * carries an int; the handler is a no-op that reports to {@link Probe}.
+ * A system under test: kvmq on one store, or a peer library in one configuration. Every job carries
+ * an int; the handler is a no-op that reports to {@link Probe}.
  */
 @SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 interface Sut extends AutoCloseable {
@@ -25,9 +25,9 @@ interface Sut extends AutoCloseable {
   }
 
   /**
-   * Starts processing with {@code threads} handler threads. Each handler calls
-   * {@link Probe#started(int)} and, once the job's completion is done (kvmq: committed; peers:
-   * the handler returned), {@link Probe#finished(int)}.
+   * Starts processing with {@code threads} handler threads. Each handler calls {@link
+   * Probe#started(int)} and, once the job's completion is done (kvmq: committed; peers: the handler
+   * returned), {@link Probe#finished(int)}.
    *
    * @return stops processing when closed
    */

@@ -1,9 +1,10 @@
 package dev.kvmq.it.wildfly;
 
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.SecurityChecks;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
-
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
@@ -11,60 +12,58 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import dev.kvmq.it.support.KvmqWars;
-import dev.kvmq.it.support.SecurityChecks;
-
 /**
  * The security recipe for WildFly (docs/servers.md), tested: the same WAR as on Payara Micro
- * (kvmq-it's {@code SecurityOnPayaraIT}: {@code web.xml}'s constraint on {@code /kvmq/*},
- * kvmq's Basic mechanism, the application's identity store, the user's own JAX-RS
- * application at {@code /api}) on WildFly's default {@code standalone.xml} with one
- * management command applied, {@link #RECIPE}: WildFly's Jakarta Security mode for
- * applications that bring their own identity stores. The server is a process the test
- * starts, so that it reads its log.
+ * (kvmq-it's {@code SecurityOnPayaraIT}: {@code web.xml}'s constraint on {@code /kvmq/*}, kvmq's
+ * Basic mechanism, the application's identity store, the user's own JAX-RS application at {@code
+ * /api}) on WildFly's default {@code standalone.xml} with one management command applied, {@link
+ * #RECIPE}: WildFly's Jakarta Security mode for applications that bring their own identity stores.
+ * The server is a process the test starts, so that it reads its log.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SecurityOnWildFlyIT {
 
-    /** The server's part of the recipe, as docs/servers.md prints it. */
-    static final String RECIPE =
-            "/subsystem=undertow/application-security-domain=other:write-attribute(name=integrated-jaspi,value=false)";
+  /** The server's part of the recipe, as docs/servers.md prints it. */
+  static final String RECIPE =
+      "/subsystem=undertow/application-security-domain=other:write-attribute(name=integrated-jaspi,value=false)";
 
-    private WildFlyServer server;
-    private SecurityChecks checks;
+  private WildFlyServer server;
+  private SecurityChecks checks;
 
-    @BeforeAll
-    void start() throws Exception {
-        WebArchive war = KvmqWars.withKvmq(KvmqWars.withSecureApp(ShrinkWrap.create(WebArchive.class, Wars.NAME)));
-        server = WildFlyServer.start("security", war, UnaryOperator.identity(), List.of(RECIPE), Map.of());
-        checks = new SecurityChecks(server.url(), server::logText);
-        checks.awaitUp(java.time.Duration.ofMinutes(1), () -> { });
+  @BeforeAll
+  void start() throws Exception {
+    WebArchive war =
+        KvmqWars.withKvmq(KvmqWars.withSecureApp(ShrinkWrap.create(WebArchive.class, Wars.NAME)));
+    server =
+        WildFlyServer.start("security", war, UnaryOperator.identity(), List.of(RECIPE), Map.of());
+    checks = new SecurityChecks(server.url(), server::logText);
+    checks.awaitUp(java.time.Duration.ofMinutes(1), () -> {});
+  }
+
+  @AfterAll
+  void stop() {
+    if (server != null) {
+      server.close();
     }
+  }
 
-    @AfterAll
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
+  @Test
+  void theUsersApplicationKeepsItsErrorsAndPaths() {
+    checks.theUsersApplicationKeepsItsErrorsAndPaths();
+  }
 
-    @Test
-    void theUsersApplicationKeepsItsErrorsAndPaths() {
-        checks.theUsersApplicationKeepsItsErrorsAndPaths();
-    }
+  @Test
+  void credentialsDecide() {
+    checks.credentialsDecide();
+  }
 
-    @Test
-    void credentialsDecide() {
-        checks.credentialsDecide();
-    }
+  @Test
+  void aMalformedAuthorizationHeaderIs401AndLogsNothing() {
+    checks.aMalformedAuthorizationHeaderIs401AndLogsNothing();
+  }
 
-    @Test
-    void aMalformedAuthorizationHeaderIs401AndLogsNothing() {
-        checks.aMalformedAuthorizationHeaderIs401AndLogsNothing();
-    }
-
-    @Test
-    void crossOriginStateChangesAreRefused() {
-        checks.crossOriginStateChangesAreRefused();
-    }
+  @Test
+  void crossOriginStateChangesAreRefused() {
+    checks.crossOriginStateChangesAreRefused();
+  }
 }

@@ -1,5 +1,8 @@
 package dev.kvmq.it.wildfly;
 
+import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -16,331 +19,369 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
-
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
-import dev.kvmq.it.support.Fact;
-import dev.kvmq.it.support.ServerProcess;
-import dev.kvmq.it.support.Wait;
-
 /**
- * A WildFly that a test starts itself with {@code bin/standalone.sh} of the unpacked
- * distribution (system property {@code jboss.home}), on its own server base directory (a copy
- * of {@code standalone/configuration}, {@code deployments} and {@code data} under the test's
- * work directory) and a random port offset, with the WAR in the deployment scanner's
- * directory. Undeploy and redeploy go through the scanner's marker files, as an operator
- * would. Use it in try-with-resources: {@link #close()} stops the server (SIGTERM, then
- * SIGKILL for it and its children).
+ * A WildFly that a test starts itself with {@code bin/standalone.sh} of the unpacked distribution
+ * (system property {@code jboss.home}), on its own server base directory (a copy of {@code
+ * standalone/configuration}, {@code deployments} and {@code data} under the test's work directory)
+ * and a random port offset, with the WAR in the deployment scanner's directory. Undeploy and
+ * redeploy go through the scanner's marker files, as an operator would. Use it in
+ * try-with-resources: {@link #close()} stops the server (SIGTERM, then SIGKILL for it and its
+ * children).
  *
  * <p>The journal file (system property {@code kvmq.it.journal} of the server) is in the work
  * directory, outside the server base, so it outlives undeploys and restarts.
  */
 public final class WildFlyServer implements AutoCloseable {
 
-    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+  private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
 
-    private final Path work;
-    private final Path base;
-    private final List<String> command;
-    private final int offset;
-    private final HttpClient http = HttpClient.newHttpClient();
-    private Process process;
-    private int starts;
+  private final Path work;
+  private final Path base;
+  private final List<String> command;
+  private final int offset;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Process process;
+  private int starts;
 
-    private WildFlyServer(Path work, Path base, List<String> command, int offset) {
-        this.work = work;
-        this.base = base;
-        this.command = command;
-        this.offset = offset;
+  private WildFlyServer(Path work, Path base, List<String> command, int offset) {
+    this.work = work;
+    this.base = base;
+    this.command = command;
+    this.offset = offset;
+  }
+
+  /**
+   * Prepares a server base directory with the WAR deployed, and starts the server.
+   *
+   * @param name names the work directory (under {@code kvmq.it.work})
+   * @param war the application
+   * @param config edits {@code standalone.xml} (the deployment scanner already scans every 200 ms)
+   * @param properties system properties of the server
+   * @return the server, with the WAR deployed
+   * @throws IOException if the files cannot be written
+   * @throws AssertionError if the server or the deployment does not come up in time
+   */
+  public static WildFlyServer start(
+      String name, WebArchive war, UnaryOperator<String> config, Map<String, String> properties)
+      throws IOException {
+    return start(name, war, config, List.of(), properties);
+  }
+
+  /**
+   * Prepares a server base directory, applies management commands to its configuration as an
+   * administrator would (the CLI's {@code embed-server}, offline), deploys the WAR and starts the
+   * server.
+   *
+   * @param name names the work directory (under {@code kvmq.it.work})
+   * @param war the application
+   * @param config edits {@code standalone.xml}
+   * @param cli {@code jboss-cli} commands, e.g. {@code
+   *     /subsystem=undertow/application-security-domain=other:write-attribute(...)}
+   * @param properties system properties of the server
+   * @return the server, with the WAR deployed
+   * @throws IOException if the files cannot be written
+   * @throws AssertionError if a command fails, or the server or the deployment does not come up in
+   *     time
+   */
+  public static WildFlyServer start(
+      String name,
+      WebArchive war,
+      UnaryOperator<String> config,
+      List<String> cli,
+      Map<String, String> properties)
+      throws IOException {
+    Path home = Path.of(System.getProperty("jboss.home", "target/wildfly")).toAbsolutePath();
+    if (!Files.isExecutable(home.resolve("bin/standalone.sh"))) {
+      throw new IllegalStateException(
+          "No WildFly at " + home + ": run `mvn verify` (dependency:unpack)");
     }
-
-    /**
-     * Prepares a server base directory with the WAR deployed, and starts the server.
-     *
-     * @param name       names the work directory (under {@code kvmq.it.work})
-     * @param war        the application
-     * @param config     edits {@code standalone.xml} (the deployment scanner already scans
-     *                   every 200 ms)
-     * @param properties system properties of the server
-     * @return the server, with the WAR deployed
-     * @throws IOException if the files cannot be written
-     * @throws AssertionError if the server or the deployment does not come up in time
-     */
-    public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config,
-            Map<String, String> properties) throws IOException {
-        return start(name, war, config, List.of(), properties);
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve(name + "-" + System.nanoTime()));
+    Path base = work.resolve("base");
+    copyTree(home.resolve("standalone/configuration"), base.resolve("configuration"));
+    Files.createDirectories(base.resolve("deployments"));
+    Path xml = base.resolve("configuration/standalone.xml");
+    String original = Files.readString(xml);
+    String edited =
+        config.apply(original.replace("scan-interval=\"5000\"", "scan-interval=\"200\""));
+    if (edited.equals(original)) {
+      throw new IllegalStateException("standalone.xml has no scan-interval=\"5000\" to shorten");
     }
+    Files.writeString(xml, edited);
+    if (!cli.isEmpty()) {
+      runCli(home, base, work, cli);
+    }
+    war.as(ZipExporter.class)
+        .exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
 
-    /**
-     * Prepares a server base directory, applies management commands to its configuration as
-     * an administrator would (the CLI's {@code embed-server}, offline), deploys the WAR and
-     * starts the server.
-     *
-     * @param name       names the work directory (under {@code kvmq.it.work})
-     * @param war        the application
-     * @param config     edits {@code standalone.xml}
-     * @param cli        {@code jboss-cli} commands, e.g.
-     *                   {@code /subsystem=undertow/application-security-domain=other:write-attribute(...)}
-     * @param properties system properties of the server
-     * @return the server, with the WAR deployed
-     * @throws IOException if the files cannot be written
-     * @throws AssertionError if a command fails, or the server or the deployment does not come
-     *                        up in time
-     */
-    public static WildFlyServer start(String name, WebArchive war, UnaryOperator<String> config, List<String> cli,
-            Map<String, String> properties) throws IOException {
-        Path home = Path.of(System.getProperty("jboss.home", "target/wildfly")).toAbsolutePath();
-        if (!Files.isExecutable(home.resolve("bin/standalone.sh"))) {
-            throw new IllegalStateException("No WildFly at " + home + ": run `mvn verify` (dependency:unpack)");
-        }
-        Path work = Files.createDirectories(Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath().resolve(name + "-" + System.nanoTime()));
-        Path base = work.resolve("base");
-        copyTree(home.resolve("standalone/configuration"), base.resolve("configuration"));
-        Files.createDirectories(base.resolve("deployments"));
-        Path xml = base.resolve("configuration/standalone.xml");
-        String original = Files.readString(xml);
-        String edited = config.apply(original.replace("scan-interval=\"5000\"", "scan-interval=\"200\""));
-        if (edited.equals(original)) {
-            throw new IllegalStateException("standalone.xml has no scan-interval=\"5000\" to shorten");
-        }
-        Files.writeString(xml, edited);
-        if (!cli.isEmpty()) {
-            runCli(home, base, work, cli);
-        }
-        war.as(ZipExporter.class).exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
-
-        int offset = freeOffset();
-        List<String> command = new ArrayList<>(List.of(home.resolve("bin/standalone.sh").toString(),
-                "-Djboss.server.base.dir=" + base, "-Djboss.socket.binding.port-offset=" + offset,
+    int offset = freeOffset();
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                home.resolve("bin/standalone.sh").toString(),
+                "-Djboss.server.base.dir=" + base,
+                "-Djboss.socket.binding.port-offset=" + offset,
                 "-Dkvmq.it.journal=" + work.resolve("journal.txt")));
-        properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
-        WildFlyServer server = new WildFlyServer(work, base, command, offset);
-        try {
-            server.startAgain();
-        } catch (IOException | RuntimeException | Error e) {
-            server.close(); // the caller has no server to close yet
-            throw e;
+    properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+    WildFlyServer server = new WildFlyServer(work, base, command, offset);
+    try {
+      server.startAgain();
+    } catch (IOException | RuntimeException | Error e) {
+      server.close(); // the caller has no server to close yet
+      throw e;
+    }
+    return server;
+  }
+
+  /**
+   * Starts the server (again, after {@link #stop()}), on the same base and data directory, and
+   * waits until the WAR is deployed.
+   *
+   * @throws IOException if it cannot start
+   * @throws AssertionError if the server or the deployment does not come up in time
+   */
+  public void startAgain() throws IOException {
+    if (process != null && process.isAlive()) {
+      throw new IllegalStateException("already running");
+    }
+    starts++;
+    Files.deleteIfExists(marker("deployed"));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .directory(work.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(
+                    work.resolve("server-" + starts + ".log").toFile()));
+    builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    // standalone.sh passes SIGTERM on to the server's JVM and waits for it only in this mode.
+    builder.environment().put("LAUNCH_JBOSS_IN_BACKGROUND", "true");
+    process = builder.start();
+    awaitMarker("deployed", START_TIMEOUT);
+  }
+
+  /**
+   * Stops the server as an operator would (SIGTERM) and waits for it to end.
+   *
+   * @throws AssertionError if it is still running after 60 s
+   * @throws InterruptedException if interrupted
+   */
+  public void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      throw new AssertionError("WildFly still running 60 s after SIGTERM; see " + log());
+    }
+  }
+
+  /**
+   * Undeploys the WAR (removes its {@code .deployed} marker) and waits until the scanner reports it
+   * undeployed.
+   *
+   * @param timeout the longest wait
+   * @throws IOException if the marker cannot be removed
+   * @throws AssertionError if it takes longer
+   */
+  public void undeploy(Duration timeout) throws IOException {
+    Files.deleteIfExists(marker("undeployed"));
+    Files.delete(marker("deployed"));
+    awaitMarker("undeployed", timeout);
+  }
+
+  /**
+   * Deploys the WAR again ({@code .dodeploy} marker) and waits until it is deployed.
+   *
+   * @throws IOException if the marker cannot be written
+   * @throws AssertionError if it takes longer than 2 min
+   */
+  public void redeploy() throws IOException {
+    Files.deleteIfExists(marker("undeployed"));
+    Files.writeString(marker("dodeploy"), "");
+    awaitMarker("deployed", START_TIMEOUT);
+  }
+
+  /**
+   * Calls the test WAR's {@code ControlServlet}.
+   *
+   * @param query the query string, e.g. {@code op=push&label=a&mode=quick}
+   * @return the answer's body
+   * @throws AssertionError if the answer is not 200
+   */
+  public String control(String query) {
+    try {
+      HttpRequest request =
+          HttpRequest.newBuilder(
+                  URI.create("http://127.0.0.1:" + (8080 + offset) + "/kvmq-it/control?" + query))
+              .timeout(Duration.ofSeconds(30))
+              .GET()
+              .build();
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new AssertionError(
+            "control?" + query + " answered " + response.statusCode() + ": " + response.body());
+      }
+      return response.body();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+
+  /**
+   * @return the journal's lines so far (see {@code dev.kvmq.it.support.app.Journal})
+   */
+  public List<Fact> journal() {
+    return Fact.read(work.resolve("journal.txt"));
+  }
+
+  /**
+   * @return the log of the latest start
+   */
+  public Path log() {
+    return work.resolve("server-" + starts + ".log");
+  }
+
+  /** Stops the server: SIGTERM, 60 s, then SIGKILL for it and every process it started. */
+  @Override
+  public void close() {
+    if (process == null) {
+      return;
+    }
+    List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
+    all.add(process.toHandle());
+    try {
+      process.destroy();
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        all.forEach(ProcessHandle::destroyForcibly);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      all.forEach(ProcessHandle::destroyForcibly);
+    }
+    all.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+    Wait.until(
+        "WildFly's processes to end",
+        Duration.ofSeconds(30),
+        () -> all.stream().noneMatch(ProcessHandle::isAlive));
+  }
+
+  private Path marker(String suffix) {
+    return base.resolve("deployments").resolve(Wars.NAME + "." + suffix);
+  }
+
+  private void awaitMarker(String suffix, Duration timeout) {
+    Wait.until(
+        Wars.NAME + "." + suffix + " (log: " + log() + ")",
+        timeout,
+        () -> {
+          if (Files.exists(marker("failed"))) {
+            throw new AssertionError("deployment failed: " + Files.readString(marker("failed")));
+          }
+          if (!process.isAlive()) {
+            throw new AssertionError(
+                "WildFly ended with exit code " + process.exitValue() + "; see " + log());
+          }
+          return Files.exists(marker(suffix));
+        },
+        Boolean.TRUE::equals);
+  }
+
+  /**
+   * Runs {@code jboss-cli.sh} with an embedded, offline server on {@code base}'s {@code
+   * standalone.xml}.
+   */
+  private static void runCli(Path home, Path base, Path work, List<String> commands)
+      throws IOException {
+    Path script = work.resolve("configure.cli");
+    List<String> lines = new ArrayList<>();
+    lines.add("embed-server --server-config=standalone.xml --std-out=echo");
+    lines.addAll(commands);
+    lines.add("stop-embedded-server");
+    Files.write(script, lines);
+    Path log = work.resolve("cli.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                home.resolve("bin/jboss-cli.sh").toString(),
+                "-Djboss.server.base.dir=" + base,
+                "--file=" + script)
+            .directory(work.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile());
+    builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    Process cliProcess = builder.start();
+    try {
+      if (!cliProcess.waitFor(2, TimeUnit.MINUTES)) {
+        cliProcess.destroyForcibly();
+        throw new AssertionError("jboss-cli.sh took over 2 min; see " + log);
+      }
+    } catch (InterruptedException e) {
+      cliProcess.destroyForcibly();
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+    if (cliProcess.exitValue() != 0) {
+      throw new AssertionError(
+          "jboss-cli.sh exited with " + cliProcess.exitValue() + ":\n" + Files.readString(log));
+    }
+  }
+
+  /**
+   * @return the root of the deployed WAR, e.g. {@code http://127.0.0.1:29080/kvmq-it}
+   */
+  public String url() {
+    return "http://127.0.0.1:" + (8080 + offset) + "/kvmq-it";
+  }
+
+  /**
+   * @return the log of the latest start so far
+   * @throws UncheckedIOException if it cannot be read
+   */
+  public String logText() {
+    try {
+      return Files.readString(log());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** A port offset that moves WildFly's usual ports onto ports that are free now. */
+  private static int freeOffset() {
+    for (int i = 0; i < 50; i++) {
+      int offset = ServerProcess.freePort() - 8080;
+      if (offset > 0
+          && 9993 + offset < 65536
+          && Stream.of(8443, 8009, 9990, 9993, 4712, 4713).allMatch(p -> isFree(p + offset))) {
+        return offset;
+      }
+    }
+    throw new IllegalStateException("no free port offset found");
+  }
+
+  private static boolean isFree(int port) {
+    try (ServerSocket socket = new ServerSocket(port)) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (Stream<Path> all = Files.walk(from)) {
+      for (Path p : (Iterable<Path>) all::iterator) {
+        Path target = to.resolve(from.relativize(p).toString());
+        if (Files.isDirectory(p)) {
+          Files.createDirectories(target);
+        } else {
+          Files.copy(p, target);
         }
-        return server;
+      }
     }
-
-    /**
-     * Starts the server (again, after {@link #stop()}), on the same base and data directory,
-     * and waits until the WAR is deployed.
-     *
-     * @throws IOException if it cannot start
-     * @throws AssertionError if the server or the deployment does not come up in time
-     */
-    public void startAgain() throws IOException {
-        if (process != null && process.isAlive()) {
-            throw new IllegalStateException("already running");
-        }
-        starts++;
-        Files.deleteIfExists(marker("deployed"));
-        ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("server-" + starts + ".log").toFile()));
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        // standalone.sh passes SIGTERM on to the server's JVM and waits for it only in this mode.
-        builder.environment().put("LAUNCH_JBOSS_IN_BACKGROUND", "true");
-        process = builder.start();
-        awaitMarker("deployed", START_TIMEOUT);
-    }
-
-    /**
-     * Stops the server as an operator would (SIGTERM) and waits for it to end.
-     *
-     * @throws AssertionError if it is still running after 60 s
-     * @throws InterruptedException if interrupted
-     */
-    public void stop() throws InterruptedException {
-        process.destroy();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-            throw new AssertionError("WildFly still running 60 s after SIGTERM; see " + log());
-        }
-    }
-
-    /**
-     * Undeploys the WAR (removes its {@code .deployed} marker) and waits until the scanner
-     * reports it undeployed.
-     *
-     * @param timeout the longest wait
-     * @throws IOException if the marker cannot be removed
-     * @throws AssertionError if it takes longer
-     */
-    public void undeploy(Duration timeout) throws IOException {
-        Files.deleteIfExists(marker("undeployed"));
-        Files.delete(marker("deployed"));
-        awaitMarker("undeployed", timeout);
-    }
-
-    /**
-     * Deploys the WAR again ({@code .dodeploy} marker) and waits until it is deployed.
-     *
-     * @throws IOException if the marker cannot be written
-     * @throws AssertionError if it takes longer than 2 min
-     */
-    public void redeploy() throws IOException {
-        Files.deleteIfExists(marker("undeployed"));
-        Files.writeString(marker("dodeploy"), "");
-        awaitMarker("deployed", START_TIMEOUT);
-    }
-
-    /**
-     * Calls the test WAR's {@code ControlServlet}.
-     *
-     * @param query the query string, e.g. {@code op=push&label=a&mode=quick}
-     * @return the answer's body
-     * @throws AssertionError if the answer is not 200
-     */
-    public String control(String query) {
-        try {
-            HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + (8080 + offset)
-                    + "/kvmq-it/control?" + query)).timeout(Duration.ofSeconds(30)).GET().build();
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() != 200) {
-                throw new AssertionError("control?" + query + " answered " + response.statusCode() + ": "
-                        + response.body());
-            }
-            return response.body();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
-    }
-
-    /**
-     * @return the journal's lines so far (see {@code dev.kvmq.it.support.app.Journal})
-     */
-    public List<Fact> journal() {
-        return Fact.read(work.resolve("journal.txt"));
-    }
-
-    /** @return the log of the latest start */
-    public Path log() {
-        return work.resolve("server-" + starts + ".log");
-    }
-
-    /** Stops the server: SIGTERM, 60 s, then SIGKILL for it and every process it started. */
-    @Override
-    public void close() {
-        if (process == null) {
-            return;
-        }
-        List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
-        all.add(process.toHandle());
-        try {
-            process.destroy();
-            if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                all.forEach(ProcessHandle::destroyForcibly);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            all.forEach(ProcessHandle::destroyForcibly);
-        }
-        all.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
-        Wait.until("WildFly's processes to end", Duration.ofSeconds(30),
-                () -> all.stream().noneMatch(ProcessHandle::isAlive));
-    }
-
-    private Path marker(String suffix) {
-        return base.resolve("deployments").resolve(Wars.NAME + "." + suffix);
-    }
-
-    private void awaitMarker(String suffix, Duration timeout) {
-        Wait.until(Wars.NAME + "." + suffix + " (log: " + log() + ")", timeout, () -> {
-            if (Files.exists(marker("failed"))) {
-                throw new AssertionError("deployment failed: " + Files.readString(marker("failed")));
-            }
-            if (!process.isAlive()) {
-                throw new AssertionError("WildFly ended with exit code " + process.exitValue() + "; see " + log());
-            }
-            return Files.exists(marker(suffix));
-        }, Boolean.TRUE::equals);
-    }
-
-    /**
-     * Runs {@code jboss-cli.sh} with an embedded, offline server on {@code base}'s
-     * {@code standalone.xml}.
-     */
-    private static void runCli(Path home, Path base, Path work, List<String> commands) throws IOException {
-        Path script = work.resolve("configure.cli");
-        List<String> lines = new ArrayList<>();
-        lines.add("embed-server --server-config=standalone.xml --std-out=echo");
-        lines.addAll(commands);
-        lines.add("stop-embedded-server");
-        Files.write(script, lines);
-        Path log = work.resolve("cli.log");
-        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/jboss-cli.sh").toString(),
-                "-Djboss.server.base.dir=" + base, "--file=" + script).directory(work.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile());
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        Process cliProcess = builder.start();
-        try {
-            if (!cliProcess.waitFor(2, TimeUnit.MINUTES)) {
-                cliProcess.destroyForcibly();
-                throw new AssertionError("jboss-cli.sh took over 2 min; see " + log);
-            }
-        } catch (InterruptedException e) {
-            cliProcess.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
-        if (cliProcess.exitValue() != 0) {
-            throw new AssertionError("jboss-cli.sh exited with " + cliProcess.exitValue() + ":\n" + Files.readString(log));
-        }
-    }
-
-    /** @return the root of the deployed WAR, e.g. {@code http://127.0.0.1:29080/kvmq-it} */
-    public String url() {
-        return "http://127.0.0.1:" + (8080 + offset) + "/kvmq-it";
-    }
-
-    /**
-     * @return the log of the latest start so far
-     * @throws UncheckedIOException if it cannot be read
-     */
-    public String logText() {
-        try {
-            return Files.readString(log());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /** A port offset that moves WildFly's usual ports onto ports that are free now. */
-    private static int freeOffset() {
-        for (int i = 0; i < 50; i++) {
-            int offset = ServerProcess.freePort() - 8080;
-            if (offset > 0 && 9993 + offset < 65536 && Stream.of(8443, 8009, 9990, 9993, 4712, 4713)
-                    .allMatch(p -> isFree(p + offset))) {
-                return offset;
-            }
-        }
-        throw new IllegalStateException("no free port offset found");
-    }
-
-    private static boolean isFree(int port) {
-        try (ServerSocket socket = new ServerSocket(port)) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> all = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) all::iterator) {
-                Path target = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(p, target);
-                }
-            }
-        }
-    }
+  }
 }

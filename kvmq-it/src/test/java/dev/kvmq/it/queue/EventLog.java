@@ -1,44 +1,54 @@
 package dev.kvmq.it.queue;
 
+import dev.kvmq.jakarta.JobCompleted;
+import dev.kvmq.jakarta.JobFailed;
+import dev.kvmq.jakarta.OnQueue;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.ObservesAsync;
 import jakarta.inject.Inject;
 
-import dev.kvmq.jakarta.JobCompleted;
-import dev.kvmq.jakarta.JobFailed;
-import dev.kvmq.jakarta.OnQueue;
-
 /** Observes kvmq's CDI events, synchronously and asynchronously, into the {@link Recorder}. */
 @ApplicationScoped
 public class EventLog {
 
-    @Inject
-    Recorder recorder;
+  @Inject Recorder recorder;
 
-    void completed(@Observes JobCompleted e) {
-        recorder.event(new Recorder.Seen("completed", false, e.queue(), e.job().id(), label(e.job().state())));
-    }
+  void completed(@Observes JobCompleted e) {
+    recorder.event(
+        new Recorder.Seen("completed", false, e.queue(), e.job().id(), label(e.job().state())));
+  }
 
-    void completedAsync(@ObservesAsync JobCompleted e) {
-        recorder.event(new Recorder.Seen("completed", true, e.queue(), e.job().id(), label(e.job().state())));
-    }
+  void completedAsync(@ObservesAsync JobCompleted e) {
+    recorder.event(
+        new Recorder.Seen("completed", true, e.queue(), e.job().id(), label(e.job().state())));
+  }
 
-    void failed(@Observes JobFailed e) {
-        recorder.event(new Recorder.Seen(e.dead() ? "failed-dead" : "failed", false, e.queue(), e.job().id(),
-                label(e.job().state())));
-    }
+  void failed(@Observes JobFailed e) {
+    recorder.event(
+        new Recorder.Seen(
+            e.dead() ? "failed-dead" : "failed",
+            false,
+            e.queue(),
+            e.job().id(),
+            label(e.job().state())));
+  }
 
-    void failedAsync(@ObservesAsync JobFailed e) {
-        recorder.event(new Recorder.Seen(e.dead() ? "failed-dead" : "failed", true, e.queue(), e.job().id(),
-                label(e.job().state())));
-    }
+  void failedAsync(@ObservesAsync JobFailed e) {
+    recorder.event(
+        new Recorder.Seen(
+            e.dead() ? "failed-dead" : "failed",
+            true,
+            e.queue(),
+            e.job().id(),
+            label(e.job().state())));
+  }
 
-    void flakyOnly(@Observes @OnQueue("flaky") JobFailed e) {
-        recorder.filtered(e.queue());
-    }
+  void flakyOnly(@Observes @OnQueue("flaky") JobFailed e) {
+    recorder.filtered(e.queue());
+  }
 
-    private static String label(Object state) {
-        return state instanceof Task t ? t.label() : String.valueOf(state);
-    }
+  private static String label(Object state) {
+    return state instanceof Task t ? t.label() : String.valueOf(state);
+  }
 }

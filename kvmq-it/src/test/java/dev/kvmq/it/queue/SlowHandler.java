@@ -1,23 +1,21 @@
 package dev.kvmq.it.queue;
 
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
-
 import dev.kvmq.Job;
 import dev.kvmq.JobContext;
 import dev.kvmq.JobHandler;
 import dev.kvmq.jakarta.QueueHandler;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 /** The handler of the test queue {@code slow}: records each run in the {@link Recorder}. */
 @ApplicationScoped
 @QueueHandler(value = "slow", concurrency = 1)
 public class SlowHandler implements JobHandler<Task> {
 
-    @Inject
-    Recorder recorder;
+  @Inject Recorder recorder;
 
-    @Override
-    public void handle(Job<Task> job, JobContext<Task> ctx) throws Exception {
-        Probe.handle("slow", recorder, job, ctx);
-    }
+  @Override
+  public void handle(Job<Task> job, JobContext<Task> ctx) throws Exception {
+    Probe.handle("slow", recorder, job, ctx);
+  }
 }

@@ -1,20 +1,20 @@
 package dev.kvmq.it.rest;
 
+import dev.kvmq.it.Wars;
+import dev.kvmq.it.queue.TestUsers;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
-import dev.kvmq.it.Wars;
-import dev.kvmq.it.queue.TestUsers;
-
 /**
- * A client-side test's WAR with kvmq, the admin API on ({@code kvmq.rest.enabled=true}) and
- * {@code /kvmq/*} behind HTTP Basic for the role {@code kvmq-admin}, granted to the group of
- * the same name: the users of {@link TestUsers} ({@code admin} has it, {@code viewer} not).
+ * A client-side test's WAR with kvmq, the admin API on ({@code kvmq.rest.enabled=true}) and {@code
+ * /kvmq/*} behind HTTP Basic for the role {@code kvmq-admin}, granted to the group of the same
+ * name: the users of {@link TestUsers} ({@code admin} has it, {@code viewer} not).
  */
 public final class AdminWar {
 
-    static final String WEB_XML = """
+  static final String WEB_XML =
+      """
             <?xml version="1.0" encoding="UTF-8"?>
             <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
               <security-constraint>
@@ -28,7 +28,8 @@ public final class AdminWar {
             </web-app>
             """;
 
-    static final String GLASSFISH_WEB_XML = """
+  static final String GLASSFISH_WEB_XML =
+      """
             <?xml version="1.0" encoding="UTF-8"?>
             <glassfish-web-app>
               <security-role-mapping>
@@ -38,19 +39,19 @@ public final class AdminWar {
             </glassfish-web-app>
             """;
 
-    private AdminWar() {
-    }
+  private AdminWar() {}
 
-    /**
-     * @param name the archive's name, ending in {@code .war}; it becomes the context root
-     * @return a new archive with kvmq, the users and the security constraint; the test adds
-     *         its own classes
-     */
-    public static WebArchive of(String name) {
-        return Wars.withKvmq(ShrinkWrap.create(WebArchive.class, name))
-                .addClass(TestUsers.class)
-                .addAsResource(new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
-                .addAsWebInfResource(new StringAsset(WEB_XML), "web.xml")
-                .addAsWebInfResource(new StringAsset(GLASSFISH_WEB_XML), "glassfish-web.xml");
-    }
+  /**
+   * @param name the archive's name, ending in {@code .war}; it becomes the context root
+   * @return a new archive with kvmq, the users and the security constraint; the test adds its own
+   *     classes
+   */
+  public static WebArchive of(String name) {
+    return Wars.withKvmq(ShrinkWrap.create(WebArchive.class, name))
+        .addClass(TestUsers.class)
+        .addAsResource(
+            new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
+        .addAsWebInfResource(new StringAsset(WEB_XML), "web.xml")
+        .addAsWebInfResource(new StringAsset(GLASSFISH_WEB_XML), "glassfish-web.xml");
+  }
 }

@@ -4,7 +4,6 @@ package dev.kvmq.it.rest;
  * The state of the fuzzed queue {@code fuzz}.
  *
  * @param label any text
- * @param n     any int
+ * @param n any int
  */
-public record FuzzState(String label, int n) {
-}
+public record FuzzState(String label, int n) {}

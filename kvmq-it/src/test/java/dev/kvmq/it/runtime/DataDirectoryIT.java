@@ -3,6 +3,9 @@ package dev.kvmq.it.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvmq.it.Wars;
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -17,136 +20,190 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.it.support.ServerProcess;
-import dev.kvmq.it.support.Wait;
-import dev.kvmq.it.Wars;
-
 /**
- * The data directory on Payara Micro 6, as a new user runs a WAR: {@code java -jar
- * payara-micro.jar --deploy app.war}, no configuration.
+ * The data directory on Payara Micro 6, as a new user runs a WAR: {@code java -jar payara-micro.jar
+ * --deploy app.war}, no configuration.
  *
  * <ol>
- *   <li>Without {@code --rootdir} Payara Micro's instance directory is a new temporary directory
- *       at every start, so kvmq's default data directory under it would lose every job at a
- *       restart: the deployment fails, and the log says why (KVMQ-006) and what to set.</li>
- *   <li>With {@code --rootdir DIR} and a preboot command file that binds HTTP to 127.0.0.1,
- *       as docs/getting-started.md says, the WAR deploys, answers on 127.0.0.1 and not on the
- *       machine's other address; a job delayed by an hour is still there after a restart. Jobs pushed to a queue that no handler
- *       of the WAR takes give one WARNING line, not one per job, and after the restart one
- *       more when the queue is opened with those jobs in it.</li>
+ *   <li>Without {@code --rootdir} Payara Micro's instance directory is a new temporary directory at
+ *       every start, so kvmq's default data directory under it would lose every job at a restart:
+ *       the deployment fails, and the log says why (KVMQ-006) and what to set.
+ *   <li>With {@code --rootdir DIR} and a preboot command file that binds HTTP to 127.0.0.1, as
+ *       docs/getting-started.md says, the WAR deploys, answers on 127.0.0.1 and not on the
+ *       machine's other address; a job delayed by an hour is still there after a restart. Jobs
+ *       pushed to a queue that no handler of the WAR takes give one WARNING line, not one per job,
+ *       and after the restart one more when the queue is opened with those jobs in it.
  * </ol>
  *
- * <p>Payara Micro is started as a process: Arquillian's adapter reports a failed deployment
- * without the server's reasons.
+ * <p>Payara Micro is started as a process: Arquillian's adapter reports a failed deployment without
+ * the server's reasons.
  */
 @Tag("payara")
 class DataDirectoryIT {
 
-    private final HttpClient http = HttpClient.newHttpClient();
+  private final HttpClient http = HttpClient.newHttpClient();
 
-    @Test
-    void aTemporaryDefaultIsRefusedAndRootdirKeepsTheJobs() throws Exception {
-        Path work = Files.createDirectories(Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath().resolve("datadir-" + System.nanoTime()));
-        Path war = work.resolve("billing.war");
-        Wars.withKvmq(Wars.testWar("billing.war"))
-                .addClasses(Bill.class, LaterHandler.class, DurableServlet.class)
-                .as(ZipExporter.class).exportTo(war.toFile(), true);
+  @Test
+  void aTemporaryDefaultIsRefusedAndRootdirKeepsTheJobs() throws Exception {
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve("datadir-" + System.nanoTime()));
+    Path war = work.resolve("billing.war");
+    Wars.withKvmq(Wars.testWar("billing.war"))
+        .addClasses(Bill.class, LaterHandler.class, DurableServlet.class)
+        .as(ZipExporter.class)
+        .exportTo(war.toFile(), true);
 
-        // 1. No --rootdir, no kvmq.data-dir.
-        int port = ServerProcess.freePort();
-        try (ServerProcess payara = start(work, war, port, List.of(), "temporary.log")) {
-            String log = awaitStarted(payara);
-            assertThat(log).contains("Exception while loading the app");
-            String problem = log.lines().filter(l -> l.contains("KVMQ-006")).findFirst().orElseThrow(
-                    () -> new AssertionError("no KVMQ-006 in " + payara.logFile()));
-            assertThat(problem).contains("java.io.tmpdir", "kvmq.data-dir", "--rootdir");
-            assertThat(http.send(request(port, "op=status&id=x"), HttpResponse.BodyHandlers.ofString()).statusCode())
-                    .as("the application is not deployed").isEqualTo(404);
-        }
+    // 1. No --rootdir, no kvmq.data-dir.
+    int port = ServerProcess.freePort();
+    try (ServerProcess payara = start(work, war, port, List.of(), "temporary.log")) {
+      String log = awaitStarted(payara);
+      assertThat(log).contains("Exception while loading the app");
+      String problem =
+          log.lines()
+              .filter(l -> l.contains("KVMQ-006"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no KVMQ-006 in " + payara.logFile()));
+      assertThat(problem).contains("java.io.tmpdir", "kvmq.data-dir", "--rootdir");
+      assertThat(
+              http.send(request(port, "op=status&id=x"), HttpResponse.BodyHandlers.ofString())
+                  .statusCode())
+          .as("the application is not deployed")
+          .isEqualTo(404);
+    }
 
-        // 2. --rootdir (and 127.0.0.1 only, by a preboot command file, as getting-started.md says):
-        // deploys, keeps a delayed job over a restart.
-        Path root = work.resolve("payara-root");
-        Path preboot = Files.writeString(work.resolve("preboot.txt"), "set configs.config.server-config."
+    // 2. --rootdir (and 127.0.0.1 only, by a preboot command file, as getting-started.md says):
+    // deploys, keeps a delayed job over a restart.
+    Path root = work.resolve("payara-root");
+    Path preboot =
+        Files.writeString(
+            work.resolve("preboot.txt"),
+            "set configs.config.server-config."
                 + "network-config.network-listeners.network-listener.http-listener.address=127.0.0.1\n");
-        List<String> options = List.of("--rootdir", root.toString(), "--prebootcommandfile", preboot.toString());
-        String id;
-        try (ServerProcess payara = start(work, war, port, options, "rootdir-1.log")) {
-            id = Wait.until("the application to answer", Duration.ofMinutes(2), () -> {
+    List<String> options =
+        List.of("--rootdir", root.toString(), "--prebootcommandfile", preboot.toString());
+    String id;
+    try (ServerProcess payara = start(work, war, port, options, "rootdir-1.log")) {
+      id =
+          Wait.until(
+              "the application to answer",
+              Duration.ofMinutes(2),
+              () -> {
                 payara.assertAlive();
                 return get(port, "op=delay");
-            }, s -> !s.isEmpty());
-            Optional<InetAddress> other = nonLoopbackAddress();
-            if (other.isPresent()) {
-                assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(URI.create("http://"
-                        + other.get().getHostAddress() + ":" + port + "/billing/durable?op=status&id=x"))
-                        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString()))
-                        .as("nothing listens on %s", other.get()).isInstanceOf(java.io.IOException.class);
-            }
-            assertThat(get(port, "op=status&id=" + id)).isEqualTo("DELAYED");
-            get(port, "op=unhandled");
-            get(port, "op=unhandled");
-            assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
-            List<String> warnings = payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs"))
-                    .toList();
-            assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
-        }
-        try (ServerProcess payara = start(work, war, port, options, "rootdir-2.log")) {
-            String status = Wait.until("the application to answer again", Duration.ofMinutes(2), () -> {
+              },
+              s -> !s.isEmpty());
+      Optional<InetAddress> other = nonLoopbackAddress();
+      if (other.isPresent()) {
+        assertThatThrownBy(
+                () ->
+                    http.send(
+                        HttpRequest.newBuilder(
+                                URI.create(
+                                    "http://"
+                                        + other.get().getHostAddress()
+                                        + ":"
+                                        + port
+                                        + "/billing/durable?op=status&id=x"))
+                            .timeout(Duration.ofSeconds(10))
+                            .GET()
+                            .build(),
+                        HttpResponse.BodyHandlers.ofString()))
+            .as("nothing listens on %s", other.get())
+            .isInstanceOf(java.io.IOException.class);
+      }
+      assertThat(get(port, "op=status&id=" + id)).isEqualTo("DELAYED");
+      get(port, "op=unhandled");
+      get(port, "op=unhandled");
+      assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
+      List<String> warnings =
+          payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")).toList();
+      assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
+    }
+    try (ServerProcess payara = start(work, war, port, options, "rootdir-2.log")) {
+      String status =
+          Wait.until(
+              "the application to answer again",
+              Duration.ofMinutes(2),
+              () -> {
                 payara.assertAlive();
                 return get(port, "op=status&id=" + id);
-            }, s -> !s.isEmpty());
-            assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
-            assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
-                    .as("the waiting jobs of a queue without handler, found when it is opened").hasSize(1);
-        }
+              },
+              s -> !s.isEmpty());
+      assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
+      assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
+          .as("the waiting jobs of a queue without handler, found when it is opened")
+          .hasSize(1);
     }
+  }
 
-    /** An IPv4 address of this machine that is not a loopback one, if it has one. */
-    private static Optional<InetAddress> nonLoopbackAddress() throws Exception {
-        return NetworkInterface.networkInterfaces().filter(n -> {
-            try {
+  /** An IPv4 address of this machine that is not a loopback one, if it has one. */
+  private static Optional<InetAddress> nonLoopbackAddress() throws Exception {
+    return NetworkInterface.networkInterfaces()
+        .filter(
+            n -> {
+              try {
                 return n.isUp() && !n.isLoopback();
-            } catch (java.net.SocketException e) {
+              } catch (java.net.SocketException e) {
                 return false;
-            }
-        }).flatMap(NetworkInterface::inetAddresses).filter(a -> a instanceof Inet4Address).findFirst();
-    }
+              }
+            })
+        .flatMap(NetworkInterface::inetAddresses)
+        .filter(a -> a instanceof Inet4Address)
+        .findFirst();
+  }
 
-    private static ServerProcess start(Path work, Path war, int port, List<String> options, String log)
-            throws Exception {
-        Path tmp = Files.createDirectories(work.resolve("tmp"));
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "-Djava.io.tmpdir=" + tmp, "-jar",
-                System.getProperty("payara.microJar"), "--deploy", war.toString(), "--port", Integer.toString(port),
+  private static ServerProcess start(
+      Path work, Path war, int port, List<String> options, String log) throws Exception {
+    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                java,
+                "-Djava.io.tmpdir=" + tmp,
+                "-jar",
+                System.getProperty("payara.microJar"),
+                "--deploy",
+                war.toString(),
+                "--port",
+                Integer.toString(port),
                 "--nohazelcast"));
-        command.addAll(options);
-        return ServerProcess.start(command, work, Map.of(), work.resolve(log));
-    }
+    command.addAll(options);
+    return ServerProcess.start(command, work, Map.of(), work.resolve(log));
+  }
 
-    private static String awaitStarted(ServerProcess payara) {
-        return Wait.until("Payara Micro to finish starting", Duration.ofMinutes(2), () -> {
-            payara.assertAlive();
-            return payara.log();
-        }, text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
-    }
+  private static String awaitStarted(ServerProcess payara) {
+    return Wait.until(
+        "Payara Micro to finish starting",
+        Duration.ofMinutes(2),
+        () -> {
+          payara.assertAlive();
+          return payara.log();
+        },
+        text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
+  }
 
-    private static HttpRequest request(int port, String query) {
-        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/billing/durable?" + query))
-                .timeout(Duration.ofSeconds(30)).GET().build();
-    }
+  private static HttpRequest request(int port, String query) {
+    return HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/billing/durable?" + query))
+        .timeout(Duration.ofSeconds(30))
+        .GET()
+        .build();
+  }
 
-    private String get(int port, String query) throws Exception {
-        HttpResponse<String> r = http.send(request(port, query), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() != 200) {
-            throw new IllegalStateException("HTTP " + r.statusCode() + ": " + r.body()); // "not yet" for Wait
-        }
-        return r.body();
+  private String get(int port, String query) throws Exception {
+    HttpResponse<String> r = http.send(request(port, query), HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() != 200) {
+      throw new IllegalStateException(
+          "HTTP " + r.statusCode() + ": " + r.body()); // "not yet" for Wait
     }
+    return r.body();
+  }
 }

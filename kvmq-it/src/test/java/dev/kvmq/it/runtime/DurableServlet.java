@@ -1,46 +1,50 @@
 package dev.kvmq.it.runtime;
 
-import java.io.IOException;
-import java.time.Duration;
-
+import dev.kvmq.JobOptions;
+import dev.kvmq.jakarta.JobQueue;
+import dev.kvmq.jakarta.QueueName;
 import jakarta.inject.Inject;
 import jakarta.servlet.annotation.WebServlet;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
-import dev.kvmq.JobOptions;
-import dev.kvmq.jakarta.JobQueue;
-import dev.kvmq.jakarta.QueueName;
+import java.io.IOException;
+import java.time.Duration;
 
 /**
  * For {@link DataDirectoryIT}: {@code ?op=delay} pushes a job due in an hour and answers its id;
- * {@code ?op=status&id=} answers its status, or {@code none}; {@code ?op=unhandled} pushes a
- * job to a queue that no handler of this WAR takes.
+ * {@code ?op=status&id=} answers its status, or {@code none}; {@code ?op=unhandled} pushes a job to
+ * a queue that no handler of this WAR takes.
  */
 @WebServlet("/durable")
 public class DurableServlet extends HttpServlet {
 
-    private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 1L;
 
-    @Inject
-    @QueueName("later")
-    transient JobQueue<Bill> later;
+  @Inject
+  @QueueName("later")
+  transient JobQueue<Bill> later;
 
-    @Inject
-    @QueueName("nobody-handles-this")
-    transient JobQueue<Bill> unhandled;
+  @Inject
+  @QueueName("nobody-handles-this")
+  transient JobQueue<Bill> unhandled;
 
-    @Override
-    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        String answer = switch (request.getParameter("op")) {
-            case "delay" -> later.push(new Bill("later", 1, 0), JobOptions.defaults().delay(Duration.ofHours(1)))
-                    .orElseThrow().id();
-            case "status" -> later.job(request.getParameter("id")).map(j -> j.status().name()).orElse("none");
-            case "unhandled" -> unhandled.push(new Bill("nobody", 1, 0)).orElseThrow().id();
-            default -> "?";
+  @Override
+  protected void doGet(HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
+    String answer =
+        switch (request.getParameter("op")) {
+          case "delay" ->
+              later
+                  .push(new Bill("later", 1, 0), JobOptions.defaults().delay(Duration.ofHours(1)))
+                  .orElseThrow()
+                  .id();
+          case "status" ->
+              later.job(request.getParameter("id")).map(j -> j.status().name()).orElse("none");
+          case "unhandled" -> unhandled.push(new Bill("nobody", 1, 0)).orElseThrow().id();
+          default -> "?";
         };
-        response.setContentType("text/plain");
-        response.getWriter().print(answer);
-    }
+    response.setContentType("text/plain");
+    response.getWriter().print(answer);
+  }
 }

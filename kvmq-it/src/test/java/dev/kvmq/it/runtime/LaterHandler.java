@@ -9,8 +9,8 @@ import dev.kvmq.jakarta.QueueHandler;
 @QueueHandler("later")
 public class LaterHandler implements JobHandler<Bill> {
 
-    @Override
-    public void handle(Job<Bill> job, JobContext<Bill> context) {
-        // nothing: the test only needs the job to wait, durably
-    }
+  @Override
+  public void handle(Job<Bill> job, JobContext<Bill> context) {
+    // nothing: the test only needs the job to wait, durably
+  }
 }

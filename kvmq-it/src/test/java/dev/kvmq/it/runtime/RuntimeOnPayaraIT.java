@@ -2,6 +2,14 @@ package dev.kvmq.it.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.Job;
+import dev.kvmq.JobOptions;
+import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.Wars;
+import dev.kvmq.it.support.Wait;
+import dev.kvmq.jakarta.JobQueue;
+import dev.kvmq.jakarta.QueueName;
+import jakarta.inject.Inject;
 import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpClient;
@@ -10,152 +18,173 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import jakarta.inject.Inject;
-
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 
-import dev.kvmq.Job;
-import dev.kvmq.JobOptions;
-import dev.kvmq.jakarta.JobQueue;
-import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.support.Wait;
-import dev.kvmq.it.Wars;
-
 /**
- * kvmq's runtime as a new user's WAR meets it on Payara Micro 6: a handler with no scope
- * annotation runs, a handler's declared retries apply to a push without options, an
- * observer reads the event's job with its type, a queue with jobs and no handler shows in
- * the readiness check, and every handler-duration figure at {@code /metrics} is in the unit
- * its name says (microseconds; a MicroProfile Timer gave its quantiles in nanoseconds under a
- * {@code _seconds} name, its max in seconds).
+ * kvmq's runtime as a new user's WAR meets it on Payara Micro 6: a handler with no scope annotation
+ * runs, a handler's declared retries apply to a push without options, an observer reads the event's
+ * job with its type, a queue with jobs and no handler shows in the readiness check, and every
+ * handler-duration figure at {@code /metrics} is in the unit its name says (microseconds; a
+ * MicroProfile Timer gave its quantiles in nanoseconds under a {@code _seconds} name, its max in
+ * seconds).
  *
  * <p>The WAR has no {@code beans.xml} (bean discovery "annotated"), like the user's.
  */
 @OnPayara
 class RuntimeOnPayaraIT {
 
-    @Deployment
-    static WebArchive war() {
-        return Wars.withKvmq(Wars.testWar("kvmq-runtime.war"))
-                .addClasses(Bill.class, Ledger.class, UnscopedHandler.class, RetryingHandler.class,
-                        TimedHandler.class, TypedObserver.class, PushServlet.class);
+  @Deployment
+  static WebArchive war() {
+    return Wars.withKvmq(Wars.testWar("kvmq-runtime.war"))
+        .addClasses(
+            Bill.class,
+            Ledger.class,
+            UnscopedHandler.class,
+            RetryingHandler.class,
+            TimedHandler.class,
+            TypedObserver.class,
+            PushServlet.class);
+  }
+
+  @Inject Ledger ledger;
+
+  @Inject
+  @QueueName("unscoped")
+  JobQueue<Bill> unscoped;
+
+  @Inject
+  @QueueName("retrying")
+  JobQueue<Bill> retrying;
+
+  @ArquillianResource URL base;
+
+  // ---- inside the server
+
+  @Test
+  void aHandlerWithoutAScopeAnnotationRunsAndTheObserverReadsTheTypedState() {
+    unscoped.push(new Bill("ada", 1250, 0));
+
+    Wait.until(
+        "the unscoped handler and the typed observer",
+        () -> ledger.lines(),
+        l -> l.contains("handled unscoped ada") && l.contains("completed ada 1250"));
+  }
+
+  @Test
+  void aPushWithoutOptionsGetsTheRetriesTheHandlerDeclares() {
+    assertThat(retrying.defaultOptions().retryCount()).isEqualTo(2);
+    Job<Bill> job = retrying.push(new Bill("bob", 1, 2)).orElseThrow();
+    assertThat(job.retryLimit()).isEqualTo(2);
+
+    Wait.until("the third attempt", () -> ledger.lines(), l -> l.contains("attempt 3 of bob"));
+    Wait.until("the job to complete", () -> retrying.job(job.id()).isEmpty());
+    assertThat(ledger.lines())
+        .as("an observer asking for the wrong type is told which it is")
+        .contains(
+            "refused: the jobs of queue \"retrying\" hold "
+                + Bill.class.getName()
+                + ", not java.lang.String");
+
+    Job<Bill> explicit = retrying.push(new Bill("cy", 1, 0), JobOptions.defaults()).orElseThrow();
+    assertThat(explicit.retryLimit()).as("a push's own options replace the defaults").isZero();
+  }
+
+  // ---- over HTTP: the server's readiness and metrics endpoints
+
+  @Test
+  @RunAsClient
+  void aQueueWithJobsAndNoHandlerIsAReadinessDetailNotAFailure() throws Exception {
+    URI ready = server("/health/ready");
+    assertThat(get(ready).body()).doesNotContain("nobody-handles-this");
+
+    push("nobody-handles-this", 2, 0);
+
+    HttpResponse<String> r = get(ready);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(r.body())
+        .contains("\"status\":\"UP\"")
+        .containsPattern("\"queuesWithoutHandler\"\\s*:\\s*\"nobody-handles-this\"");
+  }
+
+  @Test
+  @RunAsClient
+  void handlerDurationsAreInTheUnitTheirNameSays() throws Exception {
+    int jobs = 6;
+    push("timed", jobs, 120);
+
+    String name = "kvmq_handler_duration_microseconds";
+    String body =
+        Wait.until(
+            "six handler calls in /metrics",
+            () -> get(server("/metrics")).body(),
+            b -> sample(b, name + "_count", "") >= jobs);
+
+    String timed =
+        body.lines()
+            .filter(l -> l.contains("queue=\"timed\"") && l.contains("handler_duration"))
+            .reduce("", (a, b) -> a + b + "\n");
+    double count = sample(body, name + "_count", "");
+    double sum = sample(body, name + "_sum", "");
+    double max = sample(body, name + "_max", "");
+    double median = sample(body, name, "quantile=\"0.5\"");
+    double p99 = sample(body, name, "quantile=\"0.99\"");
+    // Each call sleeps 120 ms: every figure, in microseconds, lies between 120,000 and a few
+    // seconds.
+    assertThat(sum / count)
+        .as("mean from _sum/_count in\n%s", timed)
+        .isBetween(120_000.0, 5_000_000.0);
+    assertThat(max).as("_max in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
+    assertThat(median).as("median in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
+    assertThat(p99).as("p99 in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
+    assertThat(median).as("quantiles and max in one unit").isLessThanOrEqualTo(max);
+    assertThat(body)
+        .as("no figure under a name whose unit it is not in")
+        .doesNotContain("kvmq_handler_duration_seconds");
+  }
+
+  // ---- helpers
+
+  private void push(String queue, int jobs, int ms) throws Exception {
+    HttpResponse<String> r =
+        get(URI.create(base + "push?queue=" + queue + "&jobs=" + jobs + "&ms=" + ms));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+  }
+
+  private URI server(String path) {
+    return URI.create(base.getProtocol() + "://" + base.getHost() + ":" + base.getPort() + path);
+  }
+
+  private static HttpResponse<String> get(URI uri) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(uri)
+                .header("Accept", "text/plain")
+                .timeout(Duration.ofSeconds(30))
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The value of the application-scope sample of this name for queue "timed" with these labels; -1
+   * if none.
+   */
+  private static double sample(String prometheus, String name, String label) {
+    Matcher m =
+        Pattern.compile("^" + name + "\\{([^}]*)\\} ([0-9.eE+-]+|NaN)", Pattern.MULTILINE)
+            .matcher(prometheus);
+    while (m.find()) {
+      String labels = m.group(1);
+      if (labels.contains("queue=\"timed\"")
+          && labels.contains("mp_scope=\"application\"")
+          && labels.contains(label)) {
+        return Double.parseDouble(m.group(2));
+      }
     }
-
-    @Inject
-    Ledger ledger;
-
-    @Inject
-    @QueueName("unscoped")
-    JobQueue<Bill> unscoped;
-
-    @Inject
-    @QueueName("retrying")
-    JobQueue<Bill> retrying;
-
-    @ArquillianResource
-    URL base;
-
-    // ---- inside the server
-
-    @Test
-    void aHandlerWithoutAScopeAnnotationRunsAndTheObserverReadsTheTypedState() {
-        unscoped.push(new Bill("ada", 1250, 0));
-
-        Wait.until("the unscoped handler and the typed observer", () -> ledger.lines(),
-                l -> l.contains("handled unscoped ada") && l.contains("completed ada 1250"));
-    }
-
-    @Test
-    void aPushWithoutOptionsGetsTheRetriesTheHandlerDeclares() {
-        assertThat(retrying.defaultOptions().retryCount()).isEqualTo(2);
-        Job<Bill> job = retrying.push(new Bill("bob", 1, 2)).orElseThrow();
-        assertThat(job.retryLimit()).isEqualTo(2);
-
-        Wait.until("the third attempt", () -> ledger.lines(), l -> l.contains("attempt 3 of bob"));
-        Wait.until("the job to complete", () -> retrying.job(job.id()).isEmpty());
-        assertThat(ledger.lines()).as("an observer asking for the wrong type is told which it is")
-                .contains("refused: the jobs of queue \"retrying\" hold " + Bill.class.getName()
-                        + ", not java.lang.String");
-
-        Job<Bill> explicit = retrying.push(new Bill("cy", 1, 0), JobOptions.defaults()).orElseThrow();
-        assertThat(explicit.retryLimit()).as("a push's own options replace the defaults").isZero();
-    }
-
-    // ---- over HTTP: the server's readiness and metrics endpoints
-
-    @Test
-    @RunAsClient
-    void aQueueWithJobsAndNoHandlerIsAReadinessDetailNotAFailure() throws Exception {
-        URI ready = server("/health/ready");
-        assertThat(get(ready).body()).doesNotContain("nobody-handles-this");
-
-        push("nobody-handles-this", 2, 0);
-
-        HttpResponse<String> r = get(ready);
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        assertThat(r.body()).contains("\"status\":\"UP\"").containsPattern(
-                "\"queuesWithoutHandler\"\\s*:\\s*\"nobody-handles-this\"");
-    }
-
-    @Test
-    @RunAsClient
-    void handlerDurationsAreInTheUnitTheirNameSays() throws Exception {
-        int jobs = 6;
-        push("timed", jobs, 120);
-
-        String name = "kvmq_handler_duration_microseconds";
-        String body = Wait.until("six handler calls in /metrics", () -> get(server("/metrics")).body(),
-                b -> sample(b, name + "_count", "") >= jobs);
-
-        String timed = body.lines().filter(l -> l.contains("queue=\"timed\"") && l.contains("handler_duration"))
-                .reduce("", (a, b) -> a + b + "\n");
-        double count = sample(body, name + "_count", "");
-        double sum = sample(body, name + "_sum", "");
-        double max = sample(body, name + "_max", "");
-        double median = sample(body, name, "quantile=\"0.5\"");
-        double p99 = sample(body, name, "quantile=\"0.99\"");
-        // Each call sleeps 120 ms: every figure, in microseconds, lies between 120,000 and a few seconds.
-        assertThat(sum / count).as("mean from _sum/_count in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
-        assertThat(max).as("_max in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
-        assertThat(median).as("median in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
-        assertThat(p99).as("p99 in\n%s", timed).isBetween(120_000.0, 5_000_000.0);
-        assertThat(median).as("quantiles and max in one unit").isLessThanOrEqualTo(max);
-        assertThat(body).as("no figure under a name whose unit it is not in")
-                .doesNotContain("kvmq_handler_duration_seconds");
-    }
-
-    // ---- helpers
-
-    private void push(String queue, int jobs, int ms) throws Exception {
-        HttpResponse<String> r = get(URI.create(base + "push?queue=" + queue + "&jobs=" + jobs + "&ms=" + ms));
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    }
-
-    private URI server(String path) {
-        return URI.create(base.getProtocol() + "://" + base.getHost() + ":" + base.getPort() + path);
-    }
-
-    private static HttpResponse<String> get(URI uri) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).header("Accept", "text/plain")
-                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    /** The value of the application-scope sample of this name for queue "timed" with these labels; -1 if none. */
-    private static double sample(String prometheus, String name, String label) {
-        Matcher m = Pattern.compile("^" + name + "\\{([^}]*)\\} ([0-9.eE+-]+|NaN)", Pattern.MULTILINE).matcher(prometheus);
-        while (m.find()) {
-            String labels = m.group(1);
-            if (labels.contains("queue=\"timed\"") && labels.contains("mp_scope=\"application\"")
-                    && labels.contains(label)) {
-                return Double.parseDouble(m.group(2));
-            }
-        }
-        return -1;
-    }
+    return -1;
+  }
 }

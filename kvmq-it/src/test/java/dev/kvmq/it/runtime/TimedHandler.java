@@ -9,8 +9,8 @@ import dev.kvmq.jakarta.QueueHandler;
 @QueueHandler(value = "timed", concurrency = 2)
 public class TimedHandler implements JobHandler<Bill> {
 
-    @Override
-    public void handle(Job<Bill> job, JobContext<Bill> context) throws InterruptedException {
-        Thread.sleep(job.state().failures()); // the job's simulated work
-    }
+  @Override
+  public void handle(Job<Bill> job, JobContext<Bill> context) throws InterruptedException {
+    Thread.sleep(job.state().failures()); // the job's simulated work
+  }
 }

@@ -6,11 +6,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 @ApplicationScoped
 public class Greeter {
 
-    /**
-     * @param name who to greet
-     * @return {@code "hello " + name}
-     */
-    public String greet(String name) {
-        return "hello " + name;
-    }
+  /**
+   * @param name who to greet
+   * @return {@code "hello " + name}
+   */
+  public String greet(String name) {
+    return "hello " + name;
+  }
 }

@@ -13,16 +13,15 @@ import jakarta.ws.rs.core.MediaType;
 @RequestScoped
 public class HelloResource {
 
-    @Inject
-    Greeter greeter;
+  @Inject Greeter greeter;
 
-    /**
-     * @param name who to greet
-     * @return the greeting
-     */
-    @GET
-    @Produces(MediaType.TEXT_PLAIN)
-    public String hello(@QueryParam("name") String name) {
-        return greeter.greet(name);
-    }
+  /**
+   * @param name who to greet
+   * @return the greeting
+   */
+  @GET
+  @Produces(MediaType.TEXT_PLAIN)
+  public String hello(@QueryParam("name") String name) {
+    return greeter.greet(name);
+  }
 }

@@ -5,5 +5,4 @@ import jakarta.ws.rs.core.Application;
 
 /** The smoke WAR's JAX-RS application, below {@code /api}. */
 @ApplicationPath("api")
-public class SmokeApplication extends Application {
-}
+public class SmokeApplication extends Application {}

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The JSON-B example of docs/testkit.md, as a real test: a handler of a record state, tested
- * with the codec kvmq's queues use in a server. If this fails, the docs are wrong.
+ * The JSON-B example of docs/testkit.md, as a real test: a handler of a record state, tested with
+ * the codec kvmq's queues use in a server. If this fails, the docs are wrong.
  */
 class JsonbTestKitExampleTest {
 
@@ -47,7 +47,8 @@ class JsonbTestKitExampleTest {
   @Test
   void aRecordStateGoesThroughJsonb() {
     List<Bill> charged = new ArrayList<>();
-    Worker<Bill> worker = queue.worker((job, ctx) -> charged.add(job.state()), WorkerOptions.defaults(), scheduler);
+    Worker<Bill> worker =
+        queue.worker((job, ctx) -> charged.add(job.state()), WorkerOptions.defaults(), scheduler);
     worker.start();
 
     queue.push(new Bill("ada", 1250));
@@ -58,10 +59,16 @@ class JsonbTestKitExampleTest {
   @Test
   void jsonThatDoesNotFitIsRefusedWithTheFieldsName() {
     // What a push over the admin REST API reads: a misspelt field is an error, not a 0.
-    JsonbException e = assertThrows(JsonbException.class,
-        () -> codec.decode("{\"customer\":\"ada\",\"amount\":1250}".getBytes(StandardCharsets.UTF_8)));
+    JsonbException e =
+        assertThrows(
+            JsonbException.class,
+            () ->
+                codec.decode(
+                    "{\"customer\":\"ada\",\"amount\":1250}".getBytes(StandardCharsets.UTF_8)));
     assertTrue(e.getMessage().contains("amount"), e.getMessage());
     assertEquals(0, queue.counts().queued());
-    assertEquals(JobStatus.WAITING, queue.push(codec.read("{\"customer\":\"ada\",\"cents\":1250}")).status());
+    assertEquals(
+        JobStatus.WAITING,
+        queue.push(codec.read("{\"customer\":\"ada\",\"cents\":1250}")).status());
   }
 }

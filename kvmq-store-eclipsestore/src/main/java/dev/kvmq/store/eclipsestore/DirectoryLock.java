@@ -14,14 +14,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The exclusive claim of one JVM on a storage directory: an OS file lock on
- * {@code kvmq.lock}. The operating system releases it when the process ends, however it
- * ends, so a killed JVM leaves nothing that blocks the next start.
+ * The exclusive claim of one JVM on a storage directory: an OS file lock on {@code kvmq.lock}. The
+ * operating system releases it when the process ends, however it ends, so a killed JVM leaves
+ * nothing that blocks the next start.
  *
- * <p>Within one JVM the directories held are also kept in a set, checked before the lock
- * file is even opened: on Linux, OS file locks belong to the process, and closing any
- * channel on the file releases them all. A second opener in the same JVM must therefore
- * never open (and close) a channel on a lock file that this JVM holds.
+ * <p>Within one JVM the directories held are also kept in a set, checked before the lock file is
+ * even opened: on Linux, OS file locks belong to the process, and closing any channel on the file
+ * releases them all. A second opener in the same JVM must therefore never open (and close) a
+ * channel on a lock file that this JVM holds.
  */
 final class DirectoryLock implements AutoCloseable {
 
@@ -53,8 +53,10 @@ final class DirectoryLock implements AutoCloseable {
       throw new KvStoreException("cannot resolve the storage directory " + directory, e);
     }
     if (!HELD.add(real)) {
-      throw new KvStoreException("storage directory " + directory
-          + " is already open in this JVM; close the other EclipseStoreKvStore first");
+      throw new KvStoreException(
+          "storage directory "
+              + directory
+              + " is already open in this JVM; close the other EclipseStoreKvStore first");
     }
     try {
       return lock(real, directory);
@@ -68,8 +70,9 @@ final class DirectoryLock implements AutoCloseable {
     Path file = real.resolve(FILE_NAME);
     FileChannel channel;
     try {
-      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-          StandardOpenOption.WRITE);
+      channel =
+          FileChannel.open(
+              file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
     } catch (IOException e) {
       throw new KvStoreException("cannot open the lock file " + file, e);
     }
@@ -78,13 +81,18 @@ final class DirectoryLock implements AutoCloseable {
       try {
         lock = channel.tryLock();
       } catch (OverlappingFileLockException e) {
-        throw new KvStoreException("storage directory " + directory
-            + " is already open in this JVM; close the other EclipseStoreKvStore first");
+        throw new KvStoreException(
+            "storage directory "
+                + directory
+                + " is already open in this JVM; close the other EclipseStoreKvStore first");
       }
       if (lock == null) {
-        throw new KvStoreException("storage directory " + directory
-            + " is in use by another process (" + holder(file)
-            + "); one JVM owns a storage directory at a time");
+        throw new KvStoreException(
+            "storage directory "
+                + directory
+                + " is in use by another process ("
+                + holder(file)
+                + "); one JVM owns a storage directory at a time");
       }
       String me = "pid " + ProcessHandle.current().pid() + "\n";
       channel.truncate(0);
@@ -122,7 +130,8 @@ final class DirectoryLock implements AutoCloseable {
       lock.release();
       channel.close();
     } catch (IOException e) {
-      throw new KvStoreException("cannot release the lock file of the storage directory " + held, e);
+      throw new KvStoreException(
+          "cannot release the lock file of the storage directory " + held, e);
     } finally {
       HELD.remove(held);
     }

@@ -25,8 +25,8 @@ import org.eclipse.store.storage.embedded.types.EmbeddedStorageManager;
 import org.eclipse.store.storage.types.StorageDataFileEvaluator;
 
 /**
- * The embedded durable {@link KvStore}: an ordered, versioned key-value map kept in an
- * EclipseStore storage directory that one JVM owns.
+ * The embedded durable {@link KvStore}: an ordered, versioned key-value map kept in an EclipseStore
+ * storage directory that one JVM owns.
  *
  * <pre>{@code
  * try (EclipseStoreKvStore store = EclipseStoreKvStore.builder(Path.of("/var/lib/app/kvmq"))
@@ -36,42 +36,47 @@ import org.eclipse.store.storage.types.StorageDataFileEvaluator;
  * }</pre>
  *
  * <h2>Durability</h2>
- * When {@link #commit} or {@link #commitAll} returns, the commit is on the storage device
- * ({@link Durability#FSYNC}, the default) or, in {@link Durability#PROCESS_CRASH_SAFE} mode,
- * in the operating system's hands (it survives a kill of the JVM, not a power loss). Reads
- * never see a commit before it is that durable.
+ *
+ * When {@link #commit} or {@link #commitAll} returns, the commit is on the storage device ({@link
+ * Durability#FSYNC}, the default) or, in {@link Durability#PROCESS_CRASH_SAFE} mode, in the
+ * operating system's hands (it survives a kill of the JVM, not a power loss). Reads never see a
+ * commit before it is that durable.
  *
  * <h2>Group commit</h2>
- * A committer thread owned by the store takes every commit waiting at a moment, applies
- * them in arrival order (each with its own checks and versionstamp), writes them with one
- * EclipseStore commit and one flush, and then releases all their callers. Many threads
- * committing at once therefore share flushes; {@link #commitAll} shares one flush by itself.
+ *
+ * A committer thread owned by the store takes every commit waiting at a moment, applies them in
+ * arrival order (each with its own checks and versionstamp), writes them with one EclipseStore
+ * commit and one flush, and then releases all their callers. Many threads committing at once
+ * therefore share flushes; {@link #commitAll} shares one flush by itself.
  *
  * <h2>Data structure</h2>
- * Entries are packed into pages of about {@link Builder#pageBytes} bytes, each page one
- * persisted byte array; the key order lives in an index in the heap, rebuilt when the store
- * opens. A commit rewrites the pages whose entries it changed: at most about a page per key
- * it changes, whatever the size of the map, and opening loads two objects per page, not per
- * key (see {@code docs/embedded-store.md}).
+ *
+ * Entries are packed into pages of about {@link Builder#pageBytes} bytes, each page one persisted
+ * byte array; the key order lives in an index in the heap, rebuilt when the store opens. A commit
+ * rewrites the pages whose entries it changed: at most about a page per key it changes, whatever
+ * the size of the map, and opening loads two objects per page, not per key (see {@code
+ * docs/embedded-store.md}).
  *
  * <h2>Housekeeping</h2>
- * EclipseStore's background housekeeping runs in small timed slices. In addition, every
- * {@link Builder#compactEvery} bytes written, the committer thread runs a whole garbage
- * collection and file check in slices of {@link Builder#compactSlice} between group commits,
- * so that commits wait for one slice at most, never for a whole pass.
+ *
+ * EclipseStore's background housekeeping runs in small timed slices. In addition, every {@link
+ * Builder#compactEvery} bytes written, the committer thread runs a whole garbage collection and
+ * file check in slices of {@link Builder#compactSlice} between group commits, so that commits wait
+ * for one slice at most, never for a whole pass.
  *
  * <h2>Ownership</h2>
- * Opening takes an OS lock on {@code kvmq.lock} in the directory: a second opener, in this
- * JVM or another, fails at once with a {@link KvStoreException}. {@link #close()} releases
- * everything; a JVM killed without closing leaves a directory the next start opens.
  *
- * <p>Thread-safe. Change notification is supported: listeners run on the committer thread.
- * Inside, one package-private class per concern: {@code GroupCommitter} (the committer
- * thread and its queue), {@code PageMap} (the heap index and the pages), {@code Housekeeping}
- * (the sliced cycles), {@code StorageSetup} (EclipseStore's configuration) and
- * {@code DirectoryLock}. Locking: reads take the read lock of one read-write lock; only the
- * committer thread changes the map, under its write lock; callers wait on their commit's
- * future, never on a lock the committer holds; listeners are called with no lock held.
+ * Opening takes an OS lock on {@code kvmq.lock} in the directory: a second opener, in this JVM or
+ * another, fails at once with a {@link KvStoreException}. {@link #close()} releases everything; a
+ * JVM killed without closing leaves a directory the next start opens.
+ *
+ * <p>Thread-safe. Change notification is supported: listeners run on the committer thread. Inside,
+ * one package-private class per concern: {@code GroupCommitter} (the committer thread and its
+ * queue), {@code PageMap} (the heap index and the pages), {@code Housekeeping} (the sliced cycles),
+ * {@code StorageSetup} (EclipseStore's configuration) and {@code DirectoryLock}. Locking: reads
+ * take the read lock of one read-write lock; only the committer thread changes the map, under its
+ * write lock; callers wait on their commit's future, never on a lock the committer holds; listeners
+ * are called with no lock held.
  */
 public final class EclipseStoreKvStore implements KvStore {
 
@@ -82,8 +87,10 @@ public final class EclipseStoreKvStore implements KvStore {
   private final DirectoryLock directoryLock;
   private final SyncingFileWriter writer;
   private final EmbeddedStorageManager storage;
+
   /** Guards {@link #map}: reads take the read lock, the committer the write lock. */
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
   private final PageMap map;
   private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
   private final Housekeeping housekeeping;
@@ -111,16 +118,29 @@ public final class EclipseStoreKvStore implements KvStore {
     Storer storer;
     try {
       long t0 = System.nanoTime();
-      started = StorageSetup.start(directory, b.housekeepingInterval, b.housekeepingBudget,
-          b.transactionsLogMaxBytes, w);
+      started =
+          StorageSetup.start(
+              directory,
+              b.housekeepingInterval,
+              b.housekeepingBudget,
+              b.transactionsLogMaxBytes,
+              w);
       root = StorageSetup.root(started, directory);
       long t2 = System.nanoTime();
       m = new PageMap(root, b.pageBytes, directory);
       long t3 = System.nanoTime();
       int keys = m.size();
-      LOG.log(System.Logger.Level.INFO, () -> String.format(Locale.ROOT,
-          "opened %s: %d keys in %d ms (EclipseStore start and graph load %d ms, index %d ms)",
-          directory, keys, (t3 - t0) / 1_000_000, (t2 - t0) / 1_000_000, (t3 - t2) / 1_000_000));
+      LOG.log(
+          System.Logger.Level.INFO,
+          () ->
+              String.format(
+                  Locale.ROOT,
+                  "opened %s: %d keys in %d ms (EclipseStore start and graph load %d ms, index %d ms)",
+                  directory,
+                  keys,
+                  (t3 - t0) / 1_000_000,
+                  (t2 - t0) / 1_000_000,
+                  (t3 - t2) / 1_000_000));
       storer = started.createLazyStorer();
     } catch (RuntimeException | Error e) {
       release(started, w, e);
@@ -132,10 +152,12 @@ public final class EclipseStoreKvStore implements KvStore {
     this.writer = w;
     this.storage = started;
     this.map = m;
-    this.housekeeping = new Housekeeping(started, w, directory.toString(), b.compactEveryBytes,
-        b.compactSlice.toNanos());
-    this.committer = new GroupCommitter(toString(), directory, lock, m, root, storer, housekeeping,
-        subscribers, b.maxBatch);
+    this.housekeeping =
+        new Housekeeping(
+            started, w, directory.toString(), b.compactEveryBytes, b.compactSlice.toNanos());
+    this.committer =
+        new GroupCommitter(
+            toString(), directory, lock, m, root, storer, housekeeping, subscribers, b.maxBatch);
     try {
       committer.start(b.threadFactory);
     } catch (RuntimeException | Error e) {
@@ -162,8 +184,8 @@ public final class EclipseStoreKvStore implements KvStore {
    * Starts configuring a store in {@code directory} (created if missing).
    *
    * @param directory the storage directory, owned by one JVM at a time
-   * @return a builder with the defaults: {@link Durability#FSYNC}, housekeeping every second
-   *     for up to 10 ms, a housekeeping cycle in 5 ms slices every 64 MiB written, 2 KiB pages
+   * @return a builder with the defaults: {@link Durability#FSYNC}, housekeeping every second for up
+   *     to 10 ms, a housekeeping cycle in 5 ms slices every 64 MiB written, 2 KiB pages
    * @throws NullPointerException if {@code directory} is null
    */
   public static Builder builder(Path directory) {
@@ -187,7 +209,7 @@ public final class EclipseStoreKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-        lock.readLock().lock();
+    lock.readLock().lock();
     try {
       ensureUsable();
       return Optional.ofNullable(PageMap.entryOf(map.find(key.encoded()), key));
@@ -259,14 +281,13 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   /**
-   * Reads the index entries and their records under one read lock, so that the planner sees
-   * them at one consistent state: a record whose index entry is listed has not been claimed
-   * since (a claim deletes the index entry in the same commit). Concurrent claims then fail
-   * their checks instead of taking an entry twice, and the operations are committed as
-   * {@link #commitAll} does.
+   * Reads the index entries and their records under one read lock, so that the planner sees them at
+   * one consistent state: a record whose index entry is listed has not been claimed since (a claim
+   * deletes the index entry in the same commit). Concurrent claims then fail their checks instead
+   * of taking an entry twice, and the operations are committed as {@link #commitAll} does.
    *
-   * @throws NullPointerException if an argument is null, or the planner returns null or a
-   *     null key or operation
+   * @throws NullPointerException if an argument is null, or the planner returns null or a null key
+   *     or operation
    * @throws IllegalArgumentException if {@code limit < 1}
    * @throws IllegalStateException if the store is closed, or called from a change listener
    * @throws KvStoreException if the store fails
@@ -287,7 +308,8 @@ public final class EclipseStoreKvStore implements KvStore {
     } finally {
       lock.readLock().unlock();
     }
-    List<AtomicOperation> operations = Objects.requireNonNull(planner.plan(index, records), "planned operations");
+    List<AtomicOperation> operations =
+        Objects.requireNonNull(planner.plan(index, records), "planned operations");
     return operations.isEmpty() ? List.of() : commitAll(operations);
   }
 
@@ -332,11 +354,11 @@ public final class EclipseStoreKvStore implements KvStore {
   // ---- housekeeping, monitoring, close
 
   /**
-   * Runs EclipseStore's housekeeping to the end now instead of in timed slices: a full
-   * garbage collection of unreachable objects, then a full file check that rewrites data
-   * files whose live share is low and deletes emptied ones. Blocks until done. Housekeeping
-   * also runs in the background by itself; call this to shrink the directory at a quiet
-   * moment, for example before a backup.
+   * Runs EclipseStore's housekeeping to the end now instead of in timed slices: a full garbage
+   * collection of unreachable objects, then a full file check that rewrites data files whose live
+   * share is low and deletes emptied ones. Blocks until done. Housekeeping also runs in the
+   * background by itself; call this to shrink the directory at a quiet moment, for example before a
+   * backup.
    *
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the storage fails
@@ -352,9 +374,8 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   /**
-   * Returns how many bytes this store has written to its storage files since it opened:
-   * commits, transactions log and housekeeping copies together. For monitoring and
-   * benchmarks.
+   * Returns how many bytes this store has written to its storage files since it opened: commits,
+   * transactions log and housekeeping copies together. For monitoring and benchmarks.
    *
    * @return the byte count
    */
@@ -363,9 +384,8 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   /**
-   * Returns how many flushes to the storage device ({@code fdatasync} of a file or a
-   * directory) this store has made since it opened; always 0 in
-   * {@link Durability#PROCESS_CRASH_SAFE} mode.
+   * Returns how many flushes to the storage device ({@code fdatasync} of a file or a directory)
+   * this store has made since it opened; always 0 in {@link Durability#PROCESS_CRASH_SAFE} mode.
    *
    * @return the flush count
    */
@@ -412,8 +432,8 @@ public final class EclipseStoreKvStore implements KvStore {
   }
 
   /**
-   * Waits for the commits already submitted, stops the committer thread, shuts EclipseStore
-   * down and releases the directory lock. A second call does nothing.
+   * Waits for the commits already submitted, stops the committer thread, shuts EclipseStore down
+   * and releases the directory lock. A second call does nothing.
    *
    * @throws IllegalStateException if called from a change listener
    * @throws KvStoreException if shutting down or releasing the lock fails
@@ -457,9 +477,7 @@ public final class EclipseStoreKvStore implements KvStore {
     return "EclipseStoreKvStore[" + directory + ", " + durability + "]";
   }
 
-  /**
-   * Options of an {@link EclipseStoreKvStore}. Not thread-safe.
-   */
+  /** Options of an {@link EclipseStoreKvStore}. Not thread-safe. */
   public static final class Builder {
     private static final Duration MAX_HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
     private final Path directory;
@@ -484,8 +502,8 @@ public final class EclipseStoreKvStore implements KvStore {
     /**
      * Sets what an acknowledged commit survives.
      *
-     * @param durability {@link Durability#FSYNC} (the default) or
-     *     {@link Durability#PROCESS_CRASH_SAFE}
+     * @param durability {@link Durability#FSYNC} (the default) or {@link
+     *     Durability#PROCESS_CRASH_SAFE}
      * @return this builder
      * @throws NullPointerException if {@code durability} is null
      */
@@ -495,26 +513,28 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Sets how often background housekeeping runs and how long each run may take.
-     * Housekeeping removes unreachable objects and rewrites data files that are mostly
-     * garbage, so that the directory does not grow under a steady flow of writes.
+     * Sets how often background housekeeping runs and how long each run may take. Housekeeping
+     * removes unreachable objects and rewrites data files that are mostly garbage, so that the
+     * directory does not grow under a steady flow of writes.
      *
      * @param interval the time between runs, from 1 ms to 10 s (default 1 s); EclipseStore's
      *     storage thread ends up to one interval after {@link EclipseStoreKvStore#close()}
-     * @param budget the time one run may take, 0 or more (default 10 ms); commits wait while
-     *     a run holds the storage, so this bounds the stall it adds
+     * @param budget the time one run may take, 0 or more (default 10 ms); commits wait while a run
+     *     holds the storage, so this bounds the stall it adds
      * @return this builder
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code interval} is under 1 ms or over 10 s, or
-     *     {@code budget} is negative
+     * @throws IllegalArgumentException if {@code interval} is under 1 ms or over 10 s, or {@code
+     *     budget} is negative
      */
     public Builder housekeeping(Duration interval, Duration budget) {
       Objects.requireNonNull(interval, "interval");
       Objects.requireNonNull(budget, "budget");
       if (interval.toMillis() < 1 || interval.compareTo(MAX_HOUSEKEEPING_INTERVAL) > 0) {
-        throw new IllegalArgumentException("housekeeping interval must be from 1 ms to "
-            + MAX_HOUSEKEEPING_INTERVAL + " (EclipseStore's thread ends up to one interval after close): "
-            + interval);
+        throw new IllegalArgumentException(
+            "housekeeping interval must be from 1 ms to "
+                + MAX_HOUSEKEEPING_INTERVAL
+                + " (EclipseStore's thread ends up to one interval after close): "
+                + interval);
       }
       if (budget.isNegative()) {
         throw new IllegalArgumentException("housekeeping budget must not be negative: " + budget);
@@ -525,9 +545,9 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Sets the size at which EclipseStore compacts its transactions log. It does so in
-     * place, and a crash during that compaction can damage the log, so the default is the
-     * largest size EclipseStore allows (1 GiB, about 30 million group commits).
+     * Sets the size at which EclipseStore compacts its transactions log. It does so in place, and a
+     * crash during that compaction can damage the log, so the default is the largest size
+     * EclipseStore allows (1 GiB, about 30 million group commits).
      *
      * @param bytes the size, from 1 KiB to 1 GiB
      * @return this builder
@@ -537,16 +557,16 @@ public final class EclipseStoreKvStore implements KvStore {
       int min = StorageDataFileEvaluator.Validation.minimumTransactionLogFileSize();
       int max = StorageDataFileEvaluator.Validation.maximumTransactionLogFileSize();
       if (bytes < min || bytes > max) {
-        throw new IllegalArgumentException("transactions log size must be from " + min + " to "
-            + max + " bytes: " + bytes);
+        throw new IllegalArgumentException(
+            "transactions log size must be from " + min + " to " + max + " bytes: " + bytes);
       }
       this.transactionsLogMaxBytes = bytes;
       return this;
     }
 
     /**
-     * Sets the most operations one group commit takes from the waiting commits (a single
-     * {@code commitAll} larger than this is still committed whole).
+     * Sets the most operations one group commit takes from the waiting commits (a single {@code
+     * commitAll} larger than this is still committed whole).
      *
      * @param operations at least 1 (default 4096)
      * @return this builder
@@ -561,14 +581,13 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Sets how many bytes the store writes between the starts of two housekeeping cycles (a
-     * whole garbage collection, then a whole file check) that the committer thread runs in
-     * slices of {@link #compactSlice} between group commits. Background housekeeping runs
-     * as well, but falls behind under a steady stream of commits; these cycles bound the
-     * directory's growth.
+     * Sets how many bytes the store writes between the starts of two housekeeping cycles (a whole
+     * garbage collection, then a whole file check) that the committer thread runs in slices of
+     * {@link #compactSlice} between group commits. Background housekeeping runs as well, but falls
+     * behind under a steady stream of commits; these cycles bound the directory's growth.
      *
-     * @param bytes at least 1 MiB (default 64 MiB), or 0 to leave housekeeping to the
-     *     background and to {@link EclipseStoreKvStore#compact()}
+     * @param bytes at least 1 MiB (default 64 MiB), or 0 to leave housekeeping to the background
+     *     and to {@link EclipseStoreKvStore#compact()}
      * @return this builder
      * @throws IllegalArgumentException if {@code bytes} is negative or between 0 and 1 MiB
      */
@@ -582,9 +601,9 @@ public final class EclipseStoreKvStore implements KvStore {
 
     /**
      * Sets how long one slice of a {@link #compactEvery} housekeeping cycle may run on the
-     * committer thread. Commits that arrive meanwhile wait for the slice to end, so this is
-     * about the longest pause housekeeping adds to a commit (EclipseStore ends a slice at the
-     * next unit of work after the budget, so a slice can overrun it a little).
+     * committer thread. Commits that arrive meanwhile wait for the slice to end, so this is about
+     * the longest pause housekeeping adds to a commit (EclipseStore ends a slice at the next unit
+     * of work after the budget, so a slice can overrun it a little).
      *
      * @param budget from 1 ms to 1 s (default 5 ms)
      * @return this builder
@@ -601,11 +620,11 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Sets the packed size pages are filled up to. A commit rewrites each page it changes,
-     * so this bounds the bytes written per changed key (plus the key's own size); opening a
-     * store loads two objects per page, so larger pages open faster. An entry larger than
-     * half a page gets a page of its own. Pages of any size are readable whatever this is
-     * set to: it can change between opens.
+     * Sets the packed size pages are filled up to. A commit rewrites each page it changes, so this
+     * bounds the bytes written per changed key (plus the key's own size); opening a store loads two
+     * objects per page, so larger pages open faster. An entry larger than half a page gets a page
+     * of its own. Pages of any size are readable whatever this is set to: it can change between
+     * opens.
      *
      * @param bytes from 256 to 1 MiB (default 2 KiB)
      * @return this builder
@@ -620,14 +639,14 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Makes the store's committer thread (which also calls the change listeners), for
-     * containers that want their own (managed) threads: in a Jakarta EE server, pass the
-     * container's {@code ManagedThreadFactory}. The store asks it for one thread when it
-     * opens and uses the thread as it comes (name, daemon status and priority are the
-     * factory's). EclipseStore's own storage threads are not made by it.
+     * Makes the store's committer thread (which also calls the change listeners), for containers
+     * that want their own (managed) threads: in a Jakarta EE server, pass the container's {@code
+     * ManagedThreadFactory}. The store asks it for one thread when it opens and uses the thread as
+     * it comes (name, daemon status and priority are the factory's). EclipseStore's own storage
+     * threads are not made by it.
      *
-     * @param threadFactory the factory, or null for a daemon thread named
-     *     {@code kvmq-eclipsestore-committer <directory name>} (the default)
+     * @param threadFactory the factory, or null for a daemon thread named {@code
+     *     kvmq-eclipsestore-committer <directory name>} (the default)
      * @return this builder
      */
     public Builder threadFactory(ThreadFactory threadFactory) {
@@ -636,15 +655,14 @@ public final class EclipseStoreKvStore implements KvStore {
     }
 
     /**
-     * Opens the store: locks the directory, starts EclipseStore, loads the keys, builds
-     * the index and starts the committer thread. If it fails, the directory is released
-     * again.
+     * Opens the store: locks the directory, starts EclipseStore, loads the keys, builds the index
+     * and starts the committer thread. If it fails, the directory is released again.
      *
      * @return the open store
-     * @throws KvStoreException if the directory is in use by this or another JVM, is not a
-     *     kvmq store, or can't be read
-     * @throws IllegalStateException if the {@linkplain #threadFactory thread factory} makes
-     *     no thread (returns null); what the factory throws is thrown as it is
+     * @throws KvStoreException if the directory is in use by this or another JVM, is not a kvmq
+     *     store, or can't be read
+     * @throws IllegalStateException if the {@linkplain #threadFactory thread factory} makes no
+     *     thread (returns null); what the factory throws is thrown as it is
      */
     public EclipseStoreKvStore open() {
       return new EclipseStoreKvStore(this);

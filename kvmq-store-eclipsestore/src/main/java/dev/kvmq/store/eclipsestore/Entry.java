@@ -3,11 +3,12 @@ package dev.kvmq.store.eclipsestore;
 import java.util.Arrays;
 
 /**
- * One key-value pair in the heap: where its packed bytes are ({@link #buf} at {@link #off})
- * and which {@link Page} it lives in. Not persisted itself: its bytes are, as part of its
- * page's {@link Page#data}.
+ * One key-value pair in the heap: where its packed bytes are ({@link #buf} at {@link #off}) and
+ * which {@link Page} it lives in. Not persisted itself: its bytes are, as part of its page's {@link
+ * Page#data}.
  *
  * <p>Packed layout ({@value #HEADER} bytes of header, big-endian):
+ *
  * <pre>
  * long  versionstamp
  * short key length (unsigned)
@@ -15,9 +16,9 @@ import java.util.Arrays;
  * byte[] encoded key, byte[] value
  * </pre>
  *
- * <p>An entry that a commit created or changed has its own small array until its page is
- * rewritten at the end of the group commit; from then on it points into the page's array, so
- * an open store keeps each key's bytes once.
+ * <p>An entry that a commit created or changed has its own small array until its page is rewritten
+ * at the end of the group commit; from then on it points into the page's array, so an open store
+ * keeps each key's bytes once.
  */
 final class Entry {
 
@@ -37,8 +38,8 @@ final class Entry {
 
   static byte[] pack(byte[] key, byte[] value, long versionstamp) {
     if (key.length > MAX_KEY) {
-      throw new IllegalArgumentException("encoded key too long for the store: " + key.length
-          + " bytes, at most " + MAX_KEY);
+      throw new IllegalArgumentException(
+          "encoded key too long for the store: " + key.length + " bytes, at most " + MAX_KEY);
     }
     byte[] d = new byte[HEADER + key.length + value.length];
     putLong(d, 0, versionstamp);
@@ -59,16 +60,19 @@ final class Entry {
   }
 
   /**
-   * Returns the packed size of the entry at {@code off} in {@code buf}, or -1 if the bytes
-   * there are not a whole entry.
+   * Returns the packed size of the entry at {@code off} in {@code buf}, or -1 if the bytes there
+   * are not a whole entry.
    */
   static int sizeAt(byte[] buf, int off) {
     if (off < 0 || buf.length - off < HEADER) {
       return -1;
     }
     int keyLength = ((buf[off + 8] & 0xFF) << 8) | (buf[off + 9] & 0xFF);
-    int valueLength = ((buf[off + 10] & 0xFF) << 24) | ((buf[off + 11] & 0xFF) << 16)
-        | ((buf[off + 12] & 0xFF) << 8) | (buf[off + 13] & 0xFF);
+    int valueLength =
+        ((buf[off + 10] & 0xFF) << 24)
+            | ((buf[off + 11] & 0xFF) << 16)
+            | ((buf[off + 12] & 0xFF) << 8)
+            | (buf[off + 13] & 0xFF);
     long size = (long) HEADER + keyLength + valueLength;
     return valueLength < 0 || size > buf.length - off ? -1 : (int) size;
   }
@@ -86,8 +90,10 @@ final class Entry {
   }
 
   int valueLength() {
-    return ((buf[off + 10] & 0xFF) << 24) | ((buf[off + 11] & 0xFF) << 16)
-        | ((buf[off + 12] & 0xFF) << 8) | (buf[off + 13] & 0xFF);
+    return ((buf[off + 10] & 0xFF) << 24)
+        | ((buf[off + 11] & 0xFF) << 16)
+        | ((buf[off + 12] & 0xFF) << 8)
+        | (buf[off + 13] & 0xFF);
   }
 
   int size() {

@@ -17,18 +17,17 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.eclipse.serializer.persistence.types.Storer;
 
 /**
- * The group committer: the store's one committer thread takes every commit waiting at a
- * moment, applies them in arrival order to the {@link PageMap} (each with its own checks and
- * versionstamp), writes them with one EclipseStore commit and one flush, releases all their
- * callers, and then calls the change listeners. Between group commits it runs
- * {@link Housekeeping} slices.
+ * The group committer: the store's one committer thread takes every commit waiting at a moment,
+ * applies them in arrival order to the {@link PageMap} (each with its own checks and versionstamp),
+ * writes them with one EclipseStore commit and one flush, releases all their callers, and then
+ * calls the change listeners. Between group commits it runs {@link Housekeeping} slices.
  *
- * <p><b>Locking.</b> The queue of waiting requests is guarded by its own monitor, as are
- * {@code closed} and {@code closeDone}; callers wait on their request's future, never on a
- * lock the committer holds. The committer applies and writes under the write lock of the
- * store's read-write lock (readers take its read lock), and calls listeners and completes
- * futures after releasing it. A write failure sets {@code failure} (volatile) under the write
- * lock: from then on the heap is ahead of the disk, and every call is refused.
+ * <p><b>Locking.</b> The queue of waiting requests is guarded by its own monitor, as are {@code
+ * closed} and {@code closeDone}; callers wait on their request's future, never on a lock the
+ * committer holds. The committer applies and writes under the write lock of the store's read-write
+ * lock (readers take its read lock), and calls listeners and completes futures after releasing it.
+ * A write failure sets {@code failure} (volatile) under the write lock: from then on the heap is
+ * ahead of the disk, and every call is refused.
  */
 final class GroupCommitter {
 
@@ -40,17 +39,29 @@ final class GroupCommitter {
   private final Housekeeping housekeeping;
   private final SubscriberRegistry subscribers;
   private final int maxBatch;
+
   /** Commits waiting for the committer; guarded by itself, as are the two flags below. */
   private final ArrayDeque<Request> queue = new ArrayDeque<>();
+
   private volatile boolean closed;
   private boolean closeDone;
+
   /** Set when a write failed after the heap was changed: the heap no longer matches the disk. */
   private volatile Throwable failure;
+
   private volatile Thread thread;
   private final String name;
 
-  GroupCommitter(String name, Path directory, ReentrantReadWriteLock lock, PageMap map, StoreRoot root, Storer storer,
-      Housekeeping housekeeping, SubscriberRegistry subscribers, int maxBatch) {
+  GroupCommitter(
+      String name,
+      Path directory,
+      ReentrantReadWriteLock lock,
+      PageMap map,
+      StoreRoot root,
+      Storer storer,
+      Housekeeping housekeeping,
+      SubscriberRegistry subscribers,
+      int maxBatch) {
     this.name = name;
     this.directory = directory;
     this.lock = lock;
@@ -69,10 +80,13 @@ final class GroupCommitter {
    * @throws IllegalStateException if the factory makes no thread
    */
   void start(ThreadFactory threads) {
-    Thread t = threads != null ? threads.newThread(this::run)
-        : daemonThread(this::run, "kvmq-eclipsestore-committer " + directory.getFileName());
+    Thread t =
+        threads != null
+            ? threads.newThread(this::run)
+            : daemonThread(this::run, "kvmq-eclipsestore-committer " + directory.getFileName());
     if (t == null) {
-      throw new IllegalStateException("the thread factory made no committer thread for " + directory);
+      throw new IllegalStateException(
+          "the thread factory made no committer thread for " + directory);
     }
     thread = t;
     t.start();
@@ -210,8 +224,10 @@ final class GroupCommitter {
   /** A change listener that commits or closes would wait for itself: refuse instead. */
   void refuseOnCommitterThread(String what) {
     if (Thread.currentThread() == thread) {
-      throw new IllegalStateException("a change listener must not " + what
-          + " the store: it runs on the store's committer thread; schedule the work elsewhere");
+      throw new IllegalStateException(
+          "a change listener must not "
+              + what
+              + " the store: it runs on the store's committer thread; schedule the work elsewhere");
     }
   }
 
@@ -231,8 +247,11 @@ final class GroupCommitter {
   }
 
   private KvStoreException brokenException() {
-    return new KvStoreException("a write to " + directory
-        + " failed; the store refuses further calls: close it and open it again", failure);
+    return new KvStoreException(
+        "a write to "
+            + directory
+            + " failed; the store refuses further calls: close it and open it again",
+        failure);
   }
 
   /**

@@ -3,22 +3,21 @@ package dev.kvmq.store.eclipsestore;
 import java.util.ArrayList;
 
 /**
- * A page of key-value entries as persisted: one byte array holding up to about
- * {@link EclipseStoreKvStore.Builder#pageBytes page size} bytes of packed entries (see
- * {@link Entry} for the layout of one), and the links of the ring of pages it belongs to (one
- * of the {@value StoreRoot#RINGS} rings that start and end at a sentinel page of
- * {@link StoreRoot#rings}).
+ * A page of key-value entries as persisted: one byte array holding up to about {@link
+ * EclipseStoreKvStore.Builder#pageBytes page size} bytes of packed entries (see {@link Entry} for
+ * the layout of one), and the links of the ring of pages it belongs to (one of the {@value
+ * StoreRoot#RINGS} rings that start and end at a sentinel page of {@link StoreRoot#rings}).
  *
- * <p>A commit that changes entries of a page writes the page again: its new byte array and
- * the page object (three references). Adding or removing a page re-stores its two ring
- * neighbours (their links changed, not their arrays). So a commit writes at most a page and a
- * few small objects per key it changes, whatever the number of keys, and opening a store
- * loads two objects per page instead of two per key. Pages have no order: the key order lives
- * in the heap index that the store rebuilds at start.
+ * <p>A commit that changes entries of a page writes the page again: its new byte array and the page
+ * object (three references). Adding or removing a page re-stores its two ring neighbours (their
+ * links changed, not their arrays). So a commit writes at most a page and a few small objects per
+ * key it changes, whatever the number of keys, and opening a store loads two objects per page
+ * instead of two per key. Pages have no order: the key order lives in the heap index that the store
+ * rebuilds at start.
  *
- * <p>A plain class, not a record: EclipseStore stores plain classes without JVM flags. The
- * {@code transient} fields are heap-only bookkeeping that EclipseStore does not persist; they
- * are set when the store opens.
+ * <p>A plain class, not a record: EclipseStore stores plain classes without JVM flags. The {@code
+ * transient} fields are heap-only bookkeeping that EclipseStore does not persist; they are set when
+ * the store opens.
  */
 final class Page {
 

@@ -21,16 +21,16 @@ import java.util.SortedSet;
 import java.util.TreeSet;
 
 /**
- * The map in the heap and its pages: the key index (a {@link TreeSet} of {@link Entry}s in
- * key order) and the persisted {@link Page}s the entries live in, with the rules that decide
- * which page an entry goes to (see {@code docs/embedded-store.md}, "The data structure").
+ * The map in the heap and its pages: the key index (a {@link TreeSet} of {@link Entry}s in key
+ * order) and the persisted {@link Page}s the entries live in, with the rules that decide which page
+ * an entry goes to (see {@code docs/embedded-store.md}, "The data structure").
  *
- * <p><b>Locking.</b> Not thread-safe by itself; the store guards it with its read-write lock.
- * Reads ({@link #find}, {@link #range}, {@link #size}, {@link #pageCount}) run under the read
- * lock, from any thread. Changes ({@link #checksHold} and {@link #apply} within a
- * {@link #startBatch}/{@link #finishBatch} pair) run on the committer thread only, under the
- * write lock; the fields that only changes touch ({@code fill}, {@code roomy},
- * {@code nextRing}, {@code changedPages}, {@code dirty}) are the committer thread's.
+ * <p><b>Locking.</b> Not thread-safe by itself; the store guards it with its read-write lock. Reads
+ * ({@link #find}, {@link #range}, {@link #size}, {@link #pageCount}) run under the read lock, from
+ * any thread. Changes ({@link #checksHold} and {@link #apply} within a {@link #startBatch}/{@link
+ * #finishBatch} pair) run on the committer thread only, under the write lock; the fields that only
+ * changes touch ({@code fill}, {@code roomy}, {@code nextRing}, {@code changedPages}, {@code
+ * dirty}) are the committer thread's.
  */
 final class PageMap {
 
@@ -38,18 +38,25 @@ final class PageMap {
 
   private final Path directory;
   private final StoreRoot root;
+
   /** The packed size a page is filled up to. */
   private final int pageBytes;
+
   /** Key order. */
   private NavigableSet<Entry> index = new TreeSet<>(KEY_ORDER);
+
   /** The ring the next new page goes to. */
   private int nextRing;
+
   /** The page new keys go to while it has room. */
   private Page fill;
+
   /** Pages under half full, to be filled again (some may have filled up or died since). */
   private final ArrayDeque<Page> roomy = new ArrayDeque<>();
+
   /** Pages changed by the group commit being applied. */
   private final List<Page> changedPages = new ArrayList<>();
+
   /** Objects to store for the group commit being applied. */
   private final Set<Object> dirty = Collections.newSetFromMap(new IdentityHashMap<>());
 
@@ -71,17 +78,20 @@ final class PageMap {
    */
   private void rebuild() {
     if (root.rings == null || root.rings.length != StoreRoot.RINGS) {
-      throw new KvStoreException("storage directory " + directory + " is damaged: the rings of pages are missing");
+      throw new KvStoreException(
+          "storage directory " + directory + " is damaged: the rings of pages are missing");
     }
     List<Entry> all = new ArrayList<>();
     for (Page s : root.rings) {
       if (s == null) {
-        throw new KvStoreException("storage directory " + directory + " is damaged: a ring sentinel is missing");
+        throw new KvStoreException(
+            "storage directory " + directory + " is damaged: a ring sentinel is missing");
       }
       s.initHeap();
       for (Page p = s.next; p != s; p = p.next) {
         if (p == null || p.next == null || p.next.prev != p || p.data == null) {
-          throw new KvStoreException("storage directory " + directory + " is damaged: broken link in a page ring");
+          throw new KvStoreException(
+              "storage directory " + directory + " is damaged: broken link in a page ring");
         }
         p.initHeap();
         byte[] d = p.data;
@@ -89,7 +99,8 @@ final class PageMap {
         while (pos < d.length) {
           int size = Entry.sizeAt(d, pos);
           if (size < 0) {
-            throw new KvStoreException("storage directory " + directory + " is damaged: a page holds a cut entry");
+            throw new KvStoreException(
+                "storage directory " + directory + " is damaged: a page holds a cut entry");
           }
           Entry e = new Entry(d, pos);
           e.page = p;
@@ -99,7 +110,8 @@ final class PageMap {
         }
         p.bytes = d.length;
         if (p.entries.isEmpty()) {
-          throw new KvStoreException("storage directory " + directory + " is damaged: an empty page is linked");
+          throw new KvStoreException(
+              "storage directory " + directory + " is damaged: an empty page is linked");
         }
         if (p.bytes < pageBytes / 2) {
           p.roomy = true;
@@ -112,7 +124,8 @@ final class PageMap {
     Arrays.sort(sorted, KEY_ORDER);
     for (int i = 1; i < sorted.length; i++) {
       if (Entry.compareKeys(sorted[i - 1], sorted[i]) == 0) {
-        throw new KvStoreException("storage directory " + directory + " is damaged: a key is stored twice");
+        throw new KvStoreException(
+            "storage directory " + directory + " is damaged: a key is stored twice");
       }
     }
     TreeSet<Entry> built = new TreeSet<>(KEY_ORDER);
@@ -121,9 +134,8 @@ final class PageMap {
   }
 
   /**
-   * A sorted array seen as a {@link SortedSet} with the index's comparator: what
-   * {@link TreeSet#addAll} needs to build its tree in one linear pass. Only iteration and
-   * size are used.
+   * A sorted array seen as a {@link SortedSet} with the index's comparator: what {@link
+   * TreeSet#addAll} needs to build its tree in one linear pass. Only iteration and size are used.
    */
   private static final class SortedRun extends AbstractSet<Entry> implements SortedSet<Entry> {
     private final Entry[] sorted;
@@ -180,7 +192,8 @@ final class PageMap {
 
   /** The entries of {@code range}, which must not be empty, in key order. */
   NavigableSet<Entry> range(KeyRange range) {
-    return index.subSet(Entry.probe(range.lowerBound()), true, Entry.probe(range.upperBound()), false);
+    return index.subSet(
+        Entry.probe(range.lowerBound()), true, Entry.probe(range.upperBound()), false);
   }
 
   /** The entry of the key with this encoding, or null. */
@@ -276,9 +289,9 @@ final class PageMap {
   }
 
   /**
-   * Puts an entry (new, or moved out of a page it outgrew) in a page with room: the page new
-   * keys go to, else a page under half full, else a new page. An entry larger than a page
-   * gets a page of its own.
+   * Puts an entry (new, or moved out of a page it outgrew) in a page with room: the page new keys
+   * go to, else a page under half full, else a new page. An entry larger than a page gets a page of
+   * its own.
    */
   private void place(Entry e) {
     int size = e.size();
@@ -313,9 +326,9 @@ final class PageMap {
   }
 
   /**
-   * Takes an entry out of its page. An emptied page leaves its ring; a page that falls under
-   * a quarter full moves its entries to the page new keys go to, if they fit there, and
-   * leaves its ring too (a merge); a page under half full is offered to new keys.
+   * Takes an entry out of its page. An emptied page leaves its ring; a page that falls under a
+   * quarter full moves its entries to the page new keys go to, if they fit there, and leaves its
+   * ring too (a merge); a page under half full is offered to new keys.
    */
   private void removeFromPage(Entry e) {
     Page p = e.page;
@@ -328,7 +341,11 @@ final class PageMap {
       return;
     }
     Page f = fill;
-    if (p.bytes < pageBytes / 4 && f != null && f != p && !f.dead && f.bytes + p.bytes <= pageBytes) {
+    if (p.bytes < pageBytes / 4
+        && f != null
+        && f != p
+        && !f.dead
+        && f.bytes + p.bytes <= pageBytes) {
       for (Entry moved : p.entries) {
         moved.page = f;
         f.entries.add(moved);

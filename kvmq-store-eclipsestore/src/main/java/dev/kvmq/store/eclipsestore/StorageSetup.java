@@ -17,37 +17,47 @@ import org.eclipse.store.storage.types.StorageHousekeepingController;
 import org.eclipse.store.storage.types.StorageLockFileManager;
 
 /**
- * How the store sets EclipseStore up: its configuration (one channel, housekeeping, file
- * sizes, the transactions log), the store's own file writer, no EclipseStore lock file, and
- * the checks of what a directory holds before and after EclipseStore loads it.
+ * How the store sets EclipseStore up: its configuration (one channel, housekeeping, file sizes, the
+ * transactions log), the store's own file writer, no EclipseStore lock file, and the checks of what
+ * a directory holds before and after EclipseStore loads it.
  *
- * <p><b>Locking.</b> None: stateless, called while the store opens, before any other thread
- * sees it; the directory lock is already held.
+ * <p><b>Locking.</b> None: stateless, called while the store opens, before any other thread sees
+ * it; the directory lock is already held.
  */
 final class StorageSetup {
 
   private StorageSetup() {}
 
   /** Starts EclipseStore in {@code directory} with the store's settings and file writer. */
-  static EmbeddedStorageManager start(Path directory, Duration housekeepingInterval,
-      Duration housekeepingBudget, int transactionsLogMaxBytes, SyncingFileWriter writer) {
+  static EmbeddedStorageManager start(
+      Path directory,
+      Duration housekeepingInterval,
+      Duration housekeepingBudget,
+      int transactionsLogMaxBytes,
+      SyncingFileWriter writer) {
     NioFileSystem fs = NioFileSystem.New();
-    StorageConfiguration config = Storage.ConfigurationBuilder()
-        .setStorageFileProvider(Storage.FileProviderBuilder(fs)
-            .setDirectory(fs.ensureDirectory(directory))
-            .createFileProvider())
-        // One channel: more channels mean more files to flush per commit.
-        .setChannelCountProvider(Storage.ChannelCountProvider(1))
-        .setHousekeepingController(StorageHousekeepingController.New(
-            housekeepingInterval.toMillis(), housekeepingBudget.toNanos()))
-        // Default file sizes and use ratio; the transactions log is compacted only at its
-        // largest allowed size, because EclipseStore compacts it in place (truncate, then
-        // rewrite), which a crash at that moment would damage.
-        .setDataFileEvaluator(StorageDataFileEvaluator.New(
-            StorageDataFileEvaluator.Defaults.defaultFileMinimumSize(),
-            StorageDataFileEvaluator.Defaults.defaultFileMaximumSize(),
-            0.75, true, transactionsLogMaxBytes))
-        .createConfiguration();
+    StorageConfiguration config =
+        Storage.ConfigurationBuilder()
+            .setStorageFileProvider(
+                Storage.FileProviderBuilder(fs)
+                    .setDirectory(fs.ensureDirectory(directory))
+                    .createFileProvider())
+            // One channel: more channels mean more files to flush per commit.
+            .setChannelCountProvider(Storage.ChannelCountProvider(1))
+            .setHousekeepingController(
+                StorageHousekeepingController.New(
+                    housekeepingInterval.toMillis(), housekeepingBudget.toNanos()))
+            // Default file sizes and use ratio; the transactions log is compacted only at its
+            // largest allowed size, because EclipseStore compacts it in place (truncate, then
+            // rewrite), which a crash at that moment would damage.
+            .setDataFileEvaluator(
+                StorageDataFileEvaluator.New(
+                    StorageDataFileEvaluator.Defaults.defaultFileMinimumSize(),
+                    StorageDataFileEvaluator.Defaults.defaultFileMaximumSize(),
+                    0.75,
+                    true,
+                    transactionsLogMaxBytes))
+            .createConfiguration();
     EmbeddedStorageFoundation<?> foundation = EmbeddedStorage.Foundation(config);
     foundation.setWriterProvider(() -> writer);
     // kvmq.lock (an OS lock) guards the directory. EclipseStore's own lock file would make
@@ -59,9 +69,9 @@ final class StorageSetup {
   }
 
   /**
-   * Refuses a directory written by a development build before pages (format 1, a node per
-   * key): its type dictionary names a class that no longer exists, and EclipseStore would
-   * fail to load it with a less helpful error.
+   * Refuses a directory written by a development build before pages (format 1, a node per key): its
+   * type dictionary names a class that no longer exists, and EclipseStore would fail to load it
+   * with a less helpful error.
    */
   static void refuseOldLayout(Path directory) {
     Path dictionary = directory.resolve("PersistenceTypeDictionary.ptd");
@@ -75,10 +85,14 @@ final class StorageSetup {
       throw new KvStoreException("cannot read " + dictionary, e);
     }
     if (text.contains("dev.kvmq.store.eclipsestore.Node")) {
-      throw new KvStoreException("storage directory " + directory + " has format 1 (a node per key,"
-          + " written by a development build of kvmq); this version reads format "
-          + StoreRoot.CURRENT_FORMAT + " only. No release wrote format 1: move the directory away"
-          + " and start with an empty one");
+      throw new KvStoreException(
+          "storage directory "
+              + directory
+              + " has format 1 (a node per key,"
+              + " written by a development build of kvmq); this version reads format "
+              + StoreRoot.CURRENT_FORMAT
+              + " only. No release wrote format 1: move the directory away"
+              + " and start with an empty one");
     }
   }
 
@@ -97,14 +111,22 @@ final class StorageSetup {
     }
     if (existing instanceof StoreRoot sr) {
       if (sr.format != StoreRoot.CURRENT_FORMAT) {
-        throw new KvStoreException("storage directory " + directory + " has format " + sr.format
-            + "; this version of kvmq reads format " + StoreRoot.CURRENT_FORMAT);
+        throw new KvStoreException(
+            "storage directory "
+                + directory
+                + " has format "
+                + sr.format
+                + "; this version of kvmq reads format "
+                + StoreRoot.CURRENT_FORMAT);
       }
       return sr;
     }
-    throw new KvStoreException("storage directory " + directory
-        + " holds an EclipseStore storage that is not a kvmq store (root is a "
-        + existing.getClass().getName() + ")");
+    throw new KvStoreException(
+        "storage directory "
+            + directory
+            + " holds an EclipseStore storage that is not a kvmq store (root is a "
+            + existing.getClass().getName()
+            + ")");
   }
 
   /** EclipseStore's lock file manager, disabled: {@link DirectoryLock} guards the directory. */

@@ -2,12 +2,12 @@ package dev.kvmq.store.eclipsestore;
 
 /**
  * The root of the persisted object graph: a format number, the latest versionstamp, and the
- * sentinels of {@value #RINGS} rings of {@link Page}s. Small: it is re-stored with every
- * group commit; the array of sentinels is written once, when the store is created.
+ * sentinels of {@value #RINGS} rings of {@link Page}s. Small: it is re-stored with every group
+ * commit; the array of sentinels is written once, when the store is created.
  *
- * <p>Why many rings and not one: EclipseStore loads an object graph breadth first, one
- * round trip to its storage thread per level of references. One ring of pages would be as
- * many levels as pages; {@value #RINGS} rings make it pages / {@value #RINGS} levels.
+ * <p>Why many rings and not one: EclipseStore loads an object graph breadth first, one round trip
+ * to its storage thread per level of references. One ring of pages would be as many levels as
+ * pages; {@value #RINGS} rings make it pages / {@value #RINGS} levels.
  */
 final class StoreRoot {
 

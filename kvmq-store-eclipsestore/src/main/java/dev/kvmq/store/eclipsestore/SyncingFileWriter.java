@@ -23,30 +23,31 @@ import org.eclipse.store.storage.types.StorageLiveTransactionsFile;
 import org.eclipse.store.storage.types.StorageWriteController;
 
 /**
- * EclipseStore's file writer, plus a flush to the device after every write (EclipseStore
- * 2.1.3 never calls fsync itself).
+ * EclipseStore's file writer, plus a flush to the device after every write (EclipseStore 2.1.3
+ * never calls fsync itself).
  *
  * <p>EclipseStore writes a commit's data to the data file first and then appends the
- * transactions-log entry that makes it valid; both go through {@link #write}, so forcing
- * each write keeps that order on the device: a log entry is never durable before its data.
+ * transactions-log entry that makes it valid; both go through {@link #write}, so forcing each write
+ * keeps that order on the device: a log entry is never durable before its data.
  *
- * <p>Copies made by housekeeping ({@link #writeTransfer}, {@link #writeImport}) and their
- * log entries are not forced one by one (a file cleanup makes thousands): their files are
- * marked dirty, and every force, truncation and delete first forces every dirty file. So a
- * copy is durable before any later log entry is, and before the file it was copied from is
- * deleted. A file's first force, and every delete, also forces the directory, so that the
- * file's name survives a power loss.
+ * <p>Copies made by housekeeping ({@link #writeTransfer}, {@link #writeImport}) and their log
+ * entries are not forced one by one (a file cleanup makes thousands): their files are marked dirty,
+ * and every force, truncation and delete first forces every dirty file. So a copy is durable before
+ * any later log entry is, and before the file it was copied from is deleted. A file's first force,
+ * and every delete, also forces the directory, so that the file's name survives a power loss.
  *
- * <p>With {@code sync} false it only counts bytes: the mode that survives a process crash.
- * It also counts every byte written, for the benchmarks.
+ * <p>With {@code sync} false it only counts bytes: the mode that survives a process crash. It also
+ * counts every byte written, for the benchmarks.
  */
 final class SyncingFileWriter implements StorageFileWriter {
 
   private final boolean sync;
   private final Map<Path, FileChannel> channels = new ConcurrentHashMap<>();
   private final Set<Path> knownFiles = ConcurrentHashMap.newKeySet();
+
   /** Written by housekeeping and not yet forced. */
   private final Set<Path> dirty = ConcurrentHashMap.newKeySet();
+
   private final LongAdder bytesWritten = new LongAdder();
   private final LongAdder syncs = new LongAdder();
 
@@ -71,8 +72,11 @@ final class SyncingFileWriter implements StorageFileWriter {
   }
 
   @Override
-  public long writeTransactionEntryTransfer(StorageLiveTransactionsFile transactionFile,
-      Iterable<? extends ByteBuffer> byteBuffers, StorageLiveDataFile dataFile, long dataFileOffset,
+  public long writeTransactionEntryTransfer(
+      StorageLiveTransactionsFile transactionFile,
+      Iterable<? extends ByteBuffer> byteBuffers,
+      StorageLiveDataFile dataFile,
+      long dataFileOffset,
       long storeLength) {
     long n = transactionFile.writeBytes(byteBuffers);
     bytesWritten.add(n);
@@ -81,7 +85,10 @@ final class SyncingFileWriter implements StorageFileWriter {
   }
 
   @Override
-  public long writeImport(StorageImportSource source, long sourceOffset, long copyLength,
+  public long writeImport(
+      StorageImportSource source,
+      long sourceOffset,
+      long copyLength,
       StorageLiveDataFile targetFile) {
     long n = StorageFileWriter.super.writeImport(source, sourceOffset, copyLength, targetFile);
     bytesWritten.add(n);
@@ -90,23 +97,30 @@ final class SyncingFileWriter implements StorageFileWriter {
   }
 
   @Override
-  public long writeTransfer(StorageLiveDataFile sourceFile, long sourceOffset, long copyLength,
+  public long writeTransfer(
+      StorageLiveDataFile sourceFile,
+      long sourceOffset,
+      long copyLength,
       StorageLiveDataFile targetFile) {
-    long n = StorageFileWriter.super.writeTransfer(sourceFile, sourceOffset, copyLength, targetFile);
+    long n =
+        StorageFileWriter.super.writeTransfer(sourceFile, sourceOffset, copyLength, targetFile);
     bytesWritten.add(n);
     markDirty(targetFile.file());
     return n;
   }
 
   @Override
-  public void truncate(StorageLiveChannelFile<?> file, long newLength, StorageFileProvider fileProvider) {
+  public void truncate(
+      StorageLiveChannelFile<?> file, long newLength, StorageFileProvider fileProvider) {
     forceDirty();
     StorageFileWriter.super.truncate(file, newLength, fileProvider);
     force(file.file());
   }
 
   @Override
-  public void delete(StorageLiveDataFile file, StorageWriteController writeController,
+  public void delete(
+      StorageLiveDataFile file,
+      StorageWriteController writeController,
       StorageFileProvider fileProvider) {
     forceDirty();
     Path path = pathOf(file.file());

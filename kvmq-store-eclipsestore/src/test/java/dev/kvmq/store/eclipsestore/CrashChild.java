@@ -16,13 +16,12 @@ import java.util.SplittableRandom;
 
 /**
  * The process that {@link EclipseStoreCrashTest} kills. It opens the store and, from several
- * threads, pushes and completes job-like records until it is killed. A push sets
- * {@code [job, id]} and {@code [ready, id]} in one atomic operation; a completion checks the
- * job's versionstamp, deletes both and sets {@code [done, id]}. After a commit returns, and
- * only then, it appends {@code P id} or {@code C id} to the acknowledgement file with one
- * unbuffered write, which the OS keeps when the process is killed. It uses 512-byte pages
- * and a housekeeping cycle every MiB written, so that kills also land in page moves, merges
- * and housekeeping slices.
+ * threads, pushes and completes job-like records until it is killed. A push sets {@code [job, id]}
+ * and {@code [ready, id]} in one atomic operation; a completion checks the job's versionstamp,
+ * deletes both and sets {@code [done, id]}. After a commit returns, and only then, it appends
+ * {@code P id} or {@code C id} to the acknowledgement file with one unbuffered write, which the OS
+ * keeps when the process is killed. It uses 512-byte pages and a housekeeping cycle every MiB
+ * written, so that kills also land in page moves, merges and housekeeping slices.
  *
  * <p>Arguments: storage directory, acknowledgement file, first job id, seed.
  */
@@ -45,8 +44,8 @@ public final class CrashChild {
     try (OutputStream acks = new FileOutputStream(args[1], true);
         // small pages and frequent housekeeping cycles: kills land in page moves, merges and
         // housekeeping slices, not only in plain page rewrites
-        EclipseStoreKvStore store = EclipseStoreKvStore.builder(dir)
-            .pageBytes(512).compactEvery(1L << 20).open()) {
+        EclipseStoreKvStore store =
+            EclipseStoreKvStore.builder(dir).pageBytes(512).compactEvery(1L << 20).open()) {
       write(acks, "OPEN\n");
       List<Thread> threads = new ArrayList<>();
       for (int t = 0; t < THREADS; t++) {
@@ -62,19 +61,25 @@ public final class CrashChild {
     }
   }
 
-  private static void work(EclipseStoreKvStore store, OutputStream acks, long base, SplittableRandom random) {
+  private static void work(
+      EclipseStoreKvStore store, OutputStream acks, long base, SplittableRandom random) {
     ArrayDeque<Long> pending = new ArrayDeque<>();
     long next = base;
     while (true) {
       if (!pending.isEmpty() && random.nextInt(3) == 0) {
         long id = pending.poll();
-        KvEntry job = store.get(Key.of("job", id)).orElseThrow(() -> new IllegalStateException("job " + id + " vanished"));
-        CommitResult r = store.commit(AtomicOperation.builder()
-            .check(job)
-            .delete(Key.of("job", id))
-            .delete(Key.of("ready", id))
-            .set(Key.of("done", id), new byte[0])
-            .build());
+        KvEntry job =
+            store
+                .get(Key.of("job", id))
+                .orElseThrow(() -> new IllegalStateException("job " + id + " vanished"));
+        CommitResult r =
+            store.commit(
+                AtomicOperation.builder()
+                    .check(job)
+                    .delete(Key.of("job", id))
+                    .delete(Key.of("ready", id))
+                    .set(Key.of("done", id), new byte[0])
+                    .build());
         if (!r.ok()) {
           throw new IllegalStateException("completion of " + id + " failed its check");
         }

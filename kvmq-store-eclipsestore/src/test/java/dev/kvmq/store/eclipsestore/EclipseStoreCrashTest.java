@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Kills a real process that is writing to the store (SIGKILL: {@link Process#destroyForcibly()}
- * on Linux) at random moments, at least 20 times, and checks after each kill that the store
- * opens and holds every acknowledged write, with every job's keys all there or all gone.
+ * Kills a real process that is writing to the store (SIGKILL: {@link Process#destroyForcibly()} on
+ * Linux) at random moments, at least 20 times, and checks after each kill that the store opens and
+ * holds every acknowledged write, with every job's keys all there or all gone.
  *
  * <p>The child ({@link CrashChild}) commits job-like atomic operations through the store SPI
  * ({@code kvmq.crash.kills} sets the number of kills, {@code kvmq.seed} the seed).
@@ -34,8 +34,7 @@ class EclipseStoreCrashTest {
 
   private static final Duration CHILD_DEADLINE = Duration.ofSeconds(60);
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void killedProcessesLoseNoAcknowledgedCommitAndTheStoreAlwaysOpens() throws Exception {
@@ -85,7 +84,8 @@ class EclipseStoreCrashTest {
       Set<Long> ready = ids(store.list(KeyRange.prefix(Key.of("ready"))));
       Set<Long> done = ids(store.list(KeyRange.prefix(Key.of("done"))));
       String where = "after kill " + (run + 1);
-      assertThat(ready).as("%s: every job has its index key and no index key is orphaned", where)
+      assertThat(ready)
+          .as("%s: every job has its index key and no index key is orphaned", where)
           .isEqualTo(jobs);
       Set<Long> both = new HashSet<>(jobs);
       both.retainAll(done);
@@ -95,7 +95,9 @@ class EclipseStoreCrashTest {
           throw new AssertionError(where + ": acknowledged push of job " + id + " is lost");
         }
       }
-      assertThat(done).as("%s: every acknowledged completion is there", where).containsAll(completed);
+      assertThat(done)
+          .as("%s: every acknowledged completion is there", where)
+          .containsAll(completed);
       for (long id : completed) {
         assertThat(jobs).as("%s: completed job %d is gone", where, id).doesNotContain(id);
       }
@@ -106,11 +108,21 @@ class EclipseStoreCrashTest {
     return entries.stream().map(e -> e.key().getLong(1)).collect(Collectors.toSet());
   }
 
-  private static Process startChild(Path store, Path ackFile, long firstId, long seed) throws IOException {
+  private static Process startChild(Path store, Path ackFile, long firstId, long seed)
+      throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        CrashChild.class.getName(), store.toString(), ackFile.toString(), Long.toString(firstId),
-        Long.toString(seed)));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                java,
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                CrashChild.class.getName(),
+                store.toString(),
+                ackFile.toString(),
+                Long.toString(firstId),
+                Long.toString(seed)));
     return new ProcessBuilder(cmd)
         .redirectErrorStream(true)
         .redirectOutput(ackFile.resolveSibling(ackFile.getFileName() + ".log").toFile())
@@ -123,11 +135,15 @@ class EclipseStoreCrashTest {
     Object monitor = new Object();
     while (completeLines(ackFile).size() < lines) {
       if (!child.isAlive()) {
-        throw new AssertionError("the child died by itself (exit " + child.exitValue() + "): "
-            + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
+        throw new AssertionError(
+            "the child died by itself (exit "
+                + child.exitValue()
+                + "): "
+                + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("the child wrote fewer than " + lines + " acknowledgements in " + CHILD_DEADLINE);
+        throw new AssertionError(
+            "the child wrote fewer than " + lines + " acknowledgements in " + CHILD_DEADLINE);
       }
       synchronized (monitor) {
         monitor.wait(2);

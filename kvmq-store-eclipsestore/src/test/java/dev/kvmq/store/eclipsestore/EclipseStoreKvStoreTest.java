@@ -5,11 +5,13 @@ import dev.kvmq.store.KvStoreContract;
 import java.nio.file.Path;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link EclipseStoreKvStore} in its default {@link Durability#FSYNC} mode passes the store contract. */
+/**
+ * {@link EclipseStoreKvStore} in its default {@link Durability#FSYNC} mode passes the store
+ * contract.
+ */
 class EclipseStoreKvStoreTest extends KvStoreContract {
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Override
   protected KvStore openStore() {

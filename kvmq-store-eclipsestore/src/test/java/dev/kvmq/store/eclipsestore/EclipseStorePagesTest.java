@@ -25,17 +25,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The page layout: entries packed into pages, pages filled, split off, merged and dropped,
- * and what survives a reopen. Every store here uses 256- or 512-byte pages so that a few
- * keys span many pages.
+ * The page layout: entries packed into pages, pages filled, split off, merged and dropped, and what
+ * survives a reopen. Every store here uses 256- or 512-byte pages so that a few keys span many
+ * pages.
  */
 class EclipseStorePagesTest {
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private EclipseStoreKvStore open(int pageBytes) {
-    return EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).pageBytes(pageBytes).open();
+    return EclipseStoreKvStore.builder(dir)
+        .durability(Durability.PROCESS_CRASH_SAFE)
+        .pageBytes(pageBytes)
+        .open();
   }
 
   private static AtomicOperation set(Key k, byte[] v) {
@@ -95,9 +97,17 @@ class EclipseStorePagesTest {
 
   private static void assertContent(EclipseStoreKvStore store, long grownVs) {
     List<KvEntry> all = store.list(KeyRange.all());
-    assertThat(all).extracting(KvEntry::key)
-        .containsExactly(Key.of("k", 0L), Key.of("k", 1L), Key.of("k", 2L), Key.of("k", 3L),
-            Key.of("k", 4L), Key.of("k", 5L), Key.of("k", 6L), Key.of("k", 7L));
+    assertThat(all)
+        .extracting(KvEntry::key)
+        .containsExactly(
+            Key.of("k", 0L),
+            Key.of("k", 1L),
+            Key.of("k", 2L),
+            Key.of("k", 3L),
+            Key.of("k", 4L),
+            Key.of("k", 5L),
+            Key.of("k", 6L),
+            Key.of("k", 7L));
     for (KvEntry e : all) {
       long i = (Long) e.key().parts().get(1);
       if (i == 3) {
@@ -105,7 +115,8 @@ class EclipseStorePagesTest {
         assertThat(e.versionstamp()).isEqualTo(grownVs);
       } else {
         assertThat(e.value()).isEqualTo(filled(30, (int) i));
-        assertThat(e.versionstamp()).isEqualTo(i + 1); // one versionstamp per operation of the commitAll
+        assertThat(e.versionstamp())
+            .isEqualTo(i + 1); // one versionstamp per operation of the commitAll
       }
     }
   }
@@ -156,34 +167,45 @@ class EclipseStorePagesTest {
 
   @Test
   void randomOperationsOnSmallPagesMatchTheInMemoryModelAcrossReopens() {
-    Seeds.forEach("pages match the model across reopens", 8, 200, random -> {
-      Path d = dir.resolve("model-" + random.nextLong());
-      KvStore model = new InMemoryKvStore();
-      EclipseStoreKvStore store = EclipseStoreKvStore.builder(d).durability(Durability.PROCESS_CRASH_SAFE)
-          .pageBytes(256).open();
-      try {
-        for (int round = 0; round < 60; round++) {
-          List<AtomicOperation> batch = new ArrayList<>();
-          int size = 1 + random.nextInt(8);
-          for (int i = 0; i < size; i++) {
-            batch.add(randomOperation(random, model));
-          }
-          List<CommitResult> expected = model.commitAll(batch);
-          List<CommitResult> actual = store.commitAll(batch);
-          assertThat(actual).extracting(CommitResult::ok)
-              .containsExactlyElementsOf(expected.stream().map(CommitResult::ok).toList());
-          if (random.nextInt(10) == 0) {
+    Seeds.forEach(
+        "pages match the model across reopens",
+        8,
+        200,
+        random -> {
+          Path d = dir.resolve("model-" + random.nextLong());
+          KvStore model = new InMemoryKvStore();
+          EclipseStoreKvStore store =
+              EclipseStoreKvStore.builder(d)
+                  .durability(Durability.PROCESS_CRASH_SAFE)
+                  .pageBytes(256)
+                  .open();
+          try {
+            for (int round = 0; round < 60; round++) {
+              List<AtomicOperation> batch = new ArrayList<>();
+              int size = 1 + random.nextInt(8);
+              for (int i = 0; i < size; i++) {
+                batch.add(randomOperation(random, model));
+              }
+              List<CommitResult> expected = model.commitAll(batch);
+              List<CommitResult> actual = store.commitAll(batch);
+              assertThat(actual)
+                  .extracting(CommitResult::ok)
+                  .containsExactlyElementsOf(expected.stream().map(CommitResult::ok).toList());
+              if (random.nextInt(10) == 0) {
+                store.close();
+                store =
+                    EclipseStoreKvStore.builder(d)
+                        .durability(Durability.PROCESS_CRASH_SAFE)
+                        .pageBytes(random.nextBoolean() ? 256 : 1024)
+                        .open(); // page size may change between opens
+              }
+              assertSameContent(store, model);
+            }
+          } finally {
             store.close();
-            store = EclipseStoreKvStore.builder(d).durability(Durability.PROCESS_CRASH_SAFE)
-                .pageBytes(random.nextBoolean() ? 256 : 1024).open(); // page size may change between opens
+            model.close();
           }
-          assertSameContent(store, model);
-        }
-      } finally {
-        store.close();
-        model.close();
-      }
-    });
+        });
   }
 
   private static AtomicOperation randomOperation(SplittableRandom random, KvStore model) {
@@ -200,11 +222,12 @@ class EclipseStorePagesTest {
         b.delete(k);
       } else {
         // mostly small values, sometimes one larger than half a page or than a page
-        int length = switch (random.nextInt(10)) {
-          case 0 -> 130 + random.nextInt(300);
-          case 1, 2 -> random.nextInt(90);
-          default -> random.nextInt(30);
-        };
+        int length =
+            switch (random.nextInt(10)) {
+              case 0 -> 130 + random.nextInt(300);
+              case 1, 2 -> random.nextInt(90);
+              default -> random.nextInt(30);
+            };
         byte[] v = new byte[length];
         random.nextBytes(v);
         b.set(k, v);
@@ -212,8 +235,10 @@ class EclipseStorePagesTest {
     }
     if (random.nextInt(4) == 0) {
       Key k = Key.of("m", (long) random.nextInt(60));
-      b.check(k, model.get(k).map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT)
-          + (random.nextInt(3) == 0 ? 1 : 0));
+      b.check(
+          k,
+          model.get(k).map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT)
+              + (random.nextInt(3) == 0 ? 1 : 0));
     }
     return b.build();
   }
@@ -221,9 +246,13 @@ class EclipseStorePagesTest {
   private static void assertSameContent(KvStore store, KvStore model) {
     List<KvEntry> got = store.list(KeyRange.all());
     List<KvEntry> want = model.list(KeyRange.all());
-    assertThat(got).extracting(KvEntry::key).containsExactlyElementsOf(want.stream().map(KvEntry::key).toList());
+    assertThat(got)
+        .extracting(KvEntry::key)
+        .containsExactlyElementsOf(want.stream().map(KvEntry::key).toList());
     for (int i = 0; i < got.size(); i++) {
-      assertThat(got.get(i).value()).as("value of %s", got.get(i).key()).isEqualTo(want.get(i).value());
+      assertThat(got.get(i).value())
+          .as("value of %s", got.get(i).key())
+          .isEqualTo(want.get(i).value());
     }
   }
 
@@ -245,7 +274,9 @@ class EclipseStorePagesTest {
     Files.write(head, torn, StandardOpenOption.APPEND);
     try (EclipseStoreKvStore store = open(512)) {
       List<KvEntry> after = store.list(KeyRange.all());
-      assertThat(after).extracting(KvEntry::key).containsExactlyElementsOf(before.stream().map(KvEntry::key).toList());
+      assertThat(after)
+          .extracting(KvEntry::key)
+          .containsExactlyElementsOf(before.stream().map(KvEntry::key).toList());
       for (int i = 0; i < after.size(); i++) {
         assertThat(after.get(i).value()).isEqualTo(before.get(i).value());
         assertThat(after.get(i).versionstamp()).isEqualTo(before.get(i).versionstamp());
@@ -261,8 +292,10 @@ class EclipseStorePagesTest {
 
   private Path lastDataFile() throws IOException {
     try (Stream<Path> files = Files.list(dir.resolve("channel_0"))) {
-      return files.filter(p -> p.getFileName().toString().endsWith(".dat"))
-          .max((a, b) -> Long.compare(fileNumber(a), fileNumber(b))).orElseThrow();
+      return files
+          .filter(p -> p.getFileName().toString().endsWith(".dat"))
+          .max((a, b) -> Long.compare(fileNumber(a), fileNumber(b)))
+          .orElseThrow();
     }
   }
 
@@ -274,10 +307,13 @@ class EclipseStorePagesTest {
   @Test
   void aDirectoryOfTheOldNodePerKeyLayoutIsRefusedWithAClearError() throws IOException {
     // format 1's type dictionary names the Node class, which no longer exists
-    Files.writeString(dir.resolve("PersistenceTypeDictionary.ptd"),
+    Files.writeString(
+        dir.resolve("PersistenceTypeDictionary.ptd"),
         "00000000000001000011 dev.kvmq.store.eclipsestore.Node{\n  [byte] data,\n}\n");
-    assertThatThrownBy(() -> open(512)).isInstanceOf(KvStoreException.class)
-        .hasMessageContaining("format 1").hasMessageContaining("move the directory away");
+    assertThatThrownBy(() -> open(512))
+        .isInstanceOf(KvStoreException.class)
+        .hasMessageContaining("format 1")
+        .hasMessageContaining("move the directory away");
     // the refusal released the directory
     Files.delete(dir.resolve("PersistenceTypeDictionary.ptd"));
     try (EclipseStoreKvStore store = open(512)) {
@@ -288,13 +324,17 @@ class EclipseStorePagesTest {
   @Test
   void badPageAndSliceSizesAreRefused() {
     EclipseStoreKvStore.Builder b = EclipseStoreKvStore.builder(dir);
-    assertThatThrownBy(() -> b.pageBytes(100)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> b.pageBytes(100))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("pageBytes");
-    assertThatThrownBy(() -> b.pageBytes(2 << 20)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> b.pageBytes(2 << 20))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("pageBytes");
-    assertThatThrownBy(() -> b.compactSlice(java.time.Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> b.compactSlice(java.time.Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("compactSlice");
-    assertThatThrownBy(() -> b.compactSlice(null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> b.compactSlice(null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("budget");
   }
 }

@@ -9,14 +9,13 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The kernel's queue-level suites on {@link EclipseStoreKvStore}: the model-based test and
- * the deterministic simulation, each run opening a fresh store directory. Fewer seeds than
- * on the in-memory store, since every run opens a real store (about 0.1-0.8 s here).
+ * The kernel's queue-level suites on {@link EclipseStoreKvStore}: the model-based test and the
+ * deterministic simulation, each run opening a fresh store directory. Fewer seeds than on the
+ * in-memory store, since every run opens a real store (about 0.1-0.8 s here).
  */
 class EclipseStoreQueueContractsTest {
 
-  @TempDir
-  static Path dir;
+  @TempDir static Path dir;
 
   private static final AtomicInteger RUNS = new AtomicInteger();
 

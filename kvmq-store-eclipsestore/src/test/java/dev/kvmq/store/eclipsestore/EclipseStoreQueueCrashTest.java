@@ -24,25 +24,26 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The crash test through the queue: a child JVM ({@link QueueCrashChild}) pushes jobs and
- * processes them with a {@link dev.kvmq.Worker} on the store; the test kills it with
- * SIGKILL ({@link Process#destroyForcibly()} on Linux) at random moments, at least 20 times,
- * reopens the store after each kill and checks through the {@link Queue} API:
+ * The crash test through the queue: a child JVM ({@link QueueCrashChild}) pushes jobs and processes
+ * them with a {@link dev.kvmq.Worker} on the store; the test kills it with SIGKILL ({@link
+ * Process#destroyForcibly()} on Linux) at random moments, at least 20 times, reopens the store
+ * after each kill and checks through the {@link Queue} API:
+ *
  * <ul>
- *   <li>the store opens and every job in it decodes;</li>
- *   <li>every acknowledged push is there, unless the job completed;</li>
- *   <li>every acknowledged completion is gone;</li>
- *   <li>every acknowledged failure of a failing job is recorded: its retries left are at
- *       most the acknowledged number, and an acknowledged dead letter is dead.</li>
+ *   <li>the store opens and every job in it decodes;
+ *   <li>every acknowledged push is there, unless the job completed;
+ *   <li>every acknowledged completion is gone;
+ *   <li>every acknowledged failure of a failing job is recorded: its retries left are at most the
+ *       acknowledged number, and an acknowledged dead letter is dead.
  * </ul>
+ *
  * {@code kvmq.crash.kills} sets the number of kills, {@code kvmq.seed} the seed.
  */
 class EclipseStoreQueueCrashTest {
 
   private static final Duration CHILD_DEADLINE = Duration.ofSeconds(60);
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @Test
   void killedQueueProcessesLoseNoAcknowledgedTransition() throws Exception {
@@ -79,7 +80,7 @@ class EclipseStoreQueueCrashTest {
               dead.add(f[1]);
             }
           }
-          default -> { } // OPEN
+          default -> {} // OPEN
         }
         events++;
       }
@@ -90,8 +91,13 @@ class EclipseStoreQueueCrashTest {
     assertThat(retriesLeft).as("some attempts failed").isNotEmpty();
   }
 
-  private static void verify(Path storeDir, Map<String, String> pushed, Set<String> completed,
-      Map<String, Integer> retriesLeft, Set<String> dead, int run) {
+  private static void verify(
+      Path storeDir,
+      Map<String, String> pushed,
+      Set<String> completed,
+      Map<String, Integer> retriesLeft,
+      Set<String> dead,
+      int run) {
     String where = "after kill " + (run + 1);
     try (EclipseStoreKvStore store = EclipseStoreKvStore.open(storeDir)) {
       Queue<String> queue = Queue.builder(store, QueueCrashChild.QUEUE, Codecs.utf8()).build();
@@ -103,14 +109,19 @@ class EclipseStoreQueueCrashTest {
         Optional<Job<String>> job = queue.job(id);
         if (p.getValue().equals("f")) {
           if (job.isEmpty()) {
-            throw new AssertionError(where + ": acknowledged push of failing job " + id + " is lost");
+            throw new AssertionError(
+                where + ": acknowledged push of failing job " + id + " is lost");
           }
           Integer acked = retriesLeft.get(id);
           if (acked != null) {
-            assertThat(job.get().retriesLeft()).as("%s: retries left of %s", where, id).isLessThanOrEqualTo(acked);
+            assertThat(job.get().retriesLeft())
+                .as("%s: retries left of %s", where, id)
+                .isLessThanOrEqualTo(acked);
           }
           if (dead.contains(id)) {
-            assertThat(job.get().status()).as("%s: %s is a dead letter", where, id).isEqualTo(JobStatus.DEAD);
+            assertThat(job.get().status())
+                .as("%s: %s is a dead letter", where, id)
+                .isEqualTo(JobStatus.DEAD);
           }
         } else if (completed.contains(id)) {
           assertThat(job).as("%s: acknowledged completion of %s", where, id).isEmpty();
@@ -122,8 +133,17 @@ class EclipseStoreQueueCrashTest {
 
   private static Process startChild(Path store, Path ackFile, long seed) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-        QueueCrashChild.class.getName(), store.toString(), ackFile.toString(), Long.toString(seed)));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                java,
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                QueueCrashChild.class.getName(),
+                store.toString(),
+                ackFile.toString(),
+                Long.toString(seed)));
     return new ProcessBuilder(cmd)
         .redirectErrorStream(true)
         .redirectOutput(ackFile.resolveSibling(ackFile.getFileName() + ".log").toFile())
@@ -135,12 +155,20 @@ class EclipseStoreQueueCrashTest {
     Object monitor = new Object();
     while (completeLines(ackFile).size() < lines) {
       if (!child.isAlive()) {
-        throw new AssertionError("the child died by itself (exit " + child.exitValue() + "): "
-            + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
+        throw new AssertionError(
+            "the child died by itself (exit "
+                + child.exitValue()
+                + "): "
+                + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("the child wrote fewer than " + lines + " acknowledgements in "
-            + CHILD_DEADLINE + ": " + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
+        throw new AssertionError(
+            "the child wrote fewer than "
+                + lines
+                + " acknowledgements in "
+                + CHILD_DEADLINE
+                + ": "
+                + Files.readString(ackFile.resolveSibling(ackFile.getFileName() + ".log")));
       }
       synchronized (monitor) {
         monitor.wait(2);

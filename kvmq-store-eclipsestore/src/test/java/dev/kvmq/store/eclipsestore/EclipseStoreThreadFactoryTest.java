@@ -18,8 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@link EclipseStoreKvStore.Builder#threadFactory}: where the committer thread comes from. */
 class EclipseStoreThreadFactoryTest {
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   private static EclipseStoreKvStore.Builder fast(Path dir) {
     return EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE);
@@ -28,12 +27,13 @@ class EclipseStoreThreadFactoryTest {
   @Test
   void theCommitterComesFromTheFactoryAndCallsTheListeners() throws Exception {
     List<Thread> made = new CopyOnWriteArrayList<>();
-    ThreadFactory factory = r -> {
-      Thread t = new Thread(r, "app-thread-" + made.size());
-      t.setDaemon(true);
-      made.add(t);
-      return t;
-    };
+    ThreadFactory factory =
+        r -> {
+          Thread t = new Thread(r, "app-thread-" + made.size());
+          t.setDaemon(true);
+          made.add(t);
+          return t;
+        };
     AtomicReference<Thread> listenerThread = new AtomicReference<>();
     Thread committer;
     try (EclipseStoreKvStore store = fast(dir).threadFactory(factory).open()) {
@@ -41,10 +41,17 @@ class EclipseStoreThreadFactoryTest {
       committer = made.get(0);
       assertThat(committer.getName()).isEqualTo("app-thread-0");
       assertThat(committer.isAlive()).isTrue();
-      KvStore.Subscription sub = store.subscribe(Key.of("k"), () -> listenerThread.set(Thread.currentThread()));
+      KvStore.Subscription sub =
+          store.subscribe(Key.of("k"), () -> listenerThread.set(Thread.currentThread()));
       try {
-        assertThat(store.commit(AtomicOperation.builder()
-            .set(Key.of("k", 1L), "v".getBytes(StandardCharsets.UTF_8)).build()).ok()).isTrue();
+        assertThat(
+                store
+                    .commit(
+                        AtomicOperation.builder()
+                            .set(Key.of("k", 1L), "v".getBytes(StandardCharsets.UTF_8))
+                            .build())
+                    .ok())
+            .isTrue();
         // listeners run on the committer thread, after the commit; poll with a deadline
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (listenerThread.get() == null && System.nanoTime() < deadline) {
@@ -63,9 +70,11 @@ class EclipseStoreThreadFactoryTest {
   void withoutAFactoryTheCommitterIsADaemonNamedAfterTheDirectory() {
     try (EclipseStoreKvStore store = fast(dir.resolve("named")).open()) {
       assertThat(store.directory().getFileName()).hasToString("named");
-      Thread committer = Thread.getAllStackTraces().keySet().stream()
-          .filter(t -> t.getName().equals("kvmq-eclipsestore-committer named"))
-          .findFirst().orElseThrow();
+      Thread committer =
+          Thread.getAllStackTraces().keySet().stream()
+              .filter(t -> t.getName().equals("kvmq-eclipsestore-committer named"))
+              .findFirst()
+              .orElseThrow();
       assertThat(committer.isDaemon()).isTrue();
     }
   }
@@ -74,7 +83,8 @@ class EclipseStoreThreadFactoryTest {
   void aFactoryThatMakesNoThreadFailsTheOpenAndReleasesTheDirectory() {
     assertThatThrownBy(() -> fast(dir).threadFactory(r -> null).open())
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("the thread factory made no committer thread for " + dir.toAbsolutePath());
+        .hasMessageContaining(
+            "the thread factory made no committer thread for " + dir.toAbsolutePath());
     try (EclipseStoreKvStore store = fast(dir).open()) {
       assertThat(store.get(Key.of("k"))).isEmpty();
     }
@@ -83,9 +93,14 @@ class EclipseStoreThreadFactoryTest {
   @Test
   void whatTheFactoryThrowsIsThrownAsItIsAndTheDirectoryIsReleased() {
     IllegalStateException refused = new IllegalStateException("no threads during shutdown");
-    assertThatThrownBy(() -> fast(dir).threadFactory(r -> {
-          throw refused;
-        }).open())
+    assertThatThrownBy(
+            () ->
+                fast(dir)
+                    .threadFactory(
+                        r -> {
+                          throw refused;
+                        })
+                    .open())
         .isSameAs(refused);
     try (EclipseStoreKvStore store = fast(dir).open()) {
       assertThat(store.get(Key.of("k"))).isEmpty();

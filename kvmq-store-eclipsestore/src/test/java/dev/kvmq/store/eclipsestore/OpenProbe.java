@@ -5,8 +5,8 @@ import dev.kvmq.store.KvStoreException;
 import java.nio.file.Path;
 
 /**
- * A process that tries to open a storage directory and prints {@code OPENED} or
- * {@code REFUSED: message}. Used by {@link DirectoryLockRegressionTest}.
+ * A process that tries to open a storage directory and prints {@code OPENED} or {@code REFUSED:
+ * message}. Used by {@link DirectoryLockRegressionTest}.
  */
 public final class OpenProbe {
 

@@ -22,16 +22,15 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 
 /**
- * The process that {@link EclipseStoreQueueCrashTest} kills: a {@link Queue} and a
- * {@link Worker} on the store, pushing and processing jobs until killed. Jobs whose state is
- * {@code "c"} complete; jobs whose state is {@code "f"} fail every attempt, with
- * {@value #RETRIES} immediate retries, and end as dead letters: they are never deleted, so
- * the parent can check every acknowledged transition of theirs exactly.
+ * The process that {@link EclipseStoreQueueCrashTest} kills: a {@link Queue} and a {@link Worker}
+ * on the store, pushing and processing jobs until killed. Jobs whose state is {@code "c"} complete;
+ * jobs whose state is {@code "f"} fail every attempt, with {@value #RETRIES} immediate retries, and
+ * end as dead letters: they are never deleted, so the parent can check every acknowledged
+ * transition of theirs exactly.
  *
- * <p>Acknowledgements, each appended with one unbuffered write after the commit that made
- * it true: {@code P id c|f} when {@code push} returned; {@code C id} and
- * {@code F id retriesLeft dead} when the worker reported the event (which it does after the
- * commit).
+ * <p>Acknowledgements, each appended with one unbuffered write after the commit that made it true:
+ * {@code P id c|f} when {@code push} returned; {@code C id} and {@code F id retriesLeft dead} when
+ * the worker reported the event (which it does after the commit).
  *
  * <p>Arguments: storage directory, acknowledgement file, seed.
  */
@@ -56,22 +55,30 @@ public final class QueueCrashChild {
         EclipseStoreKvStore store = EclipseStoreKvStore.open(dir)) {
       Queue<String> queue = Queue.builder(store, QUEUE, Codecs.utf8()).build();
       Semaphore backlog = new Semaphore(200);
-      Worker<String> worker = queue.worker((job, ctx) -> {
-        if (job.state().equals("f")) {
-          throw new IllegalStateException("fails on purpose");
-        }
-      }, WorkerOptions.defaults().concurrency(4).lease(Duration.ofSeconds(2), Duration.ofMillis(500)), executor);
-      worker.addListener(event -> {
-        if (event instanceof JobEvent.Completed<String> c) {
-          write(acks, "C " + c.job().id() + "\n");
-          backlog.release();
-        } else if (event instanceof JobEvent.Failed<String> f) {
-          write(acks, "F " + f.job().id() + " " + f.job().retriesLeft() + " " + f.dead() + "\n");
-          if (f.dead()) {
-            backlog.release();
-          }
-        }
-      });
+      Worker<String> worker =
+          queue.worker(
+              (job, ctx) -> {
+                if (job.state().equals("f")) {
+                  throw new IllegalStateException("fails on purpose");
+                }
+              },
+              WorkerOptions.defaults()
+                  .concurrency(4)
+                  .lease(Duration.ofSeconds(2), Duration.ofMillis(500)),
+              executor);
+      worker.addListener(
+          event -> {
+            if (event instanceof JobEvent.Completed<String> c) {
+              write(acks, "C " + c.job().id() + "\n");
+              backlog.release();
+            } else if (event instanceof JobEvent.Failed<String> f) {
+              write(
+                  acks, "F " + f.job().id() + " " + f.job().retriesLeft() + " " + f.dead() + "\n");
+              if (f.dead()) {
+                backlog.release();
+              }
+            }
+          });
       worker.start();
       write(acks, "OPEN\n");
       JobOptions options = JobOptions.defaults().retry(RETRIES, Backoff.NONE);

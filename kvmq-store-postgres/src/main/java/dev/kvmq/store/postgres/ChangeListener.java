@@ -14,10 +14,10 @@ import org.postgresql.PGNotification;
 /**
  * The one long-lived {@code LISTEN} connection of a store, on a thread of its own.
  *
- * <p>It connects, listens on the store's channel, hands each notification's payload to
- * the store, and reconnects with a growing pause after any failure. After every (re)connect
- * it reports {@code null} (wake everyone): notifications sent while it was not listening are
- * lost, and a spurious wake-up is allowed where a missed one is not.
+ * <p>It connects, listens on the store's channel, hands each notification's payload to the store,
+ * and reconnects with a growing pause after any failure. After every (re)connect it reports {@code
+ * null} (wake everyone): notifications sent while it was not listening are lost, and a spurious
+ * wake-up is allowed where a missed one is not.
  */
 final class ChangeListener implements Runnable {
 
@@ -25,8 +25,10 @@ final class ChangeListener implements Runnable {
 
   /** How long one wait for notifications lasts before the connection is checked. */
   private static final int POLL_MILLIS = 1_000;
+
   /** How often an idle connection is checked to be alive. */
   private static final long VALIDATE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private static final long FIRST_PAUSE_MILLIS = 50;
   private static final long MAX_PAUSE_MILLIS = 5_000;
 
@@ -41,10 +43,13 @@ final class ChangeListener implements Runnable {
   private Connection connection; // guarded by monitor
 
   /**
-   * @param payloads receives each payload, or null for "wake everyone"; runs on the listener
-   *     thread
+   * @param payloads receives each payload, or null for "wake everyone"; runs on the listener thread
    */
-  ChangeListener(DataSource dataSource, Tables tables, Consumer<String> payloads, Outage outage,
+  ChangeListener(
+      DataSource dataSource,
+      Tables tables,
+      Consumer<String> payloads,
+      Outage outage,
       ThreadFactory threads) {
     this.dataSource = dataSource;
     this.tables = tables;
@@ -154,9 +159,10 @@ final class ChangeListener implements Runnable {
 
   private static PGConnection unwrap(Connection c) throws SQLException {
     if (!c.isWrapperFor(PGConnection.class)) {
-      throw new SQLException("the DataSource's connections are not PostgreSQL connections"
-          + " (they don't unwrap to org.postgresql.PGConnection): LISTEN/NOTIFY needs the"
-          + " pgjdbc driver; pass listenerDataSource(...) if the pool hides it");
+      throw new SQLException(
+          "the DataSource's connections are not PostgreSQL connections"
+              + " (they don't unwrap to org.postgresql.PGConnection): LISTEN/NOTIFY needs the"
+              + " pgjdbc driver; pass listenerDataSource(...) if the pool hides it");
     }
     return c.unwrap(PGConnection.class);
   }

@@ -20,12 +20,12 @@ import java.util.Optional;
 
 /**
  * The claim path: one transaction that locks the first index rows no other transaction holds
- * ({@code FOR UPDATE SKIP LOCKED}), reads their records (in the same statement when the
- * planner gives a record key rule), plans, and commits through {@link Transactions}.
+ * ({@code FOR UPDATE SKIP LOCKED}), reads their records (in the same statement when the planner
+ * gives a record key rule), plans, and commits through {@link Transactions}.
  *
- * <p><b>Locking.</b> No Java locks: each call runs on the caller's thread and connection.
- * The index rows' row locks, taken by the first statement, keep other claims off those
- * entries until this transaction ends; the planner runs while they are held.
+ * <p><b>Locking.</b> No Java locks: each call runs on the caller's thread and connection. The index
+ * rows' row locks, taken by the first statement, keep other claims off those entries until this
+ * transaction ends; the planner runs while they are held.
  */
 final class ClaimTransaction {
 
@@ -37,8 +37,12 @@ final class ClaimTransaction {
     this.transactions = transactions;
   }
 
-  /** One claim on a borrowed connection, as {@link dev.kvmq.store.postgres.PostgresKvStore#claim} describes. */
-  Transactions.Batch claim(Connection c, Jdbc.Attempt attempt, KeyRange range, int limit, ClaimPlanner planner)
+  /**
+   * One claim on a borrowed connection, as {@link dev.kvmq.store.postgres.PostgresKvStore#claim}
+   * describes.
+   */
+  Transactions.Batch claim(
+      Connection c, Jdbc.Attempt attempt, KeyRange range, int limit, ClaimPlanner planner)
       throws SQLException {
     c.setAutoCommit(false);
     List<AtomicOperation> ops = null;
@@ -47,7 +51,8 @@ final class ClaimTransaction {
       // the records read with the index rows, by the planner's rule; null where not
       List<Joined> joined = new ArrayList<>(Math.min(limit, 64));
       Optional<ClaimPlanner.RecordKeyRule> rule = planner.recordKeyRule();
-      try (PreparedStatement ps = c.prepareStatement(rule.isPresent() ? tables.lockFirstWithRecords : tables.lockFirst)) {
+      try (PreparedStatement ps =
+          c.prepareStatement(rule.isPresent() ? tables.lockFirstWithRecords : tables.lockFirst)) {
         ps.setBytes(1, range.lowerBound());
         ps.setBytes(2, range.upperBound());
         ps.setLong(3, limit);
@@ -59,13 +64,18 @@ final class ClaimTransaction {
           while (rs.next()) {
             index.add(Jdbc.entry(rs));
             byte[] recordKey = rule.isPresent() ? rs.getBytes(4) : null;
-            joined.add(recordKey == null ? null : new Joined(recordKey, rs.getBytes(5), rs.getLong(6)));
+            joined.add(
+                recordKey == null ? null : new Joined(recordKey, rs.getBytes(5), rs.getLong(6)));
           }
         }
       }
-      List<Optional<KvEntry>> records = index.isEmpty() ? List.of() : records(c, planner, index, joined);
-      ops = List.copyOf(Objects.requireNonNull(
-          planner.plan(Collections.unmodifiableList(index), records), "planned operations"));
+      List<Optional<KvEntry>> records =
+          index.isEmpty() ? List.of() : records(c, planner, index, joined);
+      ops =
+          List.copyOf(
+              Objects.requireNonNull(
+                  planner.plan(Collections.unmodifiableList(index), records),
+                  "planned operations"));
       if (ops.isEmpty()) {
         c.rollback();
         return new Transactions.Batch(List.of(), List.of());
@@ -83,11 +93,12 @@ final class ClaimTransaction {
   private record Joined(byte[] key, byte[] value, long versionstamp) {}
 
   /**
-   * The record of each index entry: the one read with it where its key is the planner's
-   * record key, the others read in one more statement (none if the planner's rule holds).
+   * The record of each index entry: the one read with it where its key is the planner's record key,
+   * the others read in one more statement (none if the planner's rule holds).
    */
-  private List<Optional<KvEntry>> records(Connection c, ClaimPlanner planner, List<KvEntry> index,
-      List<Joined> joined) throws SQLException {
+  private List<Optional<KvEntry>> records(
+      Connection c, ClaimPlanner planner, List<KvEntry> index, List<Joined> joined)
+      throws SQLException {
     List<Key> recordKeys = ClaimPlanner.recordKeys(planner, index);
     List<Optional<KvEntry>> records = new ArrayList<>(recordKeys.size());
     List<Key> missing = new ArrayList<>();
@@ -104,7 +115,8 @@ final class ClaimTransaction {
       Map<ByteBuffer, KvEntry> found = transactions.readKeys(c, missing);
       for (int i = 0; i < records.size(); i++) {
         if (records.get(i) == null) {
-          records.set(i, Optional.ofNullable(found.get(ByteBuffer.wrap(recordKeys.get(i).encoded()))));
+          records.set(
+              i, Optional.ofNullable(found.get(ByteBuffer.wrap(recordKeys.get(i).encoded()))));
         }
       }
     }

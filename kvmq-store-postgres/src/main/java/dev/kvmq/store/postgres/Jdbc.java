@@ -10,9 +10,9 @@ import java.sql.SQLException;
 import java.util.List;
 
 /**
- * JDBC plumbing shared by the store's paths: a unit of work on a borrowed connection and
- * what its attempt reached, how failures are classified (connection lost, may have
- * committed), reading a row as an entry, and quiet rollback, reset and close.
+ * JDBC plumbing shared by the store's paths: a unit of work on a borrowed connection and what its
+ * attempt reached, how failures are classified (connection lost, may have committed), reading a row
+ * as an entry, and quiet rollback, reset and close.
  *
  * <p><b>Locking.</b> None: stateless; an {@link Attempt} belongs to one call on one thread.
  */
@@ -29,8 +29,8 @@ final class Jdbc {
   }
 
   /**
-   * What one attempt reached: a connection failure after {@code commitSent} may have
-   * committed (an error PostgreSQL reports means it did not).
+   * What one attempt reached: a connection failure after {@code commitSent} may have committed (an
+   * error PostgreSQL reports means it did not).
    */
   static final class Attempt {
     boolean commitSent;
@@ -50,7 +50,9 @@ final class Jdbc {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof SQLException s && s.getSQLState() != null) {
         String state = s.getSQLState();
-        if (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+        if (state.startsWith("08")
+            || state.equals("57P01")
+            || state.equals("57P02")
             || state.equals("57P03")) {
           return true;
         }
@@ -60,8 +62,9 @@ final class Jdbc {
   }
 
   static SQLException missingCounterRow() {
-    return new SQLException("the kvmq versionstamp sequence returned no row:"
-        + " the schema was altered by hand", "55000");
+    return new SQLException(
+        "the kvmq versionstamp sequence returned no row:" + " the schema was altered by hand",
+        "55000");
   }
 
   static KvEntry entry(ResultSet rs) throws SQLException {
@@ -69,8 +72,10 @@ final class Jdbc {
     try {
       return new KvEntry(Key.decode(key), rs.getBytes(2), rs.getLong(3));
     } catch (IllegalArgumentException e) {
-      throw new SQLException("a row of the kv table is not a valid kvmq entry (written by hand?): "
-          + e.getMessage(), "XX001", e);
+      throw new SQLException(
+          "a row of the kv table is not a valid kvmq entry (written by hand?): " + e.getMessage(),
+          "XX001",
+          e);
     }
   }
 

@@ -8,12 +8,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The advisory locks of schema version 2: which locks a batch takes (one per key it checks
- * or writes, or the whole store above {@value #MAX_KEY_LOCKS} keys), their hash (the same on
- * every node), and how a big batch is cut so that it need not lock the whole store.
+ * The advisory locks of schema version 2: which locks a batch takes (one per key it checks or
+ * writes, or the whole store above {@value #MAX_KEY_LOCKS} keys), their hash (the same on every
+ * node), and how a big batch is cut so that it need not lock the whole store.
  *
- * <p><b>Locking.</b> None: pure functions; the locks themselves are taken by the commit
- * function in PostgreSQL (schema-v2.sql).
+ * <p><b>Locking.</b> None: pure functions; the locks themselves are taken by the commit function in
+ * PostgreSQL (schema-v2.sql).
  */
 final class KeyLocks {
 
@@ -23,12 +23,13 @@ final class KeyLocks {
    * connection at once still fit in its shared lock table.
    */
   static final int MAX_KEY_LOCKS = 48;
+
   private KeyLocks() {}
 
   /**
-   * Cuts a batch, in order and between operations, into groups that each lock at most
-   * {@link #MAX_KEY_LOCKS} distinct keys (by lock hash); an operation that alone locks more
-   * is a group of its own.
+   * Cuts a batch, in order and between operations, into groups that each lock at most {@link
+   * #MAX_KEY_LOCKS} distinct keys (by lock hash); an operation that alone locks more is a group of
+   * its own.
    */
   static List<List<AtomicOperation>> lockGroups(List<AtomicOperation> operations) {
     List<List<AtomicOperation>> groups = new ArrayList<>();
@@ -57,13 +58,12 @@ final class KeyLocks {
   }
 
   /**
-   * The advisory locks a batch takes, one per key it checks or writes: a 32-bit hash of the
-   * key (never 0, which stands for the whole store), sorted and distinct, so that every
-   * commit takes its locks in one order and commits can't deadlock on them. Two keys with
-   * one hash share a lock: they wait for each other, nothing worse. A batch with more than
-   * {@link #MAX_KEY_LOCKS} keys gets null: it locks the whole store instead, so that big
-   * batches don't exhaust PostgreSQL's shared lock table. Every node must hash alike: this is part
-   * of schema version 2.
+   * The advisory locks a batch takes, one per key it checks or writes: a 32-bit hash of the key
+   * (never 0, which stands for the whole store), sorted and distinct, so that every commit takes
+   * its locks in one order and commits can't deadlock on them. Two keys with one hash share a lock:
+   * they wait for each other, nothing worse. A batch with more than {@link #MAX_KEY_LOCKS} keys
+   * gets null: it locks the whole store instead, so that big batches don't exhaust PostgreSQL's
+   * shared lock table. Every node must hash alike: this is part of schema version 2.
    */
   static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {
     int[] hashes = new int[checked.size() + written.size()];

@@ -11,18 +11,17 @@ import java.util.concurrent.ThreadFactory;
 import javax.sql.DataSource;
 
 /**
- * Sends a store's change notifications ({@code NOTIFY}) after its commits, in transactions
- * of their own, on a thread of its own.
+ * Sends a store's change notifications ({@code NOTIFY}) after its commits, in transactions of their
+ * own, on a thread of its own.
  *
- * <p>Why not in the committing transaction: PostgreSQL serializes the commits of all
- * transactions that notify, on one lock held until the commit is flushed, so commits that
- * notify can't share a flush with each other. Here a commit's payloads wait in a set (the
- * same payload once), and the thread sends what gathered in one transaction with
- * {@code synchronous_commit} off: it holds that lock only briefly, and a notification needs
- * no durability. A notification leaves after its commit is visible, never before; one can be
- * lost if the process dies in between, or if the database fails several times in a row:
- * other nodes then see the change at their next poll (notifications are wake-up hints, see
- * {@code KvStore.subscribe}).
+ * <p>Why not in the committing transaction: PostgreSQL serializes the commits of all transactions
+ * that notify, on one lock held until the commit is flushed, so commits that notify can't share a
+ * flush with each other. Here a commit's payloads wait in a set (the same payload once), and the
+ * thread sends what gathered in one transaction with {@code synchronous_commit} off: it holds that
+ * lock only briefly, and a notification needs no durability. A notification leaves after its commit
+ * is visible, never before; one can be lost if the process dies in between, or if the database
+ * fails several times in a row: other nodes then see the change at their next poll (notifications
+ * are wake-up hints, see {@code KvStore.subscribe}).
  */
 final class Notifier {
 
@@ -30,7 +29,9 @@ final class Notifier {
 
   /** Tries of one batch before it is given up (logged). */
   private static final int TRIES = 3;
+
   private static final long PAUSE_MILLIS = 200;
+
   /** How long {@link #close} waits for the last notifications to go out. */
   private static final long CLOSE_MILLIS = 5_000;
 
@@ -48,10 +49,15 @@ final class Notifier {
   /**
    * @param nodeId what every payload starts with, before a colon: the sending store
    * @param everyone the prefix that wakes every subscriber of every node
-   * @param maxPayloads the most distinct prefixes one notification transaction sends; more go
-   *     out as {@code everyone}
+   * @param maxPayloads the most distinct prefixes one notification transaction sends; more go out
+   *     as {@code everyone}
    */
-  Notifier(DataSource dataSource, Tables tables, ThreadFactory threads, String nodeId, String everyone,
+  Notifier(
+      DataSource dataSource,
+      Tables tables,
+      ThreadFactory threads,
+      String nodeId,
+      String everyone,
       int maxPayloads) {
     this.dataSource = dataSource;
     this.tables = tables;
@@ -62,11 +68,10 @@ final class Notifier {
   }
 
   /**
-   * Queues the announced prefixes of a commit to send; returns at once and never throws (it
-   * runs after a commit, whose outcome must not look like a failure). Starts the thread on
-   * first use, and again if it ended; if the thread factory makes no thread, the
-   * notifications are dropped with a warning, and other nodes see the changes at their next
-   * poll.
+   * Queues the announced prefixes of a commit to send; returns at once and never throws (it runs
+   * after a commit, whose outcome must not look like a failure). Starts the thread on first use,
+   * and again if it ended; if the thread factory makes no thread, the notifications are dropped
+   * with a warning, and other nodes see the changes at their next poll.
    */
   void send(Collection<String> prefixes) {
     if (prefixes.isEmpty()) {
@@ -94,13 +99,20 @@ final class Notifier {
         t.start();
       }
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, tables + ": the thread factory failed to make the notifier thread; change"
-          + " notifications to other nodes are dropped, which see the changes at their next poll", e);
+      LOG.log(
+          Level.WARNING,
+          tables
+              + ": the thread factory failed to make the notifier thread; change"
+              + " notifications to other nodes are dropped, which see the changes at their next poll",
+          e);
       return false;
     }
     if (t == null) {
-      LOG.log(Level.WARNING, tables + ": the thread factory made no notifier thread; change notifications"
-          + " to other nodes are dropped, which see the changes at their next poll");
+      LOG.log(
+          Level.WARNING,
+          tables
+              + ": the thread factory made no notifier thread; change notifications"
+              + " to other nodes are dropped, which see the changes at their next poll");
       return false;
     }
     thread = t;
@@ -164,8 +176,15 @@ final class Notifier {
         return;
       } catch (SQLException | RuntimeException e) {
         if (tried == TRIES || isClosed()) {
-          LOG.log(Level.WARNING, tables + ": could not send " + batch.size() + " change notification(s) after "
-              + tried + " tries; other nodes see those changes at their next poll", e);
+          LOG.log(
+              Level.WARNING,
+              tables
+                  + ": could not send "
+                  + batch.size()
+                  + " change notification(s) after "
+                  + tried
+                  + " tries; other nodes see those changes at their next poll",
+              e);
           return;
         }
         pause();
@@ -173,13 +192,19 @@ final class Notifier {
     }
   }
 
-  /** One transaction, one round trip: {@code synchronous_commit} off, the notifications, {@code COMMIT}. */
+  /**
+   * One transaction, one round trip: {@code synchronous_commit} off, the notifications, {@code
+   * COMMIT}.
+   */
   private void notifyNow(Set<String> batch) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try (PreparedStatement ps = c.prepareStatement(tables.notifyAndEnd)) {
         ps.setString(1, tables.channel);
-        ps.setArray(2, c.createArrayOf("text", batch.stream().map(p -> nodeId + ":" + p).toArray(String[]::new)));
+        ps.setArray(
+            2,
+            c.createArrayOf(
+                "text", batch.stream().map(p -> nodeId + ":" + p).toArray(String[]::new)));
         ps.execute();
       } catch (SQLException | RuntimeException e) {
         try {

@@ -4,14 +4,15 @@ import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Tracks whether something that talks to the database is failing, and logs once when an
- * outage starts and once when it ends: never once per failed call.
+ * Tracks whether something that talks to the database is failing, and logs once when an outage
+ * starts and once when it ends: never once per failed call.
  */
 final class Outage {
 
   private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
 
   private final String subject;
+
   /** The failure that started the current outage, or null while healthy. */
   private final AtomicReference<String> failure = new AtomicReference<>();
 
@@ -26,8 +27,10 @@ final class Outage {
   void failed(String operation, Exception e) {
     String what = operation + " failed: " + e.getMessage();
     if (failure.compareAndSet(null, what)) {
-      LOG.log(Level.WARNING, subject + ": " + what
-          + " (further failures are not logged until it works again)", e);
+      LOG.log(
+          Level.WARNING,
+          subject + ": " + what + " (further failures are not logged until it works again)",
+          e);
     }
   }
 

@@ -26,69 +26,66 @@ import java.util.concurrent.ThreadFactory;
 import javax.sql.DataSource;
 
 /**
- * A {@link KvStore} on PostgreSQL (14 or newer) over JDBC, so that several nodes share one
- * queue: every node builds a store on the same database and tables.
+ * A {@link KvStore} on PostgreSQL (14 or newer) over JDBC, so that several nodes share one queue:
+ * every node builds a store on the same database and tables.
  *
  * <pre>{@code
  * KvStore store = PostgresKvStore.builder(dataSource).build();
  * }</pre>
  *
- * <p><b>Connections.</b> Each call borrows a connection from the {@link DataSource} and
- * returns it before the call returns; pass a pooled DataSource. Once something
- * {@linkplain #subscribe subscribes}, the store also keeps one connection of its own open
- * for {@code LISTEN}, on one thread of its own.
+ * <p><b>Connections.</b> Each call borrows a connection from the {@link DataSource} and returns it
+ * before the call returns; pass a pooled DataSource. Once something {@linkplain #subscribe
+ * subscribes}, the store also keeps one connection of its own open for {@code LISTEN}, on one
+ * thread of its own.
  *
- * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the
- * default prefix), a sequence ({@code kvmq_versionstamp}) and a function
- * ({@code kvmq_commit}), created on first use if missing (or upgraded from schema version 1)
- * unless the builder says otherwise; the same SQL ships as
- * {@code /dev/kvmq/store/postgres/schema-v2.sql} in this jar for teams that manage
- * migrations.
+ * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the default
+ * prefix), a sequence ({@code kvmq_versionstamp}) and a function ({@code kvmq_commit}), created on
+ * first use if missing (or upgraded from schema version 1) unless the builder says otherwise; the
+ * same SQL ships as {@code /dev/kvmq/store/postgres/schema-v2.sql} in this jar for teams that
+ * manage migrations.
  *
- * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory
- * lock on every key it checks or writes (in one order for all), then evaluates its checks,
- * takes its versionstamp from the sequence and writes, all in one call of the commit
- * function; commits need {@code READ COMMITTED}, PostgreSQL's default. Commits that share a
- * key are thus serialized across all nodes and their checks are exact; commits on disjoint
- * keys run side by side. A key's versionstamps increase in the order its writes commit, and
- * every commit's versionstamp is greater than that of every commit that finished before it
- * started. Reads are single statements (one snapshot each) and take no lock.
- * {@link #commitAll} runs its batch in one transaction and one flush, or, when the batch
- * touches more than {@value KeyLocks#MAX_KEY_LOCKS} keys, in consecutive transactions of up to that
- * many keys each (an operation is never split), so that a big group commit does not lock the
- * whole store.
+ * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory lock on
+ * every key it checks or writes (in one order for all), then evaluates its checks, takes its
+ * versionstamp from the sequence and writes, all in one call of the commit function; commits need
+ * {@code READ COMMITTED}, PostgreSQL's default. Commits that share a key are thus serialized across
+ * all nodes and their checks are exact; commits on disjoint keys run side by side. A key's
+ * versionstamps increase in the order its writes commit, and every commit's versionstamp is greater
+ * than that of every commit that finished before it started. Reads are single statements (one
+ * snapshot each) and take no lock. {@link #commitAll} runs its batch in one transaction and one
+ * flush, or, when the batch touches more than {@value KeyLocks#MAX_KEY_LOCKS} keys, in consecutive
+ * transactions of up to that many keys each (an operation is never split), so that a big group
+ * commit does not lock the whole store.
  *
- * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no
- * other transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and
- * commits through the same commit function: claims from many nodes take different jobs
- * instead of colliding on the head of the queue, and their checks still guard correctness.
- * A call that PostgreSQL rolls back as a deadlock's victim (a claim racing with a delete of
- * the same waiting job) is run again.
+ * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no other
+ * transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and commits
+ * through the same commit function: claims from many nodes take different jobs instead of colliding
+ * on the head of the queue, and their checks still guard correctness. A call that PostgreSQL rolls
+ * back as a deadlock's victim (a claim racing with a delete of the same waiting job) is run again.
  *
- * <p><b>Notifications.</b> Subscribers on the committing node are called directly after the
- * commit. Other nodes hear of it through {@code NOTIFY}, which a thread of the store sends
- * after the commit, in a transaction of its own that gathers the notifications of the
- * commits made meanwhile and does not wait for a flush: PostgreSQL serializes the commits of
- * all transactions that notify until each is flushed, which in the commit itself would stop
- * commits from sharing flushes. A notification can be lost if the process dies right after
- * a commit (or the database fails three times in a row); other nodes then see the change at
- * their next poll. Payloads name the first three parts of each written key, so a
- * subscription to a prefix of up to three parts (a queue's root {@code [kvmq, queue]}, or one
- * of its indexes) is woken only by its own keys; longer prefixes may be woken spuriously.
+ * <p><b>Notifications.</b> Subscribers on the committing node are called directly after the commit.
+ * Other nodes hear of it through {@code NOTIFY}, which a thread of the store sends after the
+ * commit, in a transaction of its own that gathers the notifications of the commits made meanwhile
+ * and does not wait for a flush: PostgreSQL serializes the commits of all transactions that notify
+ * until each is flushed, which in the commit itself would stop commits from sharing flushes. A
+ * notification can be lost if the process dies right after a commit (or the database fails three
+ * times in a row); other nodes then see the change at their next poll. Payloads name the first
+ * three parts of each written key, so a subscription to a prefix of up to three parts (a queue's
+ * root {@code [kvmq, queue]}, or one of its indexes) is woken only by its own keys; longer prefixes
+ * may be woken spuriously.
  *
- * <p><b>Failures.</b> A lost connection or a stopped database makes the call fail with
- * {@link KvStoreException}; the store works again as soon as the database does. A call that
- * fails on a stale connection before anything could have been committed is retried once on a
- * fresh connection. An outage is logged once when it starts and once when it ends (to the
- * {@code System.Logger} named after this class); {@link #isHealthy()} reports it.
+ * <p><b>Failures.</b> A lost connection or a stopped database makes the call fail with {@link
+ * KvStoreException}; the store works again as soon as the database does. A call that fails on a
+ * stale connection before anything could have been committed is retried once on a fresh connection.
+ * An outage is logged once when it starts and once when it ends (to the {@code System.Logger} named
+ * after this class); {@link #isHealthy()} reports it.
  *
- * <p>Thread-safe. Inside, one package-private class per concern: {@code Transactions} (the
- * commit path), {@code ClaimTransaction} (the claim path), {@code KeyLocks} (which advisory
- * locks a batch takes), {@code SchemaSetup} (schema and migration), {@code Tables} (names and
- * SQL), {@code Jdbc} (plumbing), {@code Notifier} and {@code ChangeListener} (NOTIFY and
- * LISTEN); change subscribers are kept by a {@link dev.kvmq.store.SubscriberRegistry}. This
- * class holds no lock while it calls the database; its monitor guards only the listener's
- * start and stop, and a schema monitor makes one thread prepare the schema.
+ * <p>Thread-safe. Inside, one package-private class per concern: {@code Transactions} (the commit
+ * path), {@code ClaimTransaction} (the claim path), {@code KeyLocks} (which advisory locks a batch
+ * takes), {@code SchemaSetup} (schema and migration), {@code Tables} (names and SQL), {@code Jdbc}
+ * (plumbing), {@code Notifier} and {@code ChangeListener} (NOTIFY and LISTEN); change subscribers
+ * are kept by a {@link dev.kvmq.store.SubscriberRegistry}. This class holds no lock while it calls
+ * the database; its monitor guards only the listener's start and stop, and a schema monitor makes
+ * one thread prepare the schema.
  */
 public final class PostgresKvStore implements KvStore {
 
@@ -96,10 +93,13 @@ public final class PostgresKvStore implements KvStore {
 
   /** Above this many distinct announced prefixes, one commit notifies everyone instead. */
   private static final int MAX_NOTIFY_PAYLOADS = 16;
+
   private static final String EVERYONE = "*";
   private static final HexFormat HEX = HexFormat.of();
+
   /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
   private static final String DEADLOCK = "40P01";
+
   /** How often a call that was a deadlock's victim is run again. */
   private static final int DEADLOCK_RETRIES = 3;
 
@@ -108,8 +108,10 @@ public final class PostgresKvStore implements KvStore {
   private final Tables tables;
   private final SchemaSetup schemaSetup;
   private final ThreadFactory threadFactory;
+
   /** Marks this store's own notifications, which it has already delivered locally. */
   private final String nodeId = UUID.randomUUID().toString().substring(0, 8);
+
   private final Outage calls;
   private final Outage listening;
   private final SubscriberRegistry subscribers = new SubscriberRegistry(LOG);
@@ -126,24 +128,27 @@ public final class PostgresKvStore implements KvStore {
     this.listenerDataSource = b.listenerDataSource != null ? b.listenerDataSource : b.dataSource;
     this.tables = new Tables(b.schema, b.tablePrefix);
     this.schemaSetup = new SchemaSetup(tables, b.createSchema);
-    this.threadFactory = b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-listener");
+    this.threadFactory =
+        b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-listener");
     this.calls = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId + ")");
-    this.listening = new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId
-        + ", change listener)");
-    ThreadFactory notifierThreads = b.threadFactory != null ? b.threadFactory
-        : r -> daemonThread(r, "kvmq-postgres-notifier");
-    this.notifier = new Notifier(b.dataSource, tables, notifierThreads, nodeId, EVERYONE, MAX_NOTIFY_PAYLOADS);
+    this.listening =
+        new Outage(
+            "PostgreSQL store " + tables.describe() + " (node " + nodeId + ", change listener)");
+    ThreadFactory notifierThreads =
+        b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-notifier");
+    this.notifier =
+        new Notifier(b.dataSource, tables, notifierThreads, nodeId, EVERYONE, MAX_NOTIFY_PAYLOADS);
     this.transactions = new Transactions(tables, notifier, subscribers);
     this.claims = new ClaimTransaction(tables, transactions);
   }
 
   /**
-   * Starts a builder. Building touches no database: the schema is checked (and created) on
-   * first use.
+   * Starts a builder. Building touches no database: the schema is checked (and created) on first
+   * use.
    *
    * @param dataSource where connections come from; a pooled one, normally
-   * @return a builder with the defaults: table prefix {@code kvmq}, no schema (the
-   *     connection's {@code search_path}), tables created on first use
+   * @return a builder with the defaults: table prefix {@code kvmq}, no schema (the connection's
+   *     {@code search_path}), tables created on first use
    * @throws NullPointerException if {@code dataSource} is null
    */
   public static Builder builder(DataSource dataSource) {
@@ -162,14 +167,16 @@ public final class PostgresKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return call("get " + key, (c, a) -> {
-      try (PreparedStatement ps = c.prepareStatement(tables.get)) {
-        ps.setBytes(1, key.encoded());
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
-        }
-      }
-    });
+    return call(
+        "get " + key,
+        (c, a) -> {
+          try (PreparedStatement ps = c.prepareStatement(tables.get)) {
+            ps.setBytes(1, key.encoded());
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
+            }
+          }
+        });
   }
 
   /**
@@ -187,7 +194,8 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    Map<ByteBuffer, KvEntry> found = call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys));
+    Map<ByteBuffer, KvEntry> found =
+        call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys));
     List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
     for (Key k : keys) {
       result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
@@ -213,20 +221,23 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    return call("list " + range, (c, a) -> {
-      List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
-      try (PreparedStatement ps = c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
-        ps.setBytes(1, range.lowerBound());
-        ps.setBytes(2, range.upperBound());
-        ps.setLong(3, limit);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            result.add(Jdbc.entry(rs));
+    return call(
+        "list " + range,
+        (c, a) -> {
+          List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
+          try (PreparedStatement ps =
+              c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
+            ps.setBytes(1, range.lowerBound());
+            ps.setBytes(2, range.upperBound());
+            ps.setLong(3, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                result.add(Jdbc.entry(rs));
+              }
+            }
           }
-        }
-      }
-      return Collections.unmodifiableList(result);
-    });
+          return Collections.unmodifiableList(result);
+        });
   }
 
   /**
@@ -243,16 +254,18 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return 0;
     }
-    return call("count " + range, (c, a) -> {
-      try (PreparedStatement ps = c.prepareStatement(tables.count)) {
-        ps.setBytes(1, range.lowerBound());
-        ps.setBytes(2, range.upperBound());
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
-        }
-      }
-    });
+    return call(
+        "count " + range,
+        (c, a) -> {
+          try (PreparedStatement ps = c.prepareStatement(tables.count)) {
+            ps.setBytes(1, range.lowerBound());
+            ps.setBytes(2, range.upperBound());
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getLong(1);
+            }
+          }
+        });
   }
 
   // ---- commits
@@ -262,8 +275,8 @@ public final class PostgresKvStore implements KvStore {
    *
    * @throws NullPointerException if {@code operation} is null
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the database fails (the operation may or may not be applied
-   *     if the connection failed during the commit itself) or the schema is missing
+   * @throws KvStoreException if the database fails (the operation may or may not be applied if the
+   *     connection failed during the commit itself) or the schema is missing
    */
   @Override
   public CommitResult commit(AtomicOperation operation) {
@@ -273,20 +286,20 @@ public final class PostgresKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Here a batch is one transaction (the locks of its keys, one call of the commit
-   * function, one flush at commit) as long as it touches at most {@value KeyLocks#MAX_KEY_LOCKS}
-   * keys. A bigger batch is cut, in order and between operations, into consecutive
-   * transactions of at most that many keys each: one big transaction would have to lock the
-   * whole store, and make every other commit wait for it (a worker's group commit of 25 or
-   * more completions is such a batch). An operation that alone touches more keys is a
-   * transaction of its own and locks the whole store. Each operation's checks are evaluated
-   * against the database as left by the operations before it; one that fails is refused
-   * alone. If the database fails midway, the transactions before the failure are committed.
+   * <p>Here a batch is one transaction (the locks of its keys, one call of the commit function, one
+   * flush at commit) as long as it touches at most {@value KeyLocks#MAX_KEY_LOCKS} keys. A bigger
+   * batch is cut, in order and between operations, into consecutive transactions of at most that
+   * many keys each: one big transaction would have to lock the whole store, and make every other
+   * commit wait for it (a worker's group commit of 25 or more completions is such a batch). An
+   * operation that alone touches more keys is a transaction of its own and locks the whole store.
+   * Each operation's checks are evaluated against the database as left by the operations before it;
+   * one that fails is refused alone. If the database fails midway, the transactions before the
+   * failure are committed.
    *
    * @throws NullPointerException if {@code operations} or one of them is null
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the database fails (any of the operations may or may not be
-   *     applied if the connection failed during the commit itself) or the schema is missing
+   * @throws KvStoreException if the database fails (any of the operations may or may not be applied
+   *     if the connection failed during the commit itself) or the schema is missing
    */
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> operations) {
@@ -297,8 +310,10 @@ public final class PostgresKvStore implements KvStore {
       return List.of();
     }
     boolean writes = operations.stream().anyMatch(op -> !op.isReadOnly());
-    String what = operations.size() == 1 ? "commit " + operations.get(0)
-        : "commitAll of " + operations.size() + " operations";
+    String what =
+        operations.size() == 1
+            ? "commit " + operations.get(0)
+            : "commitAll of " + operations.size() + " operations";
     if (!writes) {
       return call(what, (c, a) -> transactions.checkOnly(c, operations));
     }
@@ -310,7 +325,8 @@ public final class PostgresKvStore implements KvStore {
     }
     List<CommitResult> results = new ArrayList<>(operations.size());
     for (List<AtomicOperation> part : parts) {
-      Transactions.Batch batch = call(what + " (part of " + part.size() + ")", (c, a) -> transactions.write(c, a, part));
+      Transactions.Batch batch =
+          call(what + " (part of " + part.size() + ")", (c, a) -> transactions.write(c, a, part));
       notifyLocal(batch.applied());
       results.addAll(batch.results());
     }
@@ -323,24 +339,23 @@ public final class PostgresKvStore implements KvStore {
    * {@inheritDoc}
    *
    * <p>Here the claim is one transaction, so that claims from many nodes (and threads) take
-   * different entries instead of colliding on the first ones: it locks the first
-   * {@code limit} index rows that no other transaction has locked
-   * ({@code SELECT ... ORDER BY key LIMIT n FOR UPDATE SKIP LOCKED}), reads their records,
-   * calls the planner, and applies the operations with the commit function (key locks,
-   * checks and all, exactly as {@link #commitAll}) before {@code COMMIT}. If the planner
-   * gives a {@linkplain ClaimPlanner#recordKeyRule() record key rule}, the records come in
-   * the same statement as the index rows (a join on the rule's key), so a claim is two
-   * round trips (that statement, then the function and {@code COMMIT}); a record whose key is not the planner's {@code recordKey} is read in a
-   * statement of its own. An index row locked
-   * by another claim is being claimed by it: skipping it keeps the queue order for everything
-   * this claim can take. The row locks end with the transaction.
+   * different entries instead of colliding on the first ones: it locks the first {@code limit}
+   * index rows that no other transaction has locked ({@code SELECT ... ORDER BY key LIMIT n FOR
+   * UPDATE SKIP LOCKED}), reads their records, calls the planner, and applies the operations with
+   * the commit function (key locks, checks and all, exactly as {@link #commitAll}) before {@code
+   * COMMIT}. If the planner gives a {@linkplain ClaimPlanner#recordKeyRule() record key rule}, the
+   * records come in the same statement as the index rows (a join on the rule's key), so a claim is
+   * two round trips (that statement, then the function and {@code COMMIT}); a record whose key is
+   * not the planner's {@code recordKey} is read in a statement of its own. An index row locked by
+   * another claim is being claimed by it: skipping it keeps the queue order for everything this
+   * claim can take. The row locks end with the transaction.
    *
-   * @throws NullPointerException if an argument is null, or the planner returns null or a
-   *     null key or operation
+   * @throws NullPointerException if an argument is null, or the planner returns null or a null key
+   *     or operation
    * @throws IllegalArgumentException if {@code limit < 1}
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the database fails (the operations may or may not be applied
-   *     if the connection failed during the commit itself) or the schema is missing
+   * @throws KvStoreException if the database fails (the operations may or may not be applied if the
+   *     connection failed during the commit itself) or the schema is missing
    */
   @Override
   public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
@@ -351,10 +366,12 @@ public final class PostgresKvStore implements KvStore {
     }
     if (range.isEmpty()) {
       ensureOpen();
-      List<AtomicOperation> ops = Objects.requireNonNull(planner.plan(List.of(), List.of()), "planned operations");
+      List<AtomicOperation> ops =
+          Objects.requireNonNull(planner.plan(List.of(), List.of()), "planned operations");
       return ops.isEmpty() ? List.of() : commitAll(ops);
     }
-    Transactions.Batch batch = call("claim from " + range, (c, a) -> claims.claim(c, a, range, limit, planner));
+    Transactions.Batch batch =
+        call("claim from " + range, (c, a) -> claims.claim(c, a, range, limit, planner));
     notifyLocal(batch.applied());
     return batch.results();
   }
@@ -362,8 +379,8 @@ public final class PostgresKvStore implements KvStore {
   // ---- notification
 
   /**
-   * {@inheritDoc} Always true: commits on any node reach subscribers through
-   * {@code LISTEN/NOTIFY}, commits through this store directly.
+   * {@inheritDoc} Always true: commits on any node reach subscribers through {@code LISTEN/NOTIFY},
+   * commits through this store directly.
    */
   @Override
   public boolean notifiesChanges() {
@@ -373,11 +390,10 @@ public final class PostgresKvStore implements KvStore {
   /**
    * {@inheritDoc}
    *
-   * <p>The first subscription starts the store's listener thread and its {@code LISTEN}
-   * connection. Listeners are called on that thread for commits of other nodes (other store
-   * instances), and on the committing thread for commits through this store. After the
-   * listener (re)connects, every subscriber is called once, because notifications sent while
-   * it was not listening are lost.
+   * <p>The first subscription starts the store's listener thread and its {@code LISTEN} connection.
+   * Listeners are called on that thread for commits of other nodes (other store instances), and on
+   * the committing thread for commits through this store. After the listener (re)connects, every
+   * subscriber is called once, because notifications sent while it was not listening are lost.
    *
    * @throws NullPointerException if an argument is null
    * @throws IllegalStateException if the store is closed
@@ -396,7 +412,8 @@ public final class PostgresKvStore implements KvStore {
     if (listener != null || closed) {
       return;
     }
-    listener = new ChangeListener(listenerDataSource, tables, this::onPayload, listening, threadFactory);
+    listener =
+        new ChangeListener(listenerDataSource, tables, this::onPayload, listening, threadFactory);
     listener.start();
   }
 
@@ -440,10 +457,10 @@ public final class PostgresKvStore implements KvStore {
   // ---- health and lifecycle
 
   /**
-   * Tells whether the store can reach its database, for health reporting: false while the
-   * latest call failed for a reason of the database's (unreachable, restarting, schema
-   * missing) and no call has succeeded since, or while the change listener, once started, is
-   * not connected. Cheap: it reports what calls saw and runs no query itself.
+   * Tells whether the store can reach its database, for health reporting: false while the latest
+   * call failed for a reason of the database's (unreachable, restarting, schema missing) and no
+   * call has succeeded since, or while the change listener, once started, is not connected. Cheap:
+   * it reports what calls saw and runs no query itself.
    *
    * @return true when nothing is known to be failing
    */
@@ -462,8 +479,8 @@ public final class PostgresKvStore implements KvStore {
   }
 
   /**
-   * Stops the listener thread and its connection. Borrowed connections were already
-   * returned; the DataSource is the caller's and stays open. A second close does nothing.
+   * Stops the listener thread and its connection. Borrowed connections were already returned; the
+   * DataSource is the caller's and stays open. A second close does nothing.
    */
   @Override
   public void close() {
@@ -477,7 +494,8 @@ public final class PostgresKvStore implements KvStore {
       listener = null;
     }
     notifier.close();
-    subscribers.close(); // waits for listeners running on committing threads and the listener thread
+    subscribers
+        .close(); // waits for listeners running on committing threads and the listener thread
     if (l != null) {
       l.stop();
     }
@@ -507,11 +525,11 @@ public final class PostgresKvStore implements KvStore {
   }
 
   /**
-   * Runs {@code work} on a borrowed connection; retries once on a fresh connection if the
-   * borrowed one failed before anything could have been committed (a stale pooled connection
-   * after a database restart), and up to {@link #DEADLOCK_RETRIES} times if PostgreSQL chose
-   * this transaction as a deadlock's victim (it was rolled back, so nothing was applied; see
-   * {@link #claim} for how a claim and a delete can deadlock).
+   * Runs {@code work} on a borrowed connection; retries once on a fresh connection if the borrowed
+   * one failed before anything could have been committed (a stale pooled connection after a
+   * database restart), and up to {@link #DEADLOCK_RETRIES} times if PostgreSQL chose this
+   * transaction as a deadlock's victim (it was rolled back, so nothing was applied; see {@link
+   * #claim} for how a claim and a delete can deadlock).
    */
   private <T> T attempt(String what, Jdbc.Work<T> work) {
     boolean staleRetried = false;
@@ -530,7 +548,10 @@ public final class PostgresKvStore implements KvStore {
       } catch (SQLException e) {
         if (!staleRetried && !attempt.commitSent && Jdbc.isConnectionFailure(e)) {
           staleRetried = true;
-          LOG.log(Level.DEBUG, () -> this + ": " + what + " failed on a stale connection; retrying once", e);
+          LOG.log(
+              Level.DEBUG,
+              () -> this + ": " + what + " failed on a stale connection; retrying once",
+              e);
           continue;
         }
         // a deadlock's victim was rolled back, even if its COMMIT was sent (PostgreSQL skipped it)
@@ -539,7 +560,8 @@ public final class PostgresKvStore implements KvStore {
           LOG.log(Level.DEBUG, () -> this + ": " + what + " was a deadlock's victim; retrying", e);
           continue;
         }
-        throw failure(what, Jdbc.mayHaveCommitted(attempt, e) ? "the commit's outcome is unknown" : null, e);
+        throw failure(
+            what, Jdbc.mayHaveCommitted(attempt, e) ? "the commit's outcome is unknown" : null, e);
       } finally {
         Jdbc.closeQuietly(c);
       }
@@ -548,9 +570,16 @@ public final class PostgresKvStore implements KvStore {
 
   private KvStoreException failure(String what, String note, SQLException e) {
     calls.failed(what, e);
-    return new KvStoreException(this + ": " + what + " failed"
-        + (note == null ? "" : " (" + note + ")") + ": " + e.getMessage()
-        + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]"), e);
+    return new KvStoreException(
+        this
+            + ": "
+            + what
+            + " failed"
+            + (note == null ? "" : " (" + note + ")")
+            + ": "
+            + e.getMessage()
+            + (e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]"),
+        e);
   }
 
   private void ensureSchema() {
@@ -561,10 +590,12 @@ public final class PostgresKvStore implements KvStore {
       if (schemaReady) {
         return;
       }
-      attempt("preparing the schema", (c, a) -> {
-        schemaSetup.prepare(c);
-        return null;
-      });
+      attempt(
+          "preparing the schema",
+          (c, a) -> {
+            schemaSetup.prepare(c);
+            return null;
+          });
       schemaReady = true;
     }
   }
@@ -581,9 +612,7 @@ public final class PostgresKvStore implements KvStore {
     return t;
   }
 
-  /**
-   * Options of a {@link PostgresKvStore}. Not thread-safe.
-   */
+  /** Options of a {@link PostgresKvStore}. Not thread-safe. */
   public static final class Builder {
     private final DataSource dataSource;
     private DataSource listenerDataSource;
@@ -599,8 +628,8 @@ public final class PostgresKvStore implements KvStore {
     /**
      * Puts the tables in a PostgreSQL schema (created on first use if the tables are).
      *
-     * @param schema a lower-case identifier of at most 20 characters, or null for the
-     *     connection's {@code search_path} (the default)
+     * @param schema a lower-case identifier of at most 20 characters, or null for the connection's
+     *     {@code search_path} (the default)
      * @return this builder
      * @throws IllegalArgumentException if {@code schema} is not such an identifier
      */
@@ -613,13 +642,11 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Names the tables {@code <prefix>_kv} and {@code <prefix>_schema_version}, the sequence
-     * {@code <prefix>_versionstamp}, and the notification channel
-     * {@code [<schema>_]<prefix>_changes}. Two stores with different prefixes in one database
-     * are independent.
+     * Names the tables {@code <prefix>_kv} and {@code <prefix>_schema_version}, the sequence {@code
+     * <prefix>_versionstamp}, and the notification channel {@code [<schema>_]<prefix>_changes}. Two
+     * stores with different prefixes in one database are independent.
      *
-     * @param tablePrefix a lower-case identifier of at most 30 characters; default
-     *     {@code kvmq}
+     * @param tablePrefix a lower-case identifier of at most 30 characters; default {@code kvmq}
      * @return this builder
      * @throws NullPointerException if {@code tablePrefix} is null
      * @throws IllegalArgumentException if it is not such an identifier
@@ -631,10 +658,10 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Whether the store creates its tables (and schema) on first use, under an advisory lock
-     * so that nodes starting together don't race. Off for teams that run the shipped SQL file
-     * with their own migration tool: the store then only checks that the tables exist and
-     * have a schema version it knows.
+     * Whether the store creates its tables (and schema) on first use, under an advisory lock so
+     * that nodes starting together don't race. Off for teams that run the shipped SQL file with
+     * their own migration tool: the store then only checks that the tables exist and have a schema
+     * version it knows.
      *
      * @param createSchema true (the default) to create missing tables
      * @return this builder
@@ -645,9 +672,9 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Where the one long-lived {@code LISTEN} connection comes from, when it should not be
-     * taken from the main pool (whose size it would reduce by one, and which may hide the
-     * PostgreSQL connection from {@code unwrap}).
+     * Where the one long-lived {@code LISTEN} connection comes from, when it should not be taken
+     * from the main pool (whose size it would reduce by one, and which may hide the PostgreSQL
+     * connection from {@code unwrap}).
      *
      * @param listenerDataSource the source, or null for the main DataSource (the default)
      * @return this builder
@@ -658,11 +685,11 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Makes the store's threads (the change listener, and the notifier that sends this
-     * node's change notifications), for containers that want their own (managed) threads.
+     * Makes the store's threads (the change listener, and the notifier that sends this node's
+     * change notifications), for containers that want their own (managed) threads.
      *
-     * @param threadFactory the factory, or null for daemon threads named
-     *     {@code kvmq-postgres-listener} and {@code kvmq-postgres-notifier} (the default)
+     * @param threadFactory the factory, or null for daemon threads named {@code
+     *     kvmq-postgres-listener} and {@code kvmq-postgres-notifier} (the default)
      * @return this builder
      */
     public Builder threadFactory(ThreadFactory threadFactory) {

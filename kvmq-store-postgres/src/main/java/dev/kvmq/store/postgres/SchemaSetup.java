@@ -8,17 +8,18 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * Schema and migration: reads the installed schema version, creates the schema (or upgrades
- * version 1) when it is missing and the builder allows, and refuses versions this release
- * does not know (see {@code docs/postgres-store.md}, Schema).
+ * Schema and migration: reads the installed schema version, creates the schema (or upgrades version
+ * 1) when it is missing and the builder allows, and refuses versions this release does not know
+ * (see {@code docs/postgres-store.md}, Schema).
  *
- * <p><b>Locking.</b> {@link #prepare} is called by one thread at a time (the store holds its
- * schema monitor); across nodes, creation runs under a session-level advisory lock taken
- * before the DDL's transaction begins. Stateless otherwise.
+ * <p><b>Locking.</b> {@link #prepare} is called by one thread at a time (the store holds its schema
+ * monitor); across nodes, creation runs under a session-level advisory lock taken before the DDL's
+ * transaction begins. Stateless otherwise.
  */
 final class SchemaSetup {
 
   private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
+
   /** The first key of the advisory lock that guards schema creation: "kvmq". */
   private static final int SCHEMA_LOCK = 0x6b766d71;
 
@@ -31,10 +32,10 @@ final class SchemaSetup {
   }
 
   /**
-   * Checks the installed schema version; creates the schema first if it is missing (or
-   * upgrades it if it is older) and the builder allows. An installed current schema is left
-   * alone: no DDL, no lock, so that nodes that may not own the tables start too, and a
-   * running cluster sees no DDL at every start.
+   * Checks the installed schema version; creates the schema first if it is missing (or upgrades it
+   * if it is older) and the builder allows. An installed current schema is left alone: no DDL, no
+   * lock, so that nodes that may not own the tables start too, and a running cluster sees no DDL at
+   * every start.
    */
   void prepare(Connection c) throws SQLException {
     SQLException missing = null;
@@ -55,38 +56,60 @@ final class SchemaSetup {
       version = createSchema(c);
     }
     if (version == null) {
-      String why = missing != null ? missing.getMessage().replaceAll("\\s+", " ").strip()
-          : tables.schemaVersion + " is empty";
-      throw new SQLException("the kvmq tables do not exist or have no schema version (" + why
-          + "): run " + Tables.SCHEMA_RESOURCE + " from the kvmq-store-postgres jar, or build"
-          + " the store with createSchema(true)", missing != null ? missing.getSQLState() : "55000", missing);
+      String why =
+          missing != null
+              ? missing.getMessage().replaceAll("\\s+", " ").strip()
+              : tables.schemaVersion + " is empty";
+      throw new SQLException(
+          "the kvmq tables do not exist or have no schema version ("
+              + why
+              + "): run "
+              + Tables.SCHEMA_RESOURCE
+              + " from the kvmq-store-postgres jar, or build"
+              + " the store with createSchema(true)",
+          missing != null ? missing.getSQLState() : "55000",
+          missing);
     }
     if (version > Tables.SCHEMA_VERSION) {
-      throw new SQLException("the kvmq tables have schema version " + version + ", but this"
-          + " kvmq-store-postgres knows version " + Tables.SCHEMA_VERSION + ": upgrade kvmq", "55000");
+      throw new SQLException(
+          "the kvmq tables have schema version "
+              + version
+              + ", but this"
+              + " kvmq-store-postgres knows version "
+              + Tables.SCHEMA_VERSION
+              + ": upgrade kvmq",
+          "55000");
     }
     if (version < Tables.SCHEMA_VERSION) {
-      throw new SQLException("the kvmq tables have schema version " + version + ", older than this"
-          + " kvmq-store-postgres's " + Tables.SCHEMA_VERSION + ": run " + Tables.SCHEMA_RESOURCE
-          + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
-          + " older version first), or build the store with createSchema(true)", "55000");
+      throw new SQLException(
+          "the kvmq tables have schema version "
+              + version
+              + ", older than this"
+              + " kvmq-store-postgres's "
+              + Tables.SCHEMA_VERSION
+              + ": run "
+              + Tables.SCHEMA_RESOURCE
+              + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
+              + " older version first), or build the store with createSchema(true)",
+          "55000");
     }
   }
 
   /** The installed schema version, or null if the version table is empty. */
   private Integer installedVersion(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(tables.readVersion)) {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(tables.readVersion)) {
       rs.next();
       return (Integer) rs.getObject(1);
     }
   }
 
   /**
-   * Runs the schema file (which also upgrades version 1) under a session-level advisory lock,
-   * so that nodes starting together create it once; returns the installed version. The lock is taken before the DDL's
-   * transaction begins, because a transaction that starts before another node's DDL commits
-   * can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and the
-   * version is read again under the lock, so that the nodes that waited run no DDL.
+   * Runs the schema file (which also upgrades version 1) under a session-level advisory lock, so
+   * that nodes starting together create it once; returns the installed version. The lock is taken
+   * before the DDL's transaction begins, because a transaction that starts before another node's
+   * DDL commits can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and
+   * the version is read again under the lock, so that the nodes that waited run no DDL.
    */
   private Integer createSchema(Connection c) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {
@@ -127,7 +150,8 @@ final class SchemaSetup {
         Jdbc.resetAutoCommit(c);
       }
     } finally {
-      try (PreparedStatement unlock = c.prepareStatement("SELECT pg_advisory_unlock(?, hashtext(?))")) {
+      try (PreparedStatement unlock =
+          c.prepareStatement("SELECT pg_advisory_unlock(?, hashtext(?))")) {
         unlock.setInt(1, SCHEMA_LOCK);
         unlock.setString(2, tables.describe());
         unlock.executeQuery().close();

@@ -11,8 +11,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The names one store uses (tables, notification channel) and the SQL written with them.
- * Names are validated to plain lower-case identifiers, so they are safe to splice into SQL.
+ * The names one store uses (tables, notification channel) and the SQL written with them. Names are
+ * validated to plain lower-case identifiers, so they are safe to splice into SQL.
  */
 final class Tables {
 
@@ -23,7 +23,8 @@ final class Tables {
   static final int SCHEMA_VERSION = 2;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
-  private static final Pattern DEFAULT_TABLE = Pattern.compile("\\bkvmq_(kv|meta|versionstamp|schema_version|commit)\\b");
+  private static final Pattern DEFAULT_TABLE =
+      Pattern.compile("\\bkvmq_(kv|meta|versionstamp|schema_version|commit)\\b");
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 
@@ -46,12 +47,14 @@ final class Tables {
   final String commitAndEnd;
   final String notifyAndEnd;
   final String readVersion;
+
   /** The first key of every advisory lock a commit takes: the same on every node. */
   final int lockSpace;
 
   Tables(String schema, String prefix) {
     this.schema = schema == null ? null : identifier("schema", schema, MAX_SCHEMA);
-    this.prefix = identifier("table prefix", Objects.requireNonNull(prefix, "tablePrefix"), MAX_PREFIX);
+    this.prefix =
+        identifier("table prefix", Objects.requireNonNull(prefix, "tablePrefix"), MAX_PREFIX);
     this.kv = qualified("kv");
     this.versionstamps = qualified("versionstamp");
     this.schemaVersion = qualified("schema_version");
@@ -67,20 +70,32 @@ final class Tables {
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
     // The same, with the record each row points at by a planner's rule (prefix, then the
     // index key from a byte offset on): one round trip instead of two.
-    lockFirstWithRecords = "SELECT i.key, i.value, i.versionstamp, r.key, r.value, r.versionstamp FROM ("
-        + lockFirst + ") i LEFT JOIN " + kv + " r ON r.key = (?::bytea || substring(i.key FROM ?::int))"
-        + " ORDER BY i.key";
+    lockFirstWithRecords =
+        "SELECT i.key, i.value, i.versionstamp, r.key, r.value, r.versionstamp FROM ("
+            + lockFirst
+            + ") i LEFT JOIN "
+            + kv
+            + " r ON r.key = (?::bytea || substring(i.key FROM ?::int))"
+            + " ORDER BY i.key";
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
-    checkRead = "SELECT s.last_value, k.key, k.versionstamp FROM " + versionstamps + " s LEFT JOIN " + kv
-        + " k ON k.key = ANY (?)";
+    checkRead =
+        "SELECT s.last_value, k.key, k.versionstamp FROM "
+            + versionstamps
+            + " s LEFT JOIN "
+            + kv
+            + " k ON k.key = ANY (?)";
     // Locks the keys first, then checks and writes: see schema-v2.sql.
-    commit = "SELECT " + qualified("commit") + "(?, ?, ?::int4[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
-        + " ?::bytea[], ?::bytea[], ?, ?::text[])";
+    commit =
+        "SELECT "
+            + qualified("commit")
+            + "(?, ?, ?::int4[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
+            + " ?::bytea[], ?::bytea[], ?, ?::text[])";
     // The call and the COMMIT in one message (one round trip); the COMMIT runs only if the
     // call succeeded, as PostgreSQL skips the rest of a message after an error.
     commitAndEnd = commit + "; COMMIT";
     // Change notifications, apart from the commits (see Notifier): no flush to wait for.
-    notifyAndEnd = "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";
+    notifyAndEnd =
+        "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
     lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
   }
@@ -104,8 +119,8 @@ final class Tables {
     String sql;
     try (InputStream in = Tables.class.getResourceAsStream(SCHEMA_RESOURCE)) {
       if (in == null) {
-        throw new IllegalStateException("the schema file " + SCHEMA_RESOURCE
-            + " is missing from the kvmq-store-postgres jar");
+        throw new IllegalStateException(
+            "the schema file " + SCHEMA_RESOURCE + " is missing from the kvmq-store-postgres jar");
       }
       sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -154,8 +169,15 @@ final class Tables {
 
   private static String identifier(String what, String name, int maxLength) {
     if (!IDENTIFIER.matcher(name).matches() || name.length() > maxLength) {
-      throw new IllegalArgumentException("the " + what + " must be a lower-case SQL identifier"
-          + " ([a-z_][a-z0-9_]*) of at most " + maxLength + " characters: '" + name + "'");
+      throw new IllegalArgumentException(
+          "the "
+              + what
+              + " must be a lower-case SQL identifier"
+              + " ([a-z_][a-z0-9_]*) of at most "
+              + maxLength
+              + " characters: '"
+              + name
+              + "'");
     }
     return name;
   }

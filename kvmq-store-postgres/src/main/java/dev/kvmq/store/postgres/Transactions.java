@@ -21,20 +21,21 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The commit path on a borrowed connection: a read-only batch as one statement, a writing
- * batch as one transaction and one round trip ({@code BEGIN}, the commit function,
- * {@code COMMIT} in one message), what happens after a failure inside it, and what a commit
- * announces to other nodes through the {@link Notifier}.
+ * The commit path on a borrowed connection: a read-only batch as one statement, a writing batch as
+ * one transaction and one round trip ({@code BEGIN}, the commit function, {@code COMMIT} in one
+ * message), what happens after a failure inside it, and what a commit announces to other nodes
+ * through the {@link Notifier}.
  *
  * <p><b>Locking.</b> No Java locks: each call runs on the caller's thread and connection.
- * Consistency comes from PostgreSQL: the commit function takes an advisory lock per key (see
- * {@link KeyLocks}) before it checks and writes, and the locks last until the commit is
- * flushed. Local subscribers are called on the committing thread, after the commit.
+ * Consistency comes from PostgreSQL: the commit function takes an advisory lock per key (see {@link
+ * KeyLocks}) before it checks and writes, and the locks last until the commit is flushed. Local
+ * subscribers are called on the committing thread, after the commit.
  */
 final class Transactions {
 
   /** Written keys are announced by their first this-many parts. */
   private static final int NOTIFY_PARTS = 3;
+
   private static final HexFormat HEX = HexFormat.of();
 
   private final Tables tables;
@@ -47,9 +48,10 @@ final class Transactions {
     this.local = local;
   }
 
-  /** Operations without mutations: one statement reads the checked keys and the latest versionstamp. */
-  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations)
-      throws SQLException {
+  /**
+   * Operations without mutations: one statement reads the checked keys and the latest versionstamp.
+   */
+  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations) throws SQLException {
     Map<ByteBuffer, Long> current = new HashMap<>();
     long latest;
     try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
@@ -69,8 +71,10 @@ final class Transactions {
     }
     List<CommitResult> results = new ArrayList<>(operations.size());
     for (AtomicOperation op : operations) {
-      results.add(checksHold(op, current)
-          ? CommitResult.committed(Math.max(1, latest)) : CommitResult.checkFailed());
+      results.add(
+          checksHold(op, current)
+              ? CommitResult.committed(Math.max(1, latest))
+              : CommitResult.checkFailed());
     }
     return Collections.unmodifiableList(results);
   }
@@ -79,9 +83,9 @@ final class Transactions {
   record Batch(List<CommitResult> results, List<AtomicOperation> applied) {}
 
   /**
-   * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the
-   * keys, checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key
-   * locks are held from the function's first statement to the end of the {@code COMMIT}.
+   * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the keys,
+   * checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key locks are
+   * held from the function's first statement to the end of the {@code COMMIT}.
    */
   Batch write(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
@@ -96,8 +100,11 @@ final class Transactions {
     }
   }
 
-  /** After a failure inside a transaction: roll back, and wake subscribers if it may have committed. */
-  void failedInTransaction(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations, Exception e) {
+  /**
+   * After a failure inside a transaction: roll back, and wake subscribers if it may have committed.
+   */
+  void failedInTransaction(
+      Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations, Exception e) {
     Jdbc.rollbackQuietly(c);
     if (operations != null && Jdbc.mayHaveCommitted(attempt, e)) {
       // It may have committed: a spurious wake-up is allowed, a missed one is not.
@@ -107,10 +114,10 @@ final class Transactions {
   }
 
   /**
-   * Inside an open transaction: calls the commit function for {@code operations} and
-   * commits, in one round trip: the {@code COMMIT} goes in the same message as the call
-   * ({@link Tables#commitAndEnd}). If the call fails, PostgreSQL skips the {@code COMMIT} and
-   * the transaction is rolled back; only a connection failure leaves the outcome unknown.
+   * Inside an open transaction: calls the commit function for {@code operations} and commits, in
+   * one round trip: the {@code COMMIT} goes in the same message as the call ({@link
+   * Tables#commitAndEnd}). If the call fails, PostgreSQL skips the {@code COMMIT} and the
+   * transaction is rolled back; only a connection failure leaves the outcome unknown.
    */
   Batch applyAndCommit(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
@@ -151,7 +158,8 @@ final class Transactions {
       ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
       ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
       ps.setString(10, tables.channel);
-      ps.setArray(11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
+      ps.setArray(
+          11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
       ps.execute();
       try (ResultSet rs = ps.getResultSet()) {
         rs.next();
@@ -159,8 +167,12 @@ final class Transactions {
       }
     }
     if (outcomes.length != operations.size()) {
-      throw new IllegalStateException("the commit function returned " + outcomes.length
-          + " outcomes for " + operations.size() + " operations. Indicates a bug.");
+      throw new IllegalStateException(
+          "the commit function returned "
+              + outcomes.length
+              + " outcomes for "
+              + operations.size()
+              + " operations. Indicates a bug.");
     }
     List<CommitResult> results = new ArrayList<>(operations.size());
     List<AtomicOperation> applied = new ArrayList<>();
@@ -191,8 +203,8 @@ final class Transactions {
   }
 
   /**
-   * What a batch announces to other nodes: the first parts of every key written (by
-   * operations whose checks fail too: a spurious wake-up is allowed), in hex.
+   * What a batch announces to other nodes: the first parts of every key written (by operations
+   * whose checks fail too: a spurious wake-up is allowed), in hex.
    */
   private static Set<String> announced(List<AtomicOperation> operations) {
     Set<String> prefixes = new LinkedHashSet<>();
@@ -217,7 +229,8 @@ final class Transactions {
 
   private static boolean checksHold(AtomicOperation op, Map<ByteBuffer, Long> current) {
     for (AtomicOperation.Check check : op.checks()) {
-      long actual = current.getOrDefault(ByteBuffer.wrap(check.key().encoded()), AtomicOperation.ABSENT);
+      long actual =
+          current.getOrDefault(ByteBuffer.wrap(check.key().encoded()), AtomicOperation.ABSENT);
       if (actual != check.versionstamp()) {
         return false;
       }

@@ -16,7 +16,8 @@ final class ChildJvm {
    * Starts {@code main} in a new JVM on this test's class path, its output (stdout and stderr)
    * going to {@code output}.
    */
-  static Process start(Path output, List<String> jvmOptions, Class<?> main, String... args) throws IOException {
+  static Process start(Path output, List<String> jvmOptions, Class<?> main, String... args)
+      throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmOptions);
@@ -30,8 +31,12 @@ final class ChildJvm {
         .start();
   }
 
-  /** Polls the child's output for a line starting with {@code prefix}; fails if it dies or {@code wait} passes. */
-  static String awaitLine(Process child, Path output, String prefix, Duration wait) throws IOException {
+  /**
+   * Polls the child's output for a line starting with {@code prefix}; fails if it dies or {@code
+   * wait} passes.
+   */
+  static String awaitLine(Process child, Path output, String prefix, Duration wait)
+      throws IOException {
     long deadline = System.nanoTime() + wait.toNanos();
     Object monitor = new Object();
     while (true) {
@@ -41,10 +46,17 @@ final class ChildJvm {
         }
       }
       if (!child.isAlive()) {
-        throw new AssertionError("the child died (exit " + child.exitValue() + "): " + Files.readString(output));
+        throw new AssertionError(
+            "the child died (exit " + child.exitValue() + "): " + Files.readString(output));
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("the child did not print '" + prefix + "' in " + wait + ": " + Files.readString(output));
+        throw new AssertionError(
+            "the child did not print '"
+                + prefix
+                + "' in "
+                + wait
+                + ": "
+                + Files.readString(output));
       }
       synchronized (monitor) {
         try {

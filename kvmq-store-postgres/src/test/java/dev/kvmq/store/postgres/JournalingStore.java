@@ -14,9 +14,9 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A store wrapper for the crash test: it adds a journal entry to every push, claim and
- * completion of the queue {@value #QUEUE}, <em>in the same atomic operation</em>, so the
- * journal holds exactly what was committed, whoever crashed when:
+ * A store wrapper for the crash test: it adds a journal entry to every push, claim and completion
+ * of the queue {@value #QUEUE}, <em>in the same atomic operation</em>, so the journal holds exactly
+ * what was committed, whoever crashed when:
  *
  * <pre>
  * ["journal", "pushed", id]          -> node     the push committed
@@ -26,8 +26,8 @@ import java.util.Optional;
  * </pre>
  *
  * A completion's token is read from the record it checks: the completion checks the record's
- * versionstamp, so when it commits, the record it deletes is the one read here. Nothing else
- * of the operations changes: checks and mutations pass through as they are.
+ * versionstamp, so when it commits, the record it deletes is the one read here. Nothing else of the
+ * operations changes: checks and mutations pass through as they are.
  */
 final class JournalingStore extends ForwardingKvStore {
 
@@ -43,11 +43,6 @@ final class JournalingStore extends ForwardingKvStore {
     super(delegate);
     this.node = node.getBytes(StandardCharsets.UTF_8);
   }
-
-
-
-
-
 
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> operations) {
@@ -73,7 +68,9 @@ final class JournalingStore extends ForwardingKvStore {
         // otherwise the record changed since: the operation's own check refuses it
       }
       for (AtomicOperation.Check check : op.checks()) {
-        if (check.versionstamp() == AtomicOperation.ABSENT && isJob(check.key()) && sets(op, check.key())) {
+        if (check.versionstamp() == AtomicOperation.ABSENT
+            && isJob(check.key())
+            && sets(op, check.key())) {
           b.set(PUSHED.append(idOf(check.key())), node);
         }
       }
@@ -84,32 +81,32 @@ final class JournalingStore extends ForwardingKvStore {
 
   @Override
   public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
-    return delegate.claim(range, limit, new ClaimPlanner() {
-      @Override
-      public Key recordKey(Key indexKey) {
-        return planner.recordKey(indexKey);
-      }
-
-      @Override
-      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-        List<AtomicOperation> ops = planner.plan(index, records);
-        List<AtomicOperation> journaled = new ArrayList<>(ops.size());
-        for (AtomicOperation op : ops) {
-          AtomicOperation.Builder b = copy(op);
-          for (AtomicOperation.Mutation m : op.mutations()) {
-            if (!m.isDelete() && isJob(m.key())) {
-              b.set(CLAIMED.append(idOf(m.key()), JobRecordPeek.token(m.value())), node);
-            }
+    return delegate.claim(
+        range,
+        limit,
+        new ClaimPlanner() {
+          @Override
+          public Key recordKey(Key indexKey) {
+            return planner.recordKey(indexKey);
           }
-          journaled.add(b.build());
-        }
-        return journaled;
-      }
-    });
+
+          @Override
+          public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+            List<AtomicOperation> ops = planner.plan(index, records);
+            List<AtomicOperation> journaled = new ArrayList<>(ops.size());
+            for (AtomicOperation op : ops) {
+              AtomicOperation.Builder b = copy(op);
+              for (AtomicOperation.Mutation m : op.mutations()) {
+                if (!m.isDelete() && isJob(m.key())) {
+                  b.set(CLAIMED.append(idOf(m.key()), JobRecordPeek.token(m.value())), node);
+                }
+              }
+              journaled.add(b.build());
+            }
+            return journaled;
+          }
+        });
   }
-
-
-
 
   private static AtomicOperation.Builder copy(AtomicOperation op) {
     AtomicOperation.Builder b = AtomicOperation.builder();

@@ -34,10 +34,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The PostgreSQL claim path ({@link PostgresKvStore#claim}): claims from two nodes, with
- * several threads each, take different entries (no entry twice, none refused), a claim
- * skips only the rows another claim holds, and a claim that deadlocks with a writer is
- * retried instead of failing.
+ * The PostgreSQL claim path ({@link PostgresKvStore#claim}): claims from two nodes, with several
+ * threads each, take different entries (no entry twice, none refused), a claim skips only the rows
+ * another claim holds, and a claim that deadlocks with a writer is retried instead of failing.
  */
 @PostgresTest
 class PostgresClaimTest {
@@ -70,6 +69,7 @@ class PostgresClaimTest {
     final List<Long> taken = new ArrayList<>();
     int calls;
     int seen;
+
     /** Entries whose record another claim had already taken: a collision. */
     int stale;
 
@@ -95,8 +95,12 @@ class PostgresClaimTest {
           stale++;
           continue;
         }
-        ops.add(AtomicOperation.builder().check(r).set(r.key(), by.getBytes(StandardCharsets.UTF_8))
-            .delete(index.get(i).key()).build());
+        ops.add(
+            AtomicOperation.builder()
+                .check(r)
+                .set(r.key(), by.getBytes(StandardCharsets.UTF_8))
+                .delete(index.get(i).key())
+                .build());
         taken.add(index.get(i).key().getLong(1));
       }
       return ops;
@@ -106,7 +110,11 @@ class PostgresClaimTest {
   private void fill(int entries) {
     List<AtomicOperation> ops = new ArrayList<>();
     for (long n = 0; n < entries; n++) {
-      ops.add(AtomicOperation.builder().set(Key.of("idx", n), new byte[0]).set(Key.of("rec", n), new byte[] {0}).build());
+      ops.add(
+          AtomicOperation.builder()
+              .set(Key.of("idx", n), new byte[0])
+              .set(Key.of("rec", n), new byte[] {0})
+              .build());
     }
     assertThat(a.commitAll(ops)).allMatch(CommitResult::ok);
   }
@@ -126,43 +134,56 @@ class PostgresClaimTest {
       for (int t = 0; t < 2 * threadsPerNode; t++) {
         PostgresKvStore node = t % 2 == 0 ? a : b;
         String name = (t % 2 == 0 ? "a" : "b") + t;
-        futures.add(pool.submit(() -> {
-          start.await();
-          Map<Long, String> mine = new HashMap<>();
-          while (true) {
-            Take planner = new Take(name);
-            List<CommitResult> results = node.claim(INDEX, 5, planner);
-            claimCalls.incrementAndGet();
-            refused.addAndGet(planner.stale);
-            if (planner.seen == 0 && node.count(INDEX) == 0) {
-              return mine;
-            }
-            for (int i = 0; i < results.size(); i++) {
-              if (results.get(i).ok()) {
-                assertThat(mine.put(planner.taken.get(i), name)).isNull();
-              } else {
-                refused.incrementAndGet();
-              }
-            }
-          }
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  Map<Long, String> mine = new HashMap<>();
+                  while (true) {
+                    Take planner = new Take(name);
+                    List<CommitResult> results = node.claim(INDEX, 5, planner);
+                    claimCalls.incrementAndGet();
+                    refused.addAndGet(planner.stale);
+                    if (planner.seen == 0 && node.count(INDEX) == 0) {
+                      return mine;
+                    }
+                    for (int i = 0; i < results.size(); i++) {
+                      if (results.get(i).ok()) {
+                        assertThat(mine.put(planner.taken.get(i), name)).isNull();
+                      } else {
+                        refused.incrementAndGet();
+                      }
+                    }
+                  }
+                }));
       }
       start.countDown();
       for (Future<Map<Long, String>> f : futures) {
         for (Map.Entry<Long, String> e : f.get(2, TimeUnit.MINUTES).entrySet()) {
-          assertThat(takenBy.put(e.getKey(), e.getValue())).as("entry %s taken twice", e.getKey()).isNull();
+          assertThat(takenBy.put(e.getKey(), e.getValue()))
+              .as("entry %s taken twice", e.getKey())
+              .isNull();
         }
       }
     } finally {
       pool.shutdownNow();
     }
     assertThat(takenBy).hasSize(entries);
-    assertThat(refused.get()).as("claims refused by their checks or planned from a taken record (of %s claim calls)",
-        claimCalls.get()).isZero();
-    assertThat(takenBy.values().stream().filter(n -> n.startsWith("a")).count()).as("node a took some").isPositive();
-    assertThat(takenBy.values().stream().filter(n -> n.startsWith("b")).count()).as("node b took some").isPositive();
+    assertThat(refused.get())
+        .as(
+            "claims refused by their checks or planned from a taken record (of %s claim calls)",
+            claimCalls.get())
+        .isZero();
+    assertThat(takenBy.values().stream().filter(n -> n.startsWith("a")).count())
+        .as("node a took some")
+        .isPositive();
+    assertThat(takenBy.values().stream().filter(n -> n.startsWith("b")).count())
+        .as("node b took some")
+        .isPositive();
     for (Map.Entry<Long, String> e : takenBy.entrySet()) {
-      assertThat(new String(a.get(Key.of("rec", e.getKey())).orElseThrow().value(), StandardCharsets.UTF_8))
+      assertThat(
+              new String(
+                  a.get(Key.of("rec", e.getKey())).orElseThrow().value(), StandardCharsets.UTF_8))
           .isEqualTo(e.getValue());
     }
   }
@@ -174,15 +195,17 @@ class PostgresClaimTest {
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
-      Take first = new Take("a") {
-        @Override
-        public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-          List<AtomicOperation> ops = super.plan(index, records);
-          holding.countDown();
-          await(release);
-          return ops;
-        }
-      };
+      Take first =
+          new Take("a") {
+            @Override
+            public List<AtomicOperation> plan(
+                List<KvEntry> index, List<Optional<KvEntry>> records) {
+              List<AtomicOperation> ops = super.plan(index, records);
+              holding.countDown();
+              await(release);
+              return ops;
+            }
+          };
       Future<List<CommitResult>> held = pool.submit(() -> a.claim(INDEX, 3, first));
       await(holding);
 
@@ -214,20 +237,30 @@ class PostgresClaimTest {
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
-      Take claim = new Take("a") {
-        @Override
-        public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-          List<AtomicOperation> ops = super.plan(index, records);
-          holding.countDown();
-          await(release);
-          return ops;
-        }
-      };
+      Take claim =
+          new Take("a") {
+            @Override
+            public List<AtomicOperation> plan(
+                List<KvEntry> index, List<Optional<KvEntry>> records) {
+              List<AtomicOperation> ops = super.plan(index, records);
+              holding.countDown();
+              await(release);
+              return ops;
+            }
+          };
       Future<List<CommitResult>> claimed = pool.submit(() -> a.claim(INDEX, 1, claim));
       await(holding);
-      Future<CommitResult> deleted = pool.submit(() -> b.commit(AtomicOperation.builder()
-          .check(record).delete(Key.of("idx", 0L)).delete(Key.of("rec", 0L)).build()));
-      TestDatabase.await("the delete waits for the claim's row lock", WAIT, () -> waitingForLocks() == 1);
+      Future<CommitResult> deleted =
+          pool.submit(
+              () ->
+                  b.commit(
+                      AtomicOperation.builder()
+                          .check(record)
+                          .delete(Key.of("idx", 0L))
+                          .delete(Key.of("rec", 0L))
+                          .build()));
+      TestDatabase.await(
+          "the delete waits for the claim's row lock", WAIT, () -> waitingForLocks() == 1);
       release.countDown();
 
       List<CommitResult> claimResults = claimed.get(1, TimeUnit.MINUTES);
@@ -236,7 +269,9 @@ class PostgresClaimTest {
       boolean claimWon = !claimResults.isEmpty() && claimResults.get(0).ok();
       assertThat(claimWon).isNotEqualTo(deleteResult.ok());
       if (claimWon) {
-        assertThat(new String(a.get(Key.of("rec", 0L)).orElseThrow().value(), StandardCharsets.UTF_8)).isEqualTo("a");
+        assertThat(
+                new String(a.get(Key.of("rec", 0L)).orElseThrow().value(), StandardCharsets.UTF_8))
+            .isEqualTo("a");
       } else {
         assertThat(a.get(Key.of("rec", 0L))).isEmpty();
         assertThat(claim.calls).as("the claim ran again after it was aborted").isGreaterThan(1);
@@ -251,7 +286,8 @@ class PostgresClaimTest {
   }
 
   @Test
-  void aClaimReadsTheRecordsWithTheIndexRowsByThePlannersRuleAndChecksEveryKeyItYields() throws Exception {
+  void aClaimReadsTheRecordsWithTheIndexRowsByThePlannersRuleAndChecksEveryKeyItYields()
+      throws Exception {
     fill(12);
     // records a wrong rule would find: ["alt", n], marked taken
     List<AtomicOperation> alt = new ArrayList<>();
@@ -261,20 +297,28 @@ class PostgresClaimTest {
     assertThat(a.commitAll(alt)).allMatch(CommitResult::ok);
     List<String> statements = new CopyOnWriteArrayList<>();
     int indexPrefixBytes = Key.of("idx").encoded().length;
-    try (PostgresKvStore counted = PostgresKvStore.builder(recordingStatements(db.pool(), statements))
-        .schema(schema).build()) {
+    try (PostgresKvStore counted =
+        PostgresKvStore.builder(recordingStatements(db.pool(), statements))
+            .schema(schema)
+            .build()) {
       Take right = new RuleTake("a", Key.of("rec"), indexPrefixBytes);
       assertThat(counted.claim(INDEX, 4, right)).hasSize(4).allMatch(CommitResult::ok);
       assertThat(right.taken).containsExactly(0L, 1L, 2L, 3L);
       assertThat(right.stale).isZero();
-      assertThat(statements).as("the records came with the index rows").noneMatch(s -> s.contains("ANY"));
+      assertThat(statements)
+          .as("the records came with the index rows")
+          .noneMatch(s -> s.contains("ANY"));
 
       statements.clear();
       Take wrong = new RuleTake("b", Key.of("alt"), indexPrefixBytes);
       assertThat(counted.claim(INDEX, 4, wrong)).hasSize(4).allMatch(CommitResult::ok);
-      assertThat(wrong.stale).as("the records the wrong rule found were not given to the planner").isZero();
+      assertThat(wrong.stale)
+          .as("the records the wrong rule found were not given to the planner")
+          .isZero();
       assertThat(wrong.taken).containsExactly(4L, 5L, 6L, 7L);
-      assertThat(statements).as("the right records were read apart").anyMatch(s -> s.contains("ANY"));
+      assertThat(statements)
+          .as("the right records were read apart")
+          .anyMatch(s -> s.contains("ANY"));
 
       statements.clear();
       Take nowhere = new RuleTake("c", Key.of("rec"), indexPrefixBytes + 1);
@@ -284,7 +328,8 @@ class PostgresClaimTest {
     }
     for (long n = 0; n < 12; n++) {
       String by = n < 4 ? "a" : n < 8 ? "b" : "c";
-      assertThat(new String(a.get(Key.of("rec", n)).orElseThrow().value(), StandardCharsets.UTF_8)).isEqualTo(by);
+      assertThat(new String(a.get(Key.of("rec", n)).orElseThrow().value(), StandardCharsets.UTF_8))
+          .isEqualTo(by);
       assertThat(a.get(Key.of("alt", n)).orElseThrow().value()).containsExactly(1);
     }
   }
@@ -306,20 +351,25 @@ class PostgresClaimTest {
 
   /** A data source whose connections note the SQL of every statement they prepare. */
   private static DataSource recordingStatements(DataSource target, List<String> statements) {
-    return (DataSource) Proxy.newProxyInstance(PostgresClaimTest.class.getClassLoader(),
-        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-          Object result = invoke(method, target, args);
-          if (!(result instanceof Connection c)) {
-            return result;
-          }
-          return Proxy.newProxyInstance(PostgresClaimTest.class.getClassLoader(),
-              new Class<?>[] {Connection.class}, (p, m, a) -> {
-                if (m.getName().equals("prepareStatement")) {
-                  statements.add((String) a[0]);
-                }
-                return invoke(m, c, a);
-              });
-        });
+    return (DataSource)
+        Proxy.newProxyInstance(
+            PostgresClaimTest.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = invoke(method, target, args);
+              if (!(result instanceof Connection c)) {
+                return result;
+              }
+              return Proxy.newProxyInstance(
+                  PostgresClaimTest.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (p, m, a) -> {
+                    if (m.getName().equals("prepareStatement")) {
+                      statements.add((String) a[0]);
+                    }
+                    return invoke(m, c, a);
+                  });
+            });
   }
 
   private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
@@ -331,8 +381,11 @@ class PostgresClaimTest {
   }
 
   private int waitingForLocks() {
-    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
       rs.next();
       return rs.getInt(1);
     } catch (java.sql.SQLException e) {

@@ -34,12 +34,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Measures what versionstamps cost: commits per second through the store against plain
- * upserts of the same shape and against schema version 1's counter row (writers serialized
- * by one row), with and without a flush per commit; claims through the store's claim path
- * and the SPI's default; and the cross-node notification latency. Prints figures and
- * asserts nothing: speed is never asserted in a test. Not run by {@code mvn verify} (the
- * class name does not end in Test); run it with
+ * Measures what versionstamps cost: commits per second through the store against plain upserts of
+ * the same shape and against schema version 1's counter row (writers serialized by one row), with
+ * and without a flush per commit; claims through the store's claim path and the SPI's default; and
+ * the cross-node notification latency. Prints figures and asserts nothing: speed is never asserted
+ * in a test. Not run by {@code mvn verify} (the class name does not end in Test); run it with
  *
  * <pre>
  * mvn -B -q -pl kvmq-store-postgres -am verify -Dkvmq.bench=true \
@@ -56,10 +55,19 @@ class PostgresCommitCostBench {
   @Test
   void measure() throws Exception {
     for (String synchronousCommit : List.of("on", "off")) {
-      EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("synchronous_commit", synchronousCommit).start();
+      EmbeddedPostgres pg =
+          EmbeddedPostgres.builder()
+              .setServerConfig("synchronous_commit", synchronousCommit)
+              .start();
       try (TestPool pool = new TestPool(pg.getPostgresDatabase())) {
-        print("synchronous_commit=" + synchronousCommit + " (PostgreSQL "
-            + version(pool) + ", " + Runtime.getRuntime().availableProcessors() + " cores)");
+        print(
+            "synchronous_commit="
+                + synchronousCommit
+                + " (PostgreSQL "
+                + version(pool)
+                + ", "
+                + Runtime.getRuntime().availableProcessors()
+                + " cores)");
         storeCommits(pool, synchronousCommit, 1, SINGLE_THREAD_COMMITS);
         storeCommits(pool, synchronousCommit, THREADS, COMMITS_PER_THREAD);
         plainUpserts(pool, 1, SINGLE_THREAD_COMMITS);
@@ -77,115 +85,161 @@ class PostgresCommitCostBench {
     }
   }
 
-  private static void storeCommits(DataSource pool, String sc, int threads, int each) throws Exception {
-    try (PostgresKvStore store = PostgresKvStore.builder(pool).tablePrefix("bench_" + threads).build()) {
+  private static void storeCommits(DataSource pool, String sc, int threads, int each)
+      throws Exception {
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(pool).tablePrefix("bench_" + threads).build()) {
       store.commit(AtomicOperation.builder().set(Key.of("warm"), new byte[16]).build());
       long[] latencies = new long[threads * each];
       AtomicLong index = new AtomicLong();
-      long elapsed = run(threads, t -> {
-        for (int i = 0; i < each; i++) {
-          long t0 = System.nanoTime();
-          store.commit(AtomicOperation.builder().set(Key.of("job", (long) t, (long) i), new byte[100]).build());
-          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
-        }
-      });
-      report("store commit (1 set, 100 B), " + threads + " thread(s)", threads * each, elapsed, latencies);
+      long elapsed =
+          run(
+              threads,
+              t -> {
+                for (int i = 0; i < each; i++) {
+                  long t0 = System.nanoTime();
+                  store.commit(
+                      AtomicOperation.builder()
+                          .set(Key.of("job", (long) t, (long) i), new byte[100])
+                          .build());
+                  latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+                }
+              });
+      report(
+          "store commit (1 set, 100 B), " + threads + " thread(s)",
+          threads * each,
+          elapsed,
+          latencies);
     }
   }
 
   private static void plainUpserts(DataSource pool, int threads, int each) throws Exception {
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS plain_kv");
-      s.execute("CREATE TABLE plain_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
+      s.execute(
+          "CREATE TABLE plain_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
     }
     long[] latencies = new long[threads * each];
     AtomicLong index = new AtomicLong();
-    long elapsed = run(threads, t -> {
-      try (Connection c = pool.getConnection();
-          PreparedStatement ps = c.prepareStatement("INSERT INTO plain_kv VALUES (?, ?, 1)"
-              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value")) {
-        for (int i = 0; i < each; i++) {
-          long t0 = System.nanoTime();
-          ps.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
-          ps.setBytes(2, new byte[100]);
-          ps.executeUpdate();
-          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
-        }
-      }
-    });
-    report("baseline: plain autocommit upsert, no versionstamp row, " + threads + " thread(s)",
-        threads * each, elapsed, latencies);
+    long elapsed =
+        run(
+            threads,
+            t -> {
+              try (Connection c = pool.getConnection();
+                  PreparedStatement ps =
+                      c.prepareStatement(
+                          "INSERT INTO plain_kv VALUES (?, ?, 1)"
+                              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value")) {
+                for (int i = 0; i < each; i++) {
+                  long t0 = System.nanoTime();
+                  ps.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
+                  ps.setBytes(2, new byte[100]);
+                  ps.executeUpdate();
+                  latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+                }
+              }
+            });
+    report(
+        "baseline: plain autocommit upsert, no versionstamp row, " + threads + " thread(s)",
+        threads * each,
+        elapsed,
+        latencies);
   }
 
   /**
-   * Schema version 1's scheme without the rest of the store: a transaction that locks one
-   * counter row, upserts, advances the counter and commits. Writers queue on the row.
+   * Schema version 1's scheme without the rest of the store: a transaction that locks one counter
+   * row, upserts, advances the counter and commits. Writers queue on the row.
    */
   private static void counterRowUpserts(DataSource pool, int threads, int each) throws Exception {
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS counter_kv");
       s.execute("DROP TABLE IF EXISTS counter_row");
-      s.execute("CREATE TABLE counter_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
-      s.execute("CREATE TABLE counter_row (id int PRIMARY KEY, vs bigint NOT NULL) WITH (fillfactor = 50)");
+      s.execute(
+          "CREATE TABLE counter_kv (key bytea PRIMARY KEY, value bytea NOT NULL, versionstamp bigint NOT NULL)");
+      s.execute(
+          "CREATE TABLE counter_row (id int PRIMARY KEY, vs bigint NOT NULL) WITH (fillfactor = 50)");
       s.execute("INSERT INTO counter_row VALUES (1, 0)");
     }
     long[] latencies = new long[threads * each];
     AtomicLong index = new AtomicLong();
-    long elapsed = run(threads, t -> {
-      try (Connection c = pool.getConnection();
-          PreparedStatement lock = c.prepareStatement("SELECT vs FROM counter_row WHERE id = 1 FOR UPDATE");
-          PreparedStatement up = c.prepareStatement("INSERT INTO counter_kv VALUES (?, ?, ?)"
-              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp");
-          PreparedStatement advance = c.prepareStatement("UPDATE counter_row SET vs = ? WHERE id = 1")) {
-        c.setAutoCommit(false);
-        for (int i = 0; i < each; i++) {
-          long t0 = System.nanoTime();
-          long vs;
-          try (var rs = lock.executeQuery()) {
-            rs.next();
-            vs = rs.getLong(1) + 1;
-          }
-          up.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
-          up.setBytes(2, new byte[100]);
-          up.setLong(3, vs);
-          up.executeUpdate();
-          advance.setLong(1, vs);
-          advance.executeUpdate();
-          c.commit();
-          latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
-        }
-        c.setAutoCommit(true);
-      }
-    });
-    report("baseline: transaction locking and advancing one counter row (schema v1's scheme), " + threads
-        + " thread(s)", threads * each, elapsed, latencies);
+    long elapsed =
+        run(
+            threads,
+            t -> {
+              try (Connection c = pool.getConnection();
+                  PreparedStatement lock =
+                      c.prepareStatement("SELECT vs FROM counter_row WHERE id = 1 FOR UPDATE");
+                  PreparedStatement up =
+                      c.prepareStatement(
+                          "INSERT INTO counter_kv VALUES (?, ?, ?)"
+                              + " ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp");
+                  PreparedStatement advance =
+                      c.prepareStatement("UPDATE counter_row SET vs = ? WHERE id = 1")) {
+                c.setAutoCommit(false);
+                for (int i = 0; i < each; i++) {
+                  long t0 = System.nanoTime();
+                  long vs;
+                  try (var rs = lock.executeQuery()) {
+                    rs.next();
+                    vs = rs.getLong(1) + 1;
+                  }
+                  up.setBytes(1, Key.of("job", (long) t, (long) i).encoded());
+                  up.setBytes(2, new byte[100]);
+                  up.setLong(3, vs);
+                  up.executeUpdate();
+                  advance.setLong(1, vs);
+                  advance.executeUpdate();
+                  c.commit();
+                  latencies[(int) index.getAndIncrement()] = System.nanoTime() - t0;
+                }
+                c.setAutoCommit(true);
+              }
+            });
+    report(
+        "baseline: transaction locking and advancing one counter row (schema v1's scheme), "
+            + threads
+            + " thread(s)",
+        threads * each,
+        elapsed,
+        latencies);
   }
 
   private static void batches(DataSource pool, int batchSize, int batchCount) throws Exception {
     try (PostgresKvStore store = PostgresKvStore.builder(pool).tablePrefix("bench_batch").build()) {
       store.commit(AtomicOperation.builder().set(Key.of("warm"), new byte[16]).build());
       long[] latencies = new long[batchCount];
-      long elapsed = run(1, t -> {
-        for (int b = 0; b < batchCount; b++) {
-          List<AtomicOperation> ops = new ArrayList<>(batchSize);
-          for (int i = 0; i < batchSize; i++) {
-            ops.add(AtomicOperation.builder().set(Key.of("job", (long) b, (long) i), new byte[100]).build());
-          }
-          long t0 = System.nanoTime();
-          store.commitAll(ops);
-          latencies[b] = System.nanoTime() - t0;
-        }
-      });
-      report("commitAll of " + batchSize + " operations, 1 thread (operations/s; latency per batch)",
-          batchSize * batchCount, elapsed, latencies);
+      long elapsed =
+          run(
+              1,
+              t -> {
+                for (int b = 0; b < batchCount; b++) {
+                  List<AtomicOperation> ops = new ArrayList<>(batchSize);
+                  for (int i = 0; i < batchSize; i++) {
+                    ops.add(
+                        AtomicOperation.builder()
+                            .set(Key.of("job", (long) b, (long) i), new byte[100])
+                            .build());
+                  }
+                  long t0 = System.nanoTime();
+                  store.commitAll(ops);
+                  latencies[b] = System.nanoTime() - t0;
+                }
+              });
+      report(
+          "commitAll of " + batchSize + " operations, 1 thread (operations/s; latency per batch)",
+          batchSize * batchCount,
+          elapsed,
+          latencies);
     }
   }
 
   /**
-   * Two nodes, four threads each, claim 2,000 index entries eight at a time until none is
-   * left, through the store's claim path or the SPI's default (list, getMany, commitAll):
-   * entries claimed per second, and how many entries a claim read but could not take (its
-   * check refused it, or its record was already taken by another claim).
+   * Two nodes, four threads each, claim 2,000 index entries eight at a time until none is left,
+   * through the store's claim path or the SPI's default (list, getMany, commitAll): entries claimed
+   * per second, and how many entries a claim read but could not take (its check refused it, or its
+   * record was already taken by another claim).
    */
   private static void claims(DataSource pool, boolean defaultPath) throws Exception {
     int entries = 2_000;
@@ -195,60 +249,89 @@ class PostgresCommitCostBench {
         PostgresKvStore b = PostgresKvStore.builder(pool).tablePrefix(prefix).build()) {
       List<AtomicOperation> fill = new ArrayList<>();
       for (long n = 0; n < entries; n++) {
-        fill.add(AtomicOperation.builder().set(Key.of("idx", n), new byte[0]).set(Key.of("rec", n), new byte[] {0}).build());
+        fill.add(
+            AtomicOperation.builder()
+                .set(Key.of("idx", n), new byte[0])
+                .set(Key.of("rec", n), new byte[] {0})
+                .build());
       }
       a.commitAll(fill);
-      KvStore[] nodes = defaultPath ? new KvStore[] {new DefaultClaims(a), new DefaultClaims(b)} : new KvStore[] {a, b};
+      KvStore[] nodes =
+          defaultPath
+              ? new KvStore[] {new DefaultClaims(a), new DefaultClaims(b)}
+              : new KvStore[] {a, b};
       KeyRange index = KeyRange.prefix(Key.of("idx"));
       AtomicLong refused = new AtomicLong();
       AtomicLong claimed = new AtomicLong();
       AtomicLong calls = new AtomicLong();
       long[] latencies = new long[entries * 4];
       AtomicLong sample = new AtomicLong();
-      long elapsed = run(2 * threadsPerNode, t -> {
-        KvStore node = nodes[t % 2];
-        while (claimed.get() < entries) {
-          long t0 = System.nanoTime();
-          AtomicLong stale = new AtomicLong();
-          List<CommitResult> results = node.claim(index, 8, new KvStore.ClaimPlanner() {
-            @Override
-            public Key recordKey(Key indexKey) {
-              return Key.of("rec", indexKey.getLong(1));
-            }
+      long elapsed =
+          run(
+              2 * threadsPerNode,
+              t -> {
+                KvStore node = nodes[t % 2];
+                while (claimed.get() < entries) {
+                  long t0 = System.nanoTime();
+                  AtomicLong stale = new AtomicLong();
+                  List<CommitResult> results =
+                      node.claim(
+                          index,
+                          8,
+                          new KvStore.ClaimPlanner() {
+                            @Override
+                            public Key recordKey(Key indexKey) {
+                              return Key.of("rec", indexKey.getLong(1));
+                            }
 
-            @Override
-            public List<AtomicOperation> plan(List<KvEntry> idx, List<Optional<KvEntry>> records) {
-              List<AtomicOperation> ops = new ArrayList<>();
-              stale.set(0);
-              for (int i = 0; i < idx.size(); i++) {
-                KvEntry r = records.get(i).orElseThrow();
-                if (r.value()[0] != 0) {
-                  stale.incrementAndGet(); // another claim took it after this one read the index
-                  continue;
+                            @Override
+                            public List<AtomicOperation> plan(
+                                List<KvEntry> idx, List<Optional<KvEntry>> records) {
+                              List<AtomicOperation> ops = new ArrayList<>();
+                              stale.set(0);
+                              for (int i = 0; i < idx.size(); i++) {
+                                KvEntry r = records.get(i).orElseThrow();
+                                if (r.value()[0] != 0) {
+                                  stale.incrementAndGet(); // another claim took it after this one
+                                  // read the index
+                                  continue;
+                                }
+                                ops.add(
+                                    AtomicOperation.builder()
+                                        .check(r)
+                                        .set(r.key(), new byte[] {1})
+                                        .delete(idx.get(i).key())
+                                        .build());
+                              }
+                              return ops;
+                            }
+                          });
+                  long i = sample.getAndIncrement();
+                  if (i < latencies.length) {
+                    latencies[(int) i] = System.nanoTime() - t0;
+                  }
+                  calls.incrementAndGet();
+                  refused.addAndGet(stale.get());
+                  for (CommitResult r : results) {
+                    if (r.ok()) {
+                      claimed.incrementAndGet();
+                    } else {
+                      refused.incrementAndGet();
+                    }
+                  }
                 }
-                ops.add(AtomicOperation.builder().check(r).set(r.key(), new byte[] {1}).delete(idx.get(i).key()).build());
-              }
-              return ops;
-            }
-          });
-          long i = sample.getAndIncrement();
-          if (i < latencies.length) {
-            latencies[(int) i] = System.nanoTime() - t0;
-          }
-          calls.incrementAndGet();
-          refused.addAndGet(stale.get());
-          for (CommitResult r : results) {
-            if (r.ok()) {
-              claimed.incrementAndGet();
-            } else {
-              refused.incrementAndGet();
-            }
-          }
-        }
-      });
-      report(String.format(Locale.ROOT, "claims, 2 nodes x %d threads, 8 per claim, %s (entries/s; latency per claim):"
-          + " %d claim calls, %d entries lost to another claim", threadsPerNode, defaultPath ? "SPI default" : "FOR UPDATE SKIP LOCKED",
-          calls.get(), refused.get()), entries, elapsed,
+              });
+      report(
+          String.format(
+              Locale.ROOT,
+              "claims, 2 nodes x %d threads, 8 per claim, %s (entries/s; latency per claim):"
+                  + " %d claim calls, %d entries lost to another claim",
+              threadsPerNode,
+              defaultPath ? "SPI default" : "FOR UPDATE SKIP LOCKED",
+              calls.get(),
+              refused.get()),
+          entries,
+          elapsed,
           Arrays.copyOf(latencies, (int) Math.min(sample.get(), latencies.length)));
     }
   }
@@ -260,24 +343,28 @@ class PostgresCommitCostBench {
     }
   }
 
-
   private static void notificationLatency(DataSource pool, int samples) throws Exception {
-    try (PostgresKvStore sender = PostgresKvStore.builder(pool).tablePrefix("bench_notify").build();
-        PostgresKvStore receiver = PostgresKvStore.builder(pool).tablePrefix("bench_notify").build()) {
+    try (PostgresKvStore sender =
+            PostgresKvStore.builder(pool).tablePrefix("bench_notify").build();
+        PostgresKvStore receiver =
+            PostgresKvStore.builder(pool).tablePrefix("bench_notify").build()) {
       AtomicLong heard = new AtomicLong();
       Object monitor = new Object();
-      receiver.subscribe(Key.of("q"), () -> {
-        synchronized (monitor) {
-          heard.incrementAndGet();
-          monitor.notifyAll();
-        }
-      });
+      receiver.subscribe(
+          Key.of("q"),
+          () -> {
+            synchronized (monitor) {
+              heard.incrementAndGet();
+              monitor.notifyAll();
+            }
+          });
       TestDatabase.await("listener connected", Duration.ofSeconds(10), () -> heard.get() > 0);
       long[] latencies = new long[samples];
       for (int i = 0; i < samples; i++) {
         long before = heard.get();
         long t0 = System.nanoTime();
-        sender.commit(AtomicOperation.builder().set(Key.of("q", "ready", (long) i), new byte[8]).build());
+        sender.commit(
+            AtomicOperation.builder().set(Key.of("q", "ready", (long) i), new byte[8]).build());
         synchronized (monitor) {
           while (heard.get() == before) {
             monitor.wait(1_000);
@@ -286,9 +373,13 @@ class PostgresCommitCostBench {
         latencies[i] = System.nanoTime() - t0;
       }
       Arrays.sort(latencies);
-      print(String.format(Locale.ROOT,
-          "  commit on node A -> listener called on node B: p50 %.2f ms, p99 %.2f ms (%d samples)",
-          latencies[samples / 2] / 1e6, latencies[samples * 99 / 100] / 1e6, samples));
+      print(
+          String.format(
+              Locale.ROOT,
+              "  commit on node A -> listener called on node B: p50 %.2f ms, p99 %.2f ms (%d samples)",
+              latencies[samples / 2] / 1e6,
+              latencies[samples * 99 / 100] / 1e6,
+              samples));
     }
   }
 
@@ -302,13 +393,17 @@ class PostgresCommitCostBench {
       long[] startedAt = new long[samples];
       Object monitor = new Object();
       AtomicLong done = new AtomicLong();
-      Worker<Long> worker = onB.worker((job, ctx) -> {
-        synchronized (monitor) {
-          startedAt[(int) (long) job.state()] = System.nanoTime();
-          done.incrementAndGet();
-          monitor.notifyAll();
-        }
-      }, WorkerOptions.defaults().pollInterval(Duration.ofMinutes(10)), executor);
+      Worker<Long> worker =
+          onB.worker(
+              (job, ctx) -> {
+                synchronized (monitor) {
+                  startedAt[(int) (long) job.state()] = System.nanoTime();
+                  done.incrementAndGet();
+                  monitor.notifyAll();
+                }
+              },
+              WorkerOptions.defaults().pollInterval(Duration.ofMinutes(10)),
+              executor);
       worker.start();
       TestDatabase.await("b listens", Duration.ofSeconds(10), b::isListening);
       long[] latencies = new long[samples];
@@ -324,25 +419,30 @@ class PostgresCommitCostBench {
       }
       worker.stop(Duration.ofSeconds(10));
       Arrays.sort(latencies);
-      print(String.format(Locale.ROOT,
-          "  push on node A -> handler started on idle node B: p50 %.2f ms, p99 %.2f ms (%d jobs, one at a time)",
-          latencies[samples / 2] / 1e6, latencies[samples * 99 / 100] / 1e6, samples));
+      print(
+          String.format(
+              Locale.ROOT,
+              "  push on node A -> handler started on idle node B: p50 %.2f ms, p99 %.2f ms (%d jobs, one at a time)",
+              latencies[samples / 2] / 1e6,
+              latencies[samples * 99 / 100] / 1e6,
+              samples));
     } finally {
       executor.shutdownNow();
     }
   }
 
-  private static final Codec<Long> LONGS = new Codec<>() {
-    @Override
-    public byte[] encode(Long state) {
-      return ByteBuffer.allocate(8).putLong(state).array();
-    }
+  private static final Codec<Long> LONGS =
+      new Codec<>() {
+        @Override
+        public byte[] encode(Long state) {
+          return ByteBuffer.allocate(8).putLong(state).array();
+        }
 
-    @Override
-    public Long decode(byte[] bytes) {
-      return ByteBuffer.wrap(bytes).getLong();
-    }
-  };
+        @Override
+        public Long decode(byte[] bytes) {
+          return ByteBuffer.wrap(bytes).getLong();
+        }
+      };
 
   @FunctionalInterface
   private interface Body {
@@ -356,11 +456,13 @@ class PostgresCommitCostBench {
       List<Future<?>> futures = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int thread = t;
-        futures.add(pool.submit(() -> {
-          start.await();
-          body.run(thread);
-          return null;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  start.await();
+                  body.run(thread);
+                  return null;
+                }));
       }
       long t0 = System.nanoTime();
       start.countDown();
@@ -379,13 +481,19 @@ class PostgresCommitCostBench {
     }
     long[] sorted = latencies.clone();
     Arrays.sort(sorted);
-    print(String.format(Locale.ROOT, "  %-90s %8.0f /s   p50 %.2f ms   p99 %.2f ms", what,
-        count / (elapsedNanos / 1e9), sorted[sorted.length / 2] / 1e6,
-        sorted[Math.min(sorted.length - 1, sorted.length * 99 / 100)] / 1e6));
+    print(
+        String.format(
+            Locale.ROOT,
+            "  %-90s %8.0f /s   p50 %.2f ms   p99 %.2f ms",
+            what,
+            count / (elapsedNanos / 1e9),
+            sorted[sorted.length / 2] / 1e6,
+            sorted[Math.min(sorted.length - 1, sorted.length * 99 / 100)] / 1e6));
   }
 
   private static String version(DataSource pool) throws Exception {
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
         var rs = s.executeQuery("SHOW server_version")) {
       rs.next();
       return rs.getString(1);

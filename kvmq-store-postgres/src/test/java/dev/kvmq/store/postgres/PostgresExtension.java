@@ -5,24 +5,25 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
- * Starts one embedded PostgreSQL for the whole test JVM, on first use, and stops it when the
- * JVM's tests are done (it lives in the root context's store, which closes it). Resolves two
- * parameter types:
+ * Starts one embedded PostgreSQL for the whole test JVM, on first use, and stops it when the JVM's
+ * tests are done (it lives in the root context's store, which closes it). Resolves two parameter
+ * types:
  *
  * <ul>
  *   <li>{@link TestDatabase}: the shared server, with its pool;
- *   <li>{@link TestSchema}: a fresh schema name, dropped when the context that asked for it
- *       ends: after the test for a test or {@code @BeforeEach} parameter, after the class for
- *       a {@code @BeforeAll} or constructor parameter.
+ *   <li>{@link TestSchema}: a fresh schema name, dropped when the context that asked for it ends:
+ *       after the test for a test or {@code @BeforeEach} parameter, after the class for a
+ *       {@code @BeforeAll} or constructor parameter.
  * </ul>
  *
- * <p>Test classes do not share schemas, so they need no server of their own; tests that stop
- * or restart PostgreSQL start their own ({@link TestDatabase#startOn}). Use it through
- * {@link PostgresTest}.
+ * <p>Test classes do not share schemas, so they need no server of their own; tests that stop or
+ * restart PostgreSQL start their own ({@link TestDatabase#startOn}). Use it through {@link
+ * PostgresTest}.
  */
 final class PostgresExtension implements ParameterResolver {
 
-  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(PostgresExtension.class);
+  private static final ExtensionContext.Namespace NAMESPACE =
+      ExtensionContext.Namespace.create(PostgresExtension.class);
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -43,7 +44,9 @@ final class PostgresExtension implements ParameterResolver {
 
   /** The JVM's database, started on first use. */
   static TestDatabase database(ExtensionContext context) {
-    return context.getRoot().getStore(NAMESPACE)
+    return context
+        .getRoot()
+        .getStore(NAMESPACE)
         .getOrComputeIfAbsent(TestDatabase.class, k -> TestDatabase.start(), TestDatabase.class);
   }
 

@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A node is killed with SIGKILL ({@link Process#destroyForcibly()}) while it runs a job and
- * commits as fast as it can: the database rolls back whatever it had open, the other node
- * keeps committing, reclaims the job when its lease expires, and runs it to completion.
+ * A node is killed with SIGKILL ({@link Process#destroyForcibly()}) while it runs a job and commits
+ * as fast as it can: the database rolls back whatever it had open, the other node keeps committing,
+ * reclaims the job when its lease expires, and runs it to completion.
  */
 @PostgresTest
 class PostgresKilledNodeTest {
@@ -35,7 +35,8 @@ class PostgresKilledNodeTest {
   private TestDatabase db;
 
   @Test
-  void aKilledNodesJobIsReclaimedAndCompletedByTheOtherNode(TestSchema fresh, @TempDir Path dir) throws Exception {
+  void aKilledNodesJobIsReclaimedAndCompletedByTheOtherNode(TestSchema fresh, @TempDir Path dir)
+      throws Exception {
     db = fresh.db();
     String schema = fresh.name();
     Path output = dir.resolve("child.out");
@@ -55,17 +56,32 @@ class PostgresKilledNodeTest {
       assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
 
       // Whatever the child had open is rolled back: commits do not stall on its locks.
-      TestDatabase.await("a commit after the kill", WAIT, () -> store.commit(
-          AtomicOperation.builder().set(Key.of("after", "kill"), new byte[] {1}).build()).ok());
+      TestDatabase.await(
+          "a commit after the kill",
+          WAIT,
+          () ->
+              store
+                  .commit(
+                      AtomicOperation.builder()
+                          .set(Key.of("after", "kill"), new byte[] {1})
+                          .build())
+                  .ok());
 
       Map<String, Long> ranWithToken = new ConcurrentHashMap<>();
-      Worker<String> survivor = queue.worker((job, ctx) -> ranWithToken.put(job.state(), ctx.token()),
-          WorkerOptions.defaults().lease(Duration.ofSeconds(2), Duration.ofMillis(300))
-              .pollInterval(Duration.ofMillis(200)), executor);
+      Worker<String> survivor =
+          queue.worker(
+              (job, ctx) -> ranWithToken.put(job.state(), ctx.token()),
+              WorkerOptions.defaults()
+                  .lease(Duration.ofSeconds(2), Duration.ofMillis(300))
+                  .pollInterval(Duration.ofMillis(200)),
+              executor);
       survivor.start();
-      TestDatabase.await("the survivor runs the victim", WAIT, () -> ranWithToken.containsKey("victim"));
-      TestDatabase.await("the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
-      assertThat(ranWithToken.get("victim")).as("a new claim, with a greater fencing token")
+      TestDatabase.await(
+          "the survivor runs the victim", WAIT, () -> ranWithToken.containsKey("victim"));
+      TestDatabase.await(
+          "the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
+      assertThat(ranWithToken.get("victim"))
+          .as("a new claim, with a greater fencing token")
           .isGreaterThan(childToken);
       assertThat(survivor.stop(Duration.ofSeconds(10))).isTrue();
     } finally {

@@ -4,8 +4,8 @@ import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreContract;
 
 /**
- * {@link PostgresKvStore} passes the store contract, against the test JVM's PostgreSQL;
- * every test gets its own fresh schema.
+ * {@link PostgresKvStore} passes the store contract, against the test JVM's PostgreSQL; every test
+ * gets its own fresh schema.
  */
 @PostgresTest
 class PostgresKvStoreTest extends KvStoreContract {

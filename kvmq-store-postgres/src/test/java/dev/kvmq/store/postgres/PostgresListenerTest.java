@@ -32,15 +32,18 @@ class PostgresListenerTest {
   @Test
   void theListenerUsesItsOwnDataSourceAndThreadFactoryAndStopsOnClose() {
     List<Thread> made = new CopyOnWriteArrayList<>();
-    PostgresKvStore listening = PostgresKvStore.builder(db.pool()).schema(schema)
-        .listenerDataSource(db.unpooled())
-        .threadFactory(r -> {
-          Thread t = new Thread(r, "test-listener");
-          t.setDaemon(true);
-          made.add(t);
-          return t;
-        })
-        .build();
+    PostgresKvStore listening =
+        PostgresKvStore.builder(db.pool())
+            .schema(schema)
+            .listenerDataSource(db.unpooled())
+            .threadFactory(
+                r -> {
+                  Thread t = new Thread(r, "test-listener");
+                  t.setDaemon(true);
+                  made.add(t);
+                  return t;
+                })
+            .build();
     try (PostgresKvStore other = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       heardAcross(other, listening, 1);
       assertThat(made).as("the listener thread").hasSize(1);
@@ -55,7 +58,10 @@ class PostgresListenerTest {
     assertThat(made).as("close() stops the store's threads").noneMatch(Thread::isAlive);
   }
 
-  /** Subscribes {@code hearing} to {@code ["q"]}, commits {@code ["q", n]} through {@code from}, and waits until it is heard. */
+  /**
+   * Subscribes {@code hearing} to {@code ["q"]}, commits {@code ["q", n]} through {@code from}, and
+   * waits until it is heard.
+   */
   private static void heardAcross(PostgresKvStore from, PostgresKvStore hearing, long n) {
     AtomicInteger heard = new AtomicInteger();
     hearing.subscribe(Key.of("q"), heard::incrementAndGet);
@@ -67,15 +73,23 @@ class PostgresListenerTest {
 
   @Test
   void aDataSourceThatHidesTheDriverMakesTheStoreUnhealthyWithTheReason() {
-    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema)
-        .listenerDataSource(hidingTheDriver(db.unpooled())).build()) {
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(db.pool())
+            .schema(schema)
+            .listenerDataSource(hidingTheDriver(db.unpooled()))
+            .build()) {
       AtomicInteger woken = new AtomicInteger();
       store.subscribe(Key.of("q"), woken::incrementAndGet);
       TestDatabase.await("unhealthy", WAIT, () -> !store.isHealthy());
-      assertThat(store.failure().orElseThrow()).contains("org.postgresql.PGConnection")
+      assertThat(store.failure().orElseThrow())
+          .contains("org.postgresql.PGConnection")
           .contains("listenerDataSource");
       // Commits still work, and this node's own subscribers still hear of them.
-      assertThat(store.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build()).ok()).isTrue();
+      assertThat(
+              store
+                  .commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build())
+                  .ok())
+          .isTrue();
       assertThat(woken.get()).isPositive();
     }
   }
@@ -85,14 +99,25 @@ class PostgresListenerTest {
     // A container's factory may refuse threads (while it shuts down, say): the commit has
     // happened by then, and must not be reported as failed; the notification is dropped.
     AtomicInteger asked = new AtomicInteger();
-    try (PostgresKvStore refused = PostgresKvStore.builder(db.pool()).schema(schema)
-        .threadFactory(r -> {
-          asked.incrementAndGet();
-          return null;
-        })
-        .build()) {
-      assertThat(refused.commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build()).ok()).isTrue();
-      assertThat(refused.commit(AtomicOperation.builder().set(Key.of("q", 2L), new byte[] {2}).build()).ok()).isTrue();
+    try (PostgresKvStore refused =
+        PostgresKvStore.builder(db.pool())
+            .schema(schema)
+            .threadFactory(
+                r -> {
+                  asked.incrementAndGet();
+                  return null;
+                })
+            .build()) {
+      assertThat(
+              refused
+                  .commit(AtomicOperation.builder().set(Key.of("q", 1L), new byte[] {1}).build())
+                  .ok())
+          .isTrue();
+      assertThat(
+              refused
+                  .commit(AtomicOperation.builder().set(Key.of("q", 2L), new byte[] {2}).build())
+                  .ok())
+          .isTrue();
       assertThat(refused.get(Key.of("q", 2L))).isPresent();
       assertThat(asked.get()).as("asked again at the next commit").isEqualTo(2);
     }
@@ -100,18 +125,24 @@ class PostgresListenerTest {
 
   /** Connections that are not wrappers of anything, as some pools give out. */
   private static DataSource hidingTheDriver(DataSource target) {
-    return (DataSource) Proxy.newProxyInstance(PostgresListenerTest.class.getClassLoader(),
-        new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-          Object result = method.invoke(target, args);
-          if (!(result instanceof Connection c)) {
-            return result;
-          }
-          return Proxy.newProxyInstance(PostgresListenerTest.class.getClassLoader(),
-              new Class<?>[] {Connection.class}, (p, m, a) -> switch (m.getName()) {
-                case "isWrapperFor" -> false;
-                case "unwrap" -> throw new java.sql.SQLException("not a wrapper");
-                default -> m.invoke(c, a);
-              });
-        });
+    return (DataSource)
+        Proxy.newProxyInstance(
+            PostgresListenerTest.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (proxy, method, args) -> {
+              Object result = method.invoke(target, args);
+              if (!(result instanceof Connection c)) {
+                return result;
+              }
+              return Proxy.newProxyInstance(
+                  PostgresListenerTest.class.getClassLoader(),
+                  new Class<?>[] {Connection.class},
+                  (p, m, a) ->
+                      switch (m.getName()) {
+                        case "isWrapperFor" -> false;
+                        case "unwrap" -> throw new java.sql.SQLException("not a wrapper");
+                        default -> m.invoke(c, a);
+                      });
+            });
   }
 }

@@ -20,10 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The commit function against the in-memory store as a model: seeded random batches of
- * operations (checks that pass and fail, sets and deletes of overlapping keys, read-only
- * operations, several operations on one key in one batch) give exactly the same results,
- * versionstamps included, and leave exactly the same entries.
+ * The commit function against the in-memory store as a model: seeded random batches of operations
+ * (checks that pass and fail, sets and deletes of overlapping keys, read-only operations, several
+ * operations on one key in one batch) give exactly the same results, versionstamps included, and
+ * leave exactly the same entries.
  */
 @PostgresTest
 class PostgresModelTest {
@@ -34,27 +34,32 @@ class PostgresModelTest {
     String schema = fresh.name();
     AtomicInteger applied = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
-    Seeds.forEach("commitAll against the model", 25, 1000, random -> {
-      String prefix = "m" + Math.abs(random.nextInt(1_000_000));
-      try (KvStore model = new InMemoryKvStore();
-          KvStore store = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix(prefix).build()) {
-        for (int step = 0; step < 25; step++) {
-          List<AtomicOperation> batch = new ArrayList<>();
-          int size = 1 + random.nextInt(5);
-          for (int i = 0; i < size; i++) {
-            batch.add(randomOperation(random, model));
+    Seeds.forEach(
+        "commitAll against the model",
+        25,
+        1000,
+        random -> {
+          String prefix = "m" + Math.abs(random.nextInt(1_000_000));
+          try (KvStore model = new InMemoryKvStore();
+              KvStore store =
+                  PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix(prefix).build()) {
+            for (int step = 0; step < 25; step++) {
+              List<AtomicOperation> batch = new ArrayList<>();
+              int size = 1 + random.nextInt(5);
+              for (int i = 0; i < size; i++) {
+                batch.add(randomOperation(random, model));
+              }
+              List<CommitResult> expected = model.commitAll(batch);
+              List<CommitResult> actual = store.commitAll(batch);
+              assertThat(actual).as("step %d: %s", step, batch).isEqualTo(expected);
+              actual.forEach(r -> (r.ok() ? applied : refused).incrementAndGet());
+              assertSameEntries(model, store);
+            }
+            KeyRange all = KeyRange.prefix(Key.of("m"));
+            assertThat(keys(store.list(all, 3, true))).isEqualTo(keys(model.list(all, 3, true)));
+            assertThat(store.count(all)).isEqualTo(model.count(all));
           }
-          List<CommitResult> expected = model.commitAll(batch);
-          List<CommitResult> actual = store.commitAll(batch);
-          assertThat(actual).as("step %d: %s", step, batch).isEqualTo(expected);
-          actual.forEach(r -> (r.ok() ? applied : refused).incrementAndGet());
-          assertSameEntries(model, store);
-        }
-        KeyRange all = KeyRange.prefix(Key.of("m"));
-        assertThat(keys(store.list(all, 3, true))).isEqualTo(keys(model.list(all, 3, true)));
-        assertThat(store.count(all)).isEqualTo(model.count(all));
-      }
-    });
+        });
     assertThat(applied.get()).as("operations applied").isGreaterThan(100);
     assertThat(refused.get()).as("operations refused by a check").isGreaterThan(100);
   }
@@ -105,9 +110,11 @@ class PostgresModelTest {
     List<KvEntry> actual = store.list(KeyRange.all());
     assertThat(keys(actual)).isEqualTo(keys(expected));
     for (int i = 0; i < expected.size(); i++) {
-      assertThat(actual.get(i).versionstamp()).as("versionstamp of %s", expected.get(i).key())
+      assertThat(actual.get(i).versionstamp())
+          .as("versionstamp of %s", expected.get(i).key())
           .isEqualTo(expected.get(i).versionstamp());
-      assertThat(actual.get(i).value()).as("value of %s", expected.get(i).key())
+      assertThat(actual.get(i).value())
+          .as("value of %s", expected.get(i).key())
           .isEqualTo(expected.get(i).value());
     }
   }

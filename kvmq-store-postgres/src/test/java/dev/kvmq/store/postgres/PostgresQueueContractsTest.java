@@ -8,8 +8,8 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * The kernel's queue-level suites on {@link PostgresKvStore}: the model-based test and the
- * deterministic simulation against a real PostgreSQL, each run in a fresh schema. Fewer
- * seeds than on the in-memory store: every commit is a database round trip.
+ * deterministic simulation against a real PostgreSQL, each run in a fresh schema. Fewer seeds than
+ * on the in-memory store: every commit is a database round trip.
  */
 @PostgresTest
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -21,14 +21,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The kernel's queue on two {@link PostgresKvStore} nodes sharing one database: workers on
- * both drain jobs pushed from both, each job once, and an idle worker is woken by a push on
- * the other node (its poll interval is far too long to find the job in time by polling).
+ * The kernel's queue on two {@link PostgresKvStore} nodes sharing one database: workers on both
+ * drain jobs pushed from both, each job once, and an idle worker is woken by a push on the other
+ * node (its poll interval is far too long to find the job in time by polling).
  */
 @PostgresTest
 class PostgresQueueTwoNodesTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
+
   /** So long that only a notification can wake an idle worker within the test. */
   private static final Duration NO_POLLING = Duration.ofMinutes(10);
 
@@ -76,7 +77,8 @@ class PostgresQueueTwoNodesTest {
     }
 
     TestDatabase.await("every job ran", WAIT, () -> ranOn.size() == pushed.size());
-    TestDatabase.await("the queue is empty", WAIT, () -> onA.counts().equals(new QueueCounts(0, 0, 0, 0)));
+    TestDatabase.await(
+        "the queue is empty", WAIT, () -> onA.counts().equals(new QueueCounts(0, 0, 0, 0)));
     assertThat(ranOn.keySet()).containsExactlyInAnyOrderElementsOf(pushed);
     assertThat(runs.get()).as("no job ran twice").isEqualTo(pushed.size());
   }
@@ -91,17 +93,23 @@ class PostgresQueueTwoNodesTest {
 
     onA.push("wake up", JobOptions.defaults());
 
-    TestDatabase.await("b ran the job pushed on a", Duration.ofSeconds(20), () -> ranOn.containsKey("wake up"));
+    TestDatabase.await(
+        "b ran the job pushed on a", Duration.ofSeconds(20), () -> ranOn.containsKey("wake up"));
     assertThat(ranOn).containsEntry("wake up", "b");
   }
 
-  private void start(Queue<String> queue, String node, Map<String, String> ranOn, AtomicInteger runs) {
+  private void start(
+      Queue<String> queue, String node, Map<String, String> ranOn, AtomicInteger runs) {
     ScheduledExecutorService executor = Executors.newScheduledThreadPool(3);
     executors.add(executor);
-    Worker<String> worker = queue.worker((job, ctx) -> {
-      runs.incrementAndGet();
-      ranOn.merge(job.state(), node, (x, y) -> x + "," + y);
-    }, WorkerOptions.defaults().concurrency(2).pollInterval(NO_POLLING), executor);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              runs.incrementAndGet();
+              ranOn.merge(job.state(), node, (x, y) -> x + "," + y);
+            },
+            WorkerOptions.defaults().concurrency(2).pollInterval(NO_POLLING),
+            executor);
     workers.add(worker);
     worker.start();
   }

@@ -29,9 +29,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The database stops under a running store and starts again on the same data directory and
- * port: calls fail with {@link KvStoreException} meanwhile, the outage is logged once, and
- * the store (commits, reads, LISTEN) works again afterwards without being rebuilt.
+ * The database stops under a running store and starts again on the same data directory and port:
+ * calls fail with {@link KvStoreException} meanwhile, the outage is logged once, and the store
+ * (commits, reads, LISTEN) works again afterwards without being rebuilt.
  */
 class PostgresRestartTest {
 
@@ -41,21 +41,24 @@ class PostgresRestartTest {
   private int port;
   private EmbeddedPostgres postgres;
   private TestPool pool;
+
   /** Held strongly: java.util.logging keeps loggers weakly. */
   private Logger storeLogger;
+
   private final List<LogRecord> logged = new CopyOnWriteArrayList<>();
-  private final Handler capture = new Handler() {
-    @Override
-    public void publish(LogRecord r) {
-      logged.add(r);
-    }
+  private final Handler capture =
+      new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+          logged.add(r);
+        }
 
-    @Override
-    public void flush() {}
+        @Override
+        public void flush() {}
 
-    @Override
-    public void close() {}
-  };
+        @Override
+        public void close() {}
+      };
 
   @BeforeEach
   void startDatabase() throws IOException {
@@ -88,7 +91,8 @@ class PostgresRestartTest {
     PostgresKvStore otherNode = PostgresKvStore.builder(pool).build();
     AtomicInteger wakeUps = new AtomicInteger();
     store.subscribe(Key.of("q"), wakeUps::incrementAndGet);
-    try (store; otherNode) {
+    try (store;
+        otherNode) {
       TestDatabase.await("listener connected", RECOVERY, () -> wakeUps.get() > 0);
       long before = set(store, Key.of("q", "before"), "kept");
       assertThat(store.isHealthy()).isTrue();
@@ -101,21 +105,27 @@ class PostgresRestartTest {
             .isInstanceOf(KvStoreException.class)
             .hasMessageContaining("kvmq_kv");
       }
-      assertThatThrownBy(() -> store.get(Key.of("q", "before"))).isInstanceOf(KvStoreException.class);
+      assertThatThrownBy(() -> store.get(Key.of("q", "before")))
+          .isInstanceOf(KvStoreException.class);
       assertThat(store.isHealthy()).isFalse();
       assertThat(store.failure()).isPresent();
       // A store built during the outage fails too, and is not broken for later.
       PostgresKvStore lateNode = PostgresKvStore.builder(pool).schema(null).build();
-      assertThatThrownBy(() -> lateNode.get(Key.of("q", "before"))).isInstanceOf(KvStoreException.class);
+      assertThatThrownBy(() -> lateNode.get(Key.of("q", "before")))
+          .isInstanceOf(KvStoreException.class);
 
       postgres = TestDatabase.startOn(dataDirectory, port);
 
-      TestDatabase.await("a commit succeeds again", RECOVERY, () -> commits(store, Key.of("q", "after")));
+      TestDatabase.await(
+          "a commit succeeds again", RECOVERY, () -> commits(store, Key.of("q", "after")));
       TestDatabase.await("the listener reconnects", RECOVERY, store::isHealthy);
-      assertThat(new String(store.get(Key.of("q", "before")).orElseThrow().value(), StandardCharsets.UTF_8))
+      assertThat(
+              new String(
+                  store.get(Key.of("q", "before")).orElseThrow().value(), StandardCharsets.UTF_8))
           .isEqualTo("kept");
       assertThat(store.get(Key.of("q", "before")).orElseThrow().versionstamp()).isEqualTo(before);
-      assertThat(store.get(Key.of("q", "after")).orElseThrow().versionstamp()).isGreaterThan(before);
+      assertThat(store.get(Key.of("q", "after")).orElseThrow().versionstamp())
+          .isGreaterThan(before);
       assertThat(lateNode.get(Key.of("q", "before"))).isPresent();
       lateNode.close();
 
@@ -126,11 +136,15 @@ class PostgresRestartTest {
     }
 
     assertThat(warnings(store.nodeId() + ")"))
-        .as("one warning per outage for calls, not one per failed call").isEqualTo(1);
+        .as("one warning per outage for calls, not one per failed call")
+        .isEqualTo(1);
     assertThat(warnings(store.nodeId() + ", change listener)"))
-        .as("one warning per outage for the listener").isEqualTo(1);
-    assertThat(logged.stream().filter(r -> r.getLevel() == Level.INFO
-        && r.getMessage().contains("works again"))).hasSizeGreaterThanOrEqualTo(2);
+        .as("one warning per outage for the listener")
+        .isEqualTo(1);
+    assertThat(
+            logged.stream()
+                .filter(r -> r.getLevel() == Level.INFO && r.getMessage().contains("works again")))
+        .hasSizeGreaterThanOrEqualTo(2);
   }
 
   private long warnings(String subjectEnd) {
@@ -150,7 +164,9 @@ class PostgresRestartTest {
   }
 
   private static long set(KvStore store, Key key, String value) {
-    CommitResult r = store.commit(AtomicOperation.builder().set(key, value.getBytes(StandardCharsets.UTF_8)).build());
+    CommitResult r =
+        store.commit(
+            AtomicOperation.builder().set(key, value.getBytes(StandardCharsets.UTF_8)).build());
     assertThat(r.ok()).isTrue();
     return r.versionstamp();
   }

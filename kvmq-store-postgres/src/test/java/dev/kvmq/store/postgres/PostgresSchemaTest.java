@@ -31,7 +31,8 @@ class PostgresSchemaTest {
   @Test
   void withoutCreateSchemaMissingTablesAreReportedWithTheFileToRun() {
     db.execute("CREATE SCHEMA " + schema);
-    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
       assertThatThrownBy(() -> store.get(Key.of("k")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("do not exist")
@@ -44,17 +45,23 @@ class PostgresSchemaTest {
   @Test
   void theShippedSqlFileRunsAsIsAndTheStoreUsesIt() throws Exception {
     String sql;
-    try (InputStream in = PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v2.sql")) {
+    try (InputStream in =
+        PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v2.sql")) {
       sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     db.execute("CREATE SCHEMA " + schema);
-    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement()) {
       s.execute("SET search_path TO " + schema);
       s.execute(sql); // as a migration tool would: the whole file
       s.execute(sql); // and it is idempotent
     }
-    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
-      assertThat(store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()).versionstamp())
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+      assertThat(
+              store
+                  .commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build())
+                  .versionstamp())
           .isEqualTo(1);
       assertThat(store.get(Key.of("k"))).isPresent();
       assertThat(store.isHealthy()).isTrue();
@@ -79,20 +86,25 @@ class PostgresSchemaTest {
   @Test
   void aVersionOneSchemaIsUpgradedInPlaceAndVersionstampsContinue() throws Exception {
     String v1;
-    try (InputStream in = PostgresSchemaTest.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v1.sql")) {
+    try (InputStream in =
+        PostgresSchemaTest.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v1.sql")) {
       v1 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     db.execute("CREATE SCHEMA " + schema);
-    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement()) {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement()) {
       s.execute("SET search_path TO " + schema);
       s.execute(v1);
       // Two commits through the version-1 function: key k at versionstamp 2.
       for (int i = 0; i < 2; i++) {
-        s.execute("SELECT kvmq_commit(1, '{}', '{}', '{}', '{1}', ARRAY['\\x6b'::bytea], ARRAY['\\x0" + i
-            + "'::bytea], 'kvmq_changes', '{}')");
+        s.execute(
+            "SELECT kvmq_commit(1, '{}', '{}', '{}', '{1}', ARRAY['\\x6b'::bytea], ARRAY['\\x0"
+                + i
+                + "'::bytea], 'kvmq_changes', '{}')");
       }
     }
-    try (PostgresKvStore refusing = PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
+    try (PostgresKvStore refusing =
+        PostgresKvStore.builder(db.pool()).schema(schema).createSchema(false).build()) {
       assertThatThrownBy(() -> refusing.get(Key.of("x")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("schema version 1, older")
@@ -100,14 +112,26 @@ class PostgresSchemaTest {
     }
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       assertThat(store.count(KeyRange.all())).isEqualTo(1);
-      long next = store.commit(AtomicOperation.builder().set(Key.of("new"), new byte[] {1}).build()).versionstamp();
+      long next =
+          store
+              .commit(AtomicOperation.builder().set(Key.of("new"), new byte[] {1}).build())
+              .versionstamp();
       assertThat(next).as("after the version-1 counter's 2").isEqualTo(3);
     }
-    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement();
-        var rs = s.executeQuery("SELECT (SELECT max(version) FROM " + schema + ".kvmq_schema_version),"
-            + " to_regclass('" + schema + ".kvmq_meta') IS NULL,"
-            + " (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
-            + "  WHERE n.nspname = '" + schema + "' AND p.proname = 'kvmq_commit')")) {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement();
+        var rs =
+            s.executeQuery(
+                "SELECT (SELECT max(version) FROM "
+                    + schema
+                    + ".kvmq_schema_version),"
+                    + " to_regclass('"
+                    + schema
+                    + ".kvmq_meta') IS NULL,"
+                    + " (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                    + "  WHERE n.nspname = '"
+                    + schema
+                    + "' AND p.proname = 'kvmq_commit')")) {
       rs.next();
       assertThat(rs.getInt(1)).isEqualTo(2);
       assertThat(rs.getBoolean(2)).as("the counter row's table is gone").isTrue();
@@ -117,13 +141,18 @@ class PostgresSchemaTest {
 
   @Test
   void storesWithDifferentPrefixesAreIndependent() {
-    try (PostgresKvStore one = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("one").build();
-        PostgresKvStore two = PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("two").build()) {
+    try (PostgresKvStore one =
+            PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("one").build();
+        PostgresKvStore two =
+            PostgresKvStore.builder(db.pool()).schema(schema).tablePrefix("two").build()) {
       one.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
       one.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build());
       assertThat(two.count(KeyRange.all())).isZero();
-      assertThat(two.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {3}).build()).versionstamp())
-          .as("each prefix has its own versionstamps").isEqualTo(1);
+      assertThat(
+              two.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {3}).build())
+                  .versionstamp())
+          .as("each prefix has its own versionstamps")
+          .isEqualTo(1);
       assertThat(one.get(Key.of("k")).orElseThrow().value()).containsExactly(2);
     }
   }
@@ -136,11 +165,15 @@ class PostgresSchemaTest {
     db.execute("DROP ROLE IF EXISTS kvmq_app");
     db.execute("CREATE ROLE kvmq_app LOGIN");
     db.execute("GRANT USAGE ON SCHEMA " + schema + " TO kvmq_app");
-    db.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO kvmq_app");
+    db.execute(
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA " + schema + " TO kvmq_app");
     db.execute("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA " + schema + " TO kvmq_app");
-    try (PostgresKvStore app = PostgresKvStore.builder(db.dataSourceAs("kvmq_app")).schema(schema).build()) {
+    try (PostgresKvStore app =
+        PostgresKvStore.builder(db.dataSourceAs("kvmq_app")).schema(schema).build()) {
       // The role may not create anything in the schema: the store must not try.
-      assertThat(app.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build()).ok()).isTrue();
+      assertThat(
+              app.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {2}).build()).ok())
+          .isTrue();
       assertThat(app.get(Key.of("k")).orElseThrow().value()).containsExactly(2);
       assertThat(app.count(KeyRange.all())).isEqualTo(1);
     } finally {
@@ -156,8 +189,11 @@ class PostgresSchemaTest {
     db.execute("DROP ROLE IF EXISTS kvmq_rr");
     db.execute("CREATE ROLE kvmq_rr LOGIN SUPERUSER");
     db.execute("ALTER ROLE kvmq_rr SET default_transaction_isolation = 'repeatable read'");
-    try (PostgresKvStore store = PostgresKvStore.builder(db.dataSourceAs("kvmq_rr")).schema(schema).build()) {
-      assertThatThrownBy(() -> store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()))
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(db.dataSourceAs("kvmq_rr")).schema(schema).build()) {
+      assertThatThrownBy(
+              () ->
+                  store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("READ COMMITTED")
           .hasMessageContaining("repeatable read");
@@ -171,13 +207,17 @@ class PostgresSchemaTest {
   @Test
   void namesThatAreNotPlainIdentifiersAreRefused() {
     PostgresKvStore.Builder builder = PostgresKvStore.builder(db.pool());
-    assertThatThrownBy(() -> builder.tablePrefix("Kvmq")).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> builder.tablePrefix("Kvmq"))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lower-case SQL identifier");
-    assertThatThrownBy(() -> builder.tablePrefix("kv; DROP TABLE x")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> builder.schema("a".repeat(21))).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> builder.tablePrefix("kv; DROP TABLE x"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> builder.schema("a".repeat(21)))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at most 20");
     assertThatThrownBy(() -> builder.tablePrefix(null)).isInstanceOf(NullPointerException.class);
-    assertThatThrownBy(() -> PostgresKvStore.builder(null)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> PostgresKvStore.builder(null))
+        .isInstanceOf(NullPointerException.class);
   }
 
   @Test
@@ -185,15 +225,23 @@ class PostgresSchemaTest {
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       assertThat(store.isHealthy()).isTrue();
       try (Connection c = db.unpooled().getConnection();
-          var rs = c.createStatement().executeQuery(
-              "SELECT count(*) FROM information_schema.schemata WHERE schema_name = '" + schema + "'")) {
+          var rs =
+              c.createStatement()
+                  .executeQuery(
+                      "SELECT count(*) FROM information_schema.schemata WHERE schema_name = '"
+                          + schema
+                          + "'")) {
         rs.next();
         assertThat(rs.getInt(1)).isZero();
       }
       store.count(KeyRange.all());
       try (Connection c = db.unpooled().getConnection();
-          var rs = c.createStatement().executeQuery(
-              "SELECT count(*) FROM information_schema.tables WHERE table_schema = '" + schema + "'")) {
+          var rs =
+              c.createStatement()
+                  .executeQuery(
+                      "SELECT count(*) FROM information_schema.tables WHERE table_schema = '"
+                          + schema
+                          + "'")) {
         rs.next();
         assertThat(rs.getInt(1)).as("kv and schema_version").isEqualTo(2);
       }

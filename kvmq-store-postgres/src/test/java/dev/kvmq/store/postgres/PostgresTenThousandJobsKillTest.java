@@ -25,17 +25,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The issue's crash test: two worker processes ({@link QueueNodeMain}) share one PostgreSQL;
- * each pushes 5,000 jobs while its worker runs; once a third of the jobs are done, one of
- * them is killed with SIGKILL while it holds leases (from then on its handler keeps the jobs
- * it starts, so that it surely holds some); the other finishes everything.
+ * The issue's crash test: two worker processes ({@link QueueNodeMain}) share one PostgreSQL; each
+ * pushes 5,000 jobs while its worker runs; once a third of the jobs are done, one of them is killed
+ * with SIGKILL while it holds leases (from then on its handler keeps the jobs it starts, so that it
+ * surely holds some); the other finishes everything.
  *
- * <p>What was committed is known exactly: {@link JournalingStore} writes a journal entry in
- * the same atomic operation as every push, claim and completion. The test then checks that
- * every pushed job was completed exactly once (at least once is the contract; more than one
- * completion would mean a completion by a stale lease holder, since a completion deletes the
- * job), that each completion carried the fencing token of the job's latest claim, that the
- * killed node's leases were taken over with greater tokens, and that nothing is left.
+ * <p>What was committed is known exactly: {@link JournalingStore} writes a journal entry in the
+ * same atomic operation as every push, claim and completion. The test then checks that every pushed
+ * job was completed exactly once (at least once is the contract; more than one completion would
+ * mean a completion by a stale lease holder, since a completion deletes the job), that each
+ * completion carried the fencing token of the job's latest claim, that the killed node's leases
+ * were taken over with greater tokens, and that nothing is left.
  */
 @PostgresTest
 class PostgresTenThousandJobsKillTest {
@@ -47,7 +47,8 @@ class PostgresTenThousandJobsKillTest {
   private TestDatabase db;
 
   @Test
-  void tenThousandJobsFromTwoNodesAllCompleteOnceWhenOneNodeIsKilled(TestSchema fresh, @TempDir Path dir) throws Exception {
+  void tenThousandJobsFromTwoNodesAllCompleteOnceWhenOneNodeIsKilled(
+      TestSchema fresh, @TempDir Path dir) throws Exception {
     db = fresh.db();
     String schema = fresh.name();
     Process victim = null;
@@ -61,7 +62,10 @@ class PostgresTenThousandJobsKillTest {
       ChildJvm.awaitLine(victim, dir.resolve("victim.out"), "PUSHED", WAIT);
       ChildJvm.awaitLine(survivor, dir.resolve("survivor.out"), "PUSHED", WAIT);
 
-      TestDatabase.await("a third of the jobs done", WAIT, () -> store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS / 3);
+      TestDatabase.await(
+          "a third of the jobs done",
+          WAIT,
+          () -> store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS / 3);
       Files.createFile(stall);
       TestDatabase.await("the victim holds a lease", WAIT, () -> holdsLease(store, "victim"));
       victim.destroyForcibly(); // SIGKILL
@@ -69,12 +73,16 @@ class PostgresTenThousandJobsKillTest {
       long doneAtKill = store.count(KeyRange.prefix(JournalingStore.DONE));
 
       Process alive = survivor;
-      TestDatabase.await("every job done", WAIT, () -> {
-        assertThat(alive.isAlive()).as("the survivor runs").isTrue();
-        return store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS;
-      });
+      TestDatabase.await(
+          "every job done",
+          WAIT,
+          () -> {
+            assertThat(alive.isAlive()).as("the survivor runs").isTrue();
+            return store.count(KeyRange.prefix(JournalingStore.DONE)) >= JOBS;
+          });
       Queue<String> queue = Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8()).build();
-      TestDatabase.await("the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
+      TestDatabase.await(
+          "the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
       double seconds = (System.nanoTime() - started) / 1e9;
 
       Map<String, String> pushed = new HashMap<>();
@@ -83,7 +91,9 @@ class PostgresTenThousandJobsKillTest {
       }
       Map<String, TreeMap<Long, String>> claims = new HashMap<>();
       for (KvEntry e : store.list(KeyRange.prefix(JournalingStore.CLAIMED))) {
-        claims.computeIfAbsent(e.key().getString(2), id -> new TreeMap<>()).put(e.key().getLong(3), node(e));
+        claims
+            .computeIfAbsent(e.key().getString(2), id -> new TreeMap<>())
+            .put(e.key().getLong(3), node(e));
       }
       Map<String, List<Long>> done = new HashMap<>();
       Map<String, String> doneBy = new HashMap<>();
@@ -93,28 +103,41 @@ class PostgresTenThousandJobsKillTest {
       }
 
       assertThat(pushed).as("jobs pushed").hasSize(JOBS);
-      assertThat(pushed.values().stream().filter("victim"::equals).count()).isEqualTo(JOBS_PER_NODE);
-      assertThat(store.count(KeyRange.prefix(JournalingStore.JOBS))).as("job records left").isZero();
-      assertThat(done.keySet()).as("every pushed job completed, no other").isEqualTo(pushed.keySet());
+      assertThat(pushed.values().stream().filter("victim"::equals).count())
+          .isEqualTo(JOBS_PER_NODE);
+      assertThat(store.count(KeyRange.prefix(JournalingStore.JOBS)))
+          .as("job records left")
+          .isZero();
+      assertThat(done.keySet())
+          .as("every pushed job completed, no other")
+          .isEqualTo(pushed.keySet());
       int takenOver = 0;
       for (String id : pushed.keySet()) {
         assertThat(done.get(id)).as("completions of %s", id).hasSize(1);
         TreeMap<Long, String> claimed = claims.get(id);
         assertThat(claimed).as("claims of %s", id).isNotNull();
-        assertThat(new ArrayList<>(claimed.keySet())).as("tokens of %s: one per claim, 1, 2, ...", id)
+        assertThat(new ArrayList<>(claimed.keySet()))
+            .as("tokens of %s: one per claim, 1, 2, ...", id)
             .isEqualTo(java.util.stream.LongStream.rangeClosed(1, claimed.size()).boxed().toList());
-        assertThat(done.get(id).get(0)).as("the completion of %s carries its latest claim's token", id)
+        assertThat(done.get(id).get(0))
+            .as("the completion of %s carries its latest claim's token", id)
             .isEqualTo(claimed.lastKey());
-        assertThat(doneBy.get(id)).as("completed by the holder of the latest claim").isEqualTo(claimed.lastEntry().getValue());
+        assertThat(doneBy.get(id))
+            .as("completed by the holder of the latest claim")
+            .isEqualTo(claimed.lastEntry().getValue());
         if (claimed.size() > 1 && claimed.containsValue("victim")) {
           assertThat(claimed.lastEntry().getValue()).isEqualTo("survivor");
           takenOver++;
         }
       }
-      assertThat(takenOver).as("jobs the victim held when killed, then run by the survivor").isPositive();
+      assertThat(takenOver)
+          .as("jobs the victim held when killed, then run by the survivor")
+          .isPositive();
       long victimDone = doneBy.values().stream().filter("victim"::equals).count();
-      System.out.printf("kill test: %d jobs in %.1f s; %d done at the kill; victim completed %d, survivor %d;"
-          + " %d taken over from the victim%n", JOBS, seconds, doneAtKill, victimDone, JOBS - victimDone, takenOver);
+      System.out.printf(
+          "kill test: %d jobs in %.1f s; %d done at the kill; victim completed %d, survivor %d;"
+              + " %d taken over from the victim%n",
+          JOBS, seconds, doneAtKill, victimDone, JOBS - victimDone, takenOver);
       survivor.destroy();
       assertThat(survivor.waitFor(30, TimeUnit.SECONDS)).isTrue();
     } finally {
@@ -129,7 +152,8 @@ class PostgresTenThousandJobsKillTest {
 
   /** True if a job is leased now, and its latest claim (by token) is {@code node}'s. */
   private static boolean holdsLease(PostgresKvStore store, String node) {
-    for (KvEntry leased : store.list(KeyRange.prefix(Key.of("kvmq", JournalingStore.QUEUE, "leased")), 64, false)) {
+    for (KvEntry leased :
+        store.list(KeyRange.prefix(Key.of("kvmq", JournalingStore.QUEUE, "leased")), 64, false)) {
       String id = JournalingStore.idOf(leased.key());
       Optional<KvEntry> record = store.get(JournalingStore.JOBS.append(id));
       if (record.isPresent()) {
@@ -147,8 +171,16 @@ class PostgresTenThousandJobsKillTest {
     return new String(e.value(), StandardCharsets.UTF_8);
   }
 
-  private Process startNode(String schema, String name, Path output, String stall) throws IOException {
-    return ChildJvm.start(output, List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-        QueueNodeMain.class, db.jdbcUrl(), schema, name, Integer.toString(JOBS_PER_NODE), stall);
+  private Process startNode(String schema, String name, Path output, String stall)
+      throws IOException {
+    return ChildJvm.start(
+        output,
+        List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
+        QueueNodeMain.class,
+        db.jdbcUrl(),
+        schema,
+        name,
+        Integer.toString(JOBS_PER_NODE),
+        stall);
   }
 }

@@ -7,10 +7,10 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Runs a test class against the one embedded PostgreSQL of this test JVM (see
- * {@link PostgresExtension}): its constructor, lifecycle and test methods may take a
- * {@link TestDatabase} (the server, shared) and a {@link TestSchema} (a fresh schema, dropped
- * when the test, or the class for a {@code @BeforeAll} parameter, is done).
+ * Runs a test class against the one embedded PostgreSQL of this test JVM (see {@link
+ * PostgresExtension}): its constructor, lifecycle and test methods may take a {@link TestDatabase}
+ * (the server, shared) and a {@link TestSchema} (a fresh schema, dropped when the test, or the
+ * class for a {@code @BeforeAll} parameter, is done).
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)

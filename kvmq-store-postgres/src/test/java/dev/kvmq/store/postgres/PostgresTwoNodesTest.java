@@ -26,8 +26,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two {@link PostgresKvStore} instances on one database stand for two nodes: what one
- * commits, the other sees, hears of, and orders after.
+ * Two {@link PostgresKvStore} instances on one database stand for two nodes: what one commits, the
+ * other sees, hears of, and orders after.
  */
 @PostgresTest
 class PostgresTwoNodesTest {
@@ -93,7 +93,8 @@ class PostgresTwoNodesTest {
     TestDatabase.await("marker heard", WAIT, () -> marker.get() > markerBefore);
 
     assertThat(ready.get()).isGreaterThan(readyBefore);
-    assertThat(delayed.get()).as("a commit under [q, ready] does not wake [q, delayed]")
+    assertThat(delayed.get())
+        .as("a commit under [q, ready] does not wake [q, delayed]")
         .isEqualTo(delayedBefore);
   }
 
@@ -109,19 +110,26 @@ class PostgresTwoNodesTest {
       List<Future<?>> futures = new ArrayList<>();
       for (PostgresKvStore node : List.of(a, b)) {
         for (int t = 0; t < threadsPerNode; t++) {
-          futures.add(pool.submit(() -> {
-            start.await();
-            for (int i = 0; i < incrementsEach; i++) {
-              while (true) {
-                KvEntry e = node.get(counter).orElseThrow();
-                long next = ByteBuffer.wrap(e.value()).getLong() + 1;
-                if (node.commit(AtomicOperation.builder().check(e).set(counter, longBytes(next)).build()).ok()) {
-                  break;
-                }
-              }
-            }
-            return null;
-          }));
+          futures.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    for (int i = 0; i < incrementsEach; i++) {
+                      while (true) {
+                        KvEntry e = node.get(counter).orElseThrow();
+                        long next = ByteBuffer.wrap(e.value()).getLong() + 1;
+                        if (node.commit(
+                                AtomicOperation.builder()
+                                    .check(e)
+                                    .set(counter, longBytes(next))
+                                    .build())
+                            .ok()) {
+                          break;
+                        }
+                      }
+                    }
+                    return null;
+                  }));
         }
       }
       start.countDown();
@@ -156,30 +164,37 @@ class PostgresTwoNodesTest {
       for (PostgresKvStore node : List.of(a, b)) {
         for (int t = 0; t < threadsPerNode; t++) {
           Key own = Key.of("order", "thread", (long) id++);
-          futures.add(pool.submit(() -> {
-            start.await();
-            List<Timed> mine = new ArrayList<>();
-            for (int i = 0; i < commitsEach; i++) {
-              if (i % 2 == 0) {
-                long t0 = System.nanoTime();
-                CommitResult r = node.commit(AtomicOperation.builder().set(own, longBytes(i)).build());
-                mine.add(new Timed(t0, System.nanoTime(), r.versionstamp(), -1));
-              } else {
-                while (true) {
-                  KvEntry e = node.get(counter).orElseThrow();
-                  long next = ByteBuffer.wrap(e.value()).getLong() + 1;
-                  long t0 = System.nanoTime();
-                  CommitResult r = node.commit(
-                      AtomicOperation.builder().check(e).set(counter, longBytes(next)).build());
-                  if (r.ok()) {
-                    mine.add(new Timed(t0, System.nanoTime(), r.versionstamp(), next));
-                    break;
-                  }
-                }
-              }
-            }
-            return mine;
-          }));
+          futures.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    List<Timed> mine = new ArrayList<>();
+                    for (int i = 0; i < commitsEach; i++) {
+                      if (i % 2 == 0) {
+                        long t0 = System.nanoTime();
+                        CommitResult r =
+                            node.commit(AtomicOperation.builder().set(own, longBytes(i)).build());
+                        mine.add(new Timed(t0, System.nanoTime(), r.versionstamp(), -1));
+                      } else {
+                        while (true) {
+                          KvEntry e = node.get(counter).orElseThrow();
+                          long next = ByteBuffer.wrap(e.value()).getLong() + 1;
+                          long t0 = System.nanoTime();
+                          CommitResult r =
+                              node.commit(
+                                  AtomicOperation.builder()
+                                      .check(e)
+                                      .set(counter, longBytes(next))
+                                      .build());
+                          if (r.ok()) {
+                            mine.add(new Timed(t0, System.nanoTime(), r.versionstamp(), next));
+                            break;
+                          }
+                        }
+                      }
+                    }
+                    return mine;
+                  }));
         }
       }
       start.countDown();
@@ -194,28 +209,40 @@ class PostgresTwoNodesTest {
     all.forEach(t -> distinct.add(t.versionstamp()));
     assertThat(distinct).as("every commit has its own versionstamp").hasSize(all.size());
 
-    List<Timed> increments = all.stream().filter(t -> t.counter() >= 0)
-        .sorted(Comparator.comparingLong(Timed::counter)).toList();
+    List<Timed> increments =
+        all.stream()
+            .filter(t -> t.counter() >= 0)
+            .sorted(Comparator.comparingLong(Timed::counter))
+            .toList();
     for (int i = 1; i < increments.size(); i++) {
       assertThat(increments.get(i).versionstamp())
-          .as("increment %d commits after increment %d", increments.get(i).counter(),
-              increments.get(i - 1).counter())
+          .as(
+              "increment %d commits after increment %d",
+              increments.get(i).counter(), increments.get(i - 1).counter())
           .isGreaterThan(increments.get(i - 1).versionstamp());
     }
 
     // Real-time order: if commit x returned before commit y started, vs(x) < vs(y).
-    List<Timed> byVersionstamp = all.stream().sorted(Comparator.comparingLong(Timed::versionstamp)).toList();
+    List<Timed> byVersionstamp =
+        all.stream().sorted(Comparator.comparingLong(Timed::versionstamp)).toList();
     long latestStartBefore = Long.MIN_VALUE;
     for (Timed t : byVersionstamp) {
       assertThat(t.endNanos())
-          .as("commit %d ended before a commit with a smaller versionstamp started", t.versionstamp())
+          .as(
+              "commit %d ended before a commit with a smaller versionstamp started",
+              t.versionstamp())
           .isGreaterThanOrEqualTo(latestStartBefore);
       latestStartBefore = Math.max(latestStartBefore, t.startNanos());
     }
     // The latest versionstamp read by either node is the greatest committed.
     long greatest = byVersionstamp.get(byVersionstamp.size() - 1).versionstamp();
-    assertThat(a.commit(AtomicOperation.builder().check(counter, b.get(counter).orElseThrow().versionstamp()).build())
-        .versionstamp()).isEqualTo(greatest);
+    assertThat(
+            a.commit(
+                    AtomicOperation.builder()
+                        .check(counter, b.get(counter).orElseThrow().versionstamp())
+                        .build())
+                .versionstamp())
+        .isEqualTo(greatest);
   }
 
   @Test
@@ -228,7 +255,8 @@ class PostgresTwoNodesTest {
       int nodes = 4;
       List<PostgresKvStore> stores = new ArrayList<>();
       for (int i = 0; i < nodes; i++) {
-        stores.add(PostgresKvStore.builder(i % 2 == 0 ? db.unpooled() : db.pool()).schema(fresh).build());
+        stores.add(
+            PostgresKvStore.builder(i % 2 == 0 ? db.unpooled() : db.pool()).schema(fresh).build());
       }
       ExecutorService pool = Executors.newFixedThreadPool(nodes);
       try {
@@ -237,10 +265,12 @@ class PostgresTwoNodesTest {
         for (int i = 0; i < nodes; i++) {
           PostgresKvStore s = stores.get(i);
           Key k = Key.of("node", (long) i);
-          futures.add(pool.submit(() -> {
-            start.await();
-            return s.commit(AtomicOperation.builder().set(k, longBytes(1)).build());
-          }));
+          futures.add(
+              pool.submit(
+                  () -> {
+                    start.await();
+                    return s.commit(AtomicOperation.builder().set(k, longBytes(1)).build());
+                  }));
         }
         start.countDown();
         for (Future<CommitResult> f : futures) {

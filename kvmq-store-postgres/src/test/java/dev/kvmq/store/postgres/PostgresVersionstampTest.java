@@ -27,12 +27,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Schema version 2's versionstamps: a sequence read after per-key advisory locks. Commits on
- * one key wait for each other and get increasing versionstamps in their commit order; commits
- * on different keys don't wait for each other, and may become visible in another order than
- * their versionstamps (which the SPI allows: a versionstamp is greater than those of every
- * commit that finished before its commit started; PostgresTwoNodesTest checks that on real
- * timings from two nodes).
+ * Schema version 2's versionstamps: a sequence read after per-key advisory locks. Commits on one
+ * key wait for each other and get increasing versionstamps in their commit order; commits on
+ * different keys don't wait for each other, and may become visible in another order than their
+ * versionstamps (which the SPI allows: a versionstamp is greater than those of every commit that
+ * finished before its commit started; PostgresTwoNodesTest checks that on real timings from two
+ * nodes).
  */
 @PostgresTest
 class PostgresVersionstampTest {
@@ -56,29 +56,50 @@ class PostgresVersionstampTest {
   }
 
   @Test
-  void aCommitThatFailsAfterItsFirstWriteLeavesNothingThoughItsCommitWentInTheSameMessage() throws SQLException {
+  void aCommitThatFailsAfterItsFirstWriteLeavesNothingThoughItsCommitWentInTheSameMessage()
+      throws SQLException {
     // A trigger fails the batch's second write, after the function wrote the first one; the
     // COMMIT sent with the call must be skipped, and the first write rolled back.
-    try (Connection c = db.unpooled().getConnection(); Statement st = c.createStatement()) {
-      st.execute("CREATE FUNCTION " + schema + ".refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
-          + " BEGIN IF NEW.value = '\\xff'::bytea THEN RAISE EXCEPTION 'refused by the test'; END IF;"
-          + " RETURN NEW; END $$");
-      st.execute("CREATE TRIGGER refuse BEFORE INSERT ON " + schema + ".kvmq_kv FOR EACH ROW EXECUTE FUNCTION "
-          + schema + ".refuse()");
+    try (Connection c = db.unpooled().getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE FUNCTION "
+              + schema
+              + ".refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+              + " BEGIN IF NEW.value = '\\xff'::bytea THEN RAISE EXCEPTION 'refused by the test'; END IF;"
+              + " RETURN NEW; END $$");
+      st.execute(
+          "CREATE TRIGGER refuse BEFORE INSERT ON "
+              + schema
+              + ".kvmq_kv FOR EACH ROW EXECUTE FUNCTION "
+              + schema
+              + ".refuse()");
     }
     AtomicInteger woken = new AtomicInteger();
     store.subscribe(Key.of("refused"), woken::incrementAndGet);
     TestDatabase.await("listening", WAIT, store::isListening);
     int wokenBefore = woken.get();
-    assertThatThrownBy(() -> store.commitAll(List.of(
-            AtomicOperation.builder().set(Key.of("refused", 1L), new byte[] {1}).build(),
-            AtomicOperation.builder().set(Key.of("refused", 2L), new byte[] {(byte) 0xff}).build())))
+    assertThatThrownBy(
+            () ->
+                store.commitAll(
+                    List.of(
+                        AtomicOperation.builder()
+                            .set(Key.of("refused", 1L), new byte[] {1})
+                            .build(),
+                        AtomicOperation.builder()
+                            .set(Key.of("refused", 2L), new byte[] {(byte) 0xff})
+                            .build())))
         .isInstanceOf(KvStoreException.class)
         .hasMessageContaining("refused by the test")
         .hasMessageNotContaining("outcome is unknown");
     assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).isEmpty();
     assertThat(woken.get()).as("a commit known to have failed wakes nobody").isEqualTo(wokenBefore);
-    assertThat(store.commit(AtomicOperation.builder().set(Key.of("refused", 3L), new byte[] {3}).build()).ok()).isTrue();
+    assertThat(
+            store
+                .commit(
+                    AtomicOperation.builder().set(Key.of("refused", 3L), new byte[] {3}).build())
+                .ok())
+        .isTrue();
     assertThat(store.list(KeyRange.prefix(Key.of("refused")), 10, false)).hasSize(1);
   }
 
@@ -91,7 +112,8 @@ class PostgresVersionstampTest {
     Integer[] locks = KeyLocks.lockKeys(keys, keys.subList(0, 10));
     assertThat(locks).hasSize(KeyLocks.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
     assertThat(KeyLocks.lockKeys(keys, List.of())).containsExactly(locks);
-    assertThat(KeyLocks.lockHash(Key.of("k", 1L).encoded())).isEqualTo(KeyLocks.lockHash(Key.of("k", 1L).encoded()));
+    assertThat(KeyLocks.lockHash(Key.of("k", 1L).encoded()))
+        .isEqualTo(KeyLocks.lockHash(Key.of("k", 1L).encoded()));
     List<byte[]> many = new ArrayList<>();
     for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
       many.add(Key.of("m", (long) i).encoded());
@@ -113,8 +135,11 @@ class PostgresVersionstampTest {
       assertThat(other.versionstamp()).isGreaterThan(rawVs);
 
       // The same key: waits for the open transaction.
-      Future<CommitResult> same = pool.submit(() -> store.commit(AtomicOperation.builder().set(k1, new byte[] {3}).build()));
-      TestDatabase.await("the commit on k1 waits for k1's lock", WAIT, () -> waitingForLocks() == 1);
+      Future<CommitResult> same =
+          pool.submit(
+              () -> store.commit(AtomicOperation.builder().set(k1, new byte[] {3}).build()));
+      TestDatabase.await(
+          "the commit on k1 waits for k1's lock", WAIT, () -> waitingForLocks() == 1);
       assertThat(same.isDone()).isFalse();
       raw.commit();
       CommitResult after = same.get(1, TimeUnit.MINUTES);
@@ -140,7 +165,8 @@ class PostgresVersionstampTest {
       raw.setAutoCommit(false);
       commitFunction(raw, Key.of("k1")); // an open commit on an unrelated key
       Future<CommitResult> batch = pool.submit(() -> store.commit(huge.build()));
-      TestDatabase.await("the huge operation waits for every open commit", WAIT, () -> waitingForLocks() == 1);
+      TestDatabase.await(
+          "the huge operation waits for every open commit", WAIT, () -> waitingForLocks() == 1);
       raw.rollback();
       assertThat(batch.get(1, TimeUnit.MINUTES).ok()).isTrue();
       assertThat(store.get(Key.of("k1"))).isEmpty();
@@ -163,7 +189,8 @@ class PostgresVersionstampTest {
     try (Connection raw = db.unpooled().getConnection()) {
       raw.setAutoCommit(false);
       commitFunction(raw, Key.of("k1")); // an open commit on an unrelated key does not stop it
-      List<CommitResult> results = pool.submit(() -> store.commitAll(many)).get(1, TimeUnit.MINUTES);
+      List<CommitResult> results =
+          pool.submit(() -> store.commitAll(many)).get(1, TimeUnit.MINUTES);
       assertThat(results).hasSize(many.size()).allMatch(CommitResult::ok);
       // in order: each part's versionstamps come after the previous part's
       assertThat(results).extracting(CommitResult::versionstamp).isSorted();
@@ -181,14 +208,18 @@ class PostgresVersionstampTest {
       big.set(Key.of("b", (long) i), new byte[0]);
     }
     AtomicOperation small = AtomicOperation.builder().set(Key.of("x"), new byte[0]).build();
-    AtomicOperation sameKey = AtomicOperation.builder().check(Key.of("x"), 0).set(Key.of("x"), new byte[0]).build();
+    AtomicOperation sameKey =
+        AtomicOperation.builder().check(Key.of("x"), 0).set(Key.of("x"), new byte[0]).build();
     assertThat(KeyLocks.lockGroups(List.of(small, big.build(), small)))
-        .extracting(List::size).containsExactly(1, 1, 1);
+        .extracting(List::size)
+        .containsExactly(1, 1, 1);
     List<AtomicOperation> shared = new ArrayList<>();
     for (int i = 0; i < 200; i++) {
       shared.add(i % 2 == 0 ? small : sameKey); // one key in all: one lock
     }
-    assertThat(KeyLocks.lockGroups(shared)).singleElement(InstanceOfAssertFactories.LIST).hasSize(200);
+    assertThat(KeyLocks.lockGroups(shared))
+        .singleElement(InstanceOfAssertFactories.LIST)
+        .hasSize(200);
   }
 
   /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
@@ -214,8 +245,11 @@ class PostgresVersionstampTest {
   }
 
   private int waitingForLocks() {
-    try (Connection c = db.unpooled().getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) {
       rs.next();
       return rs.getInt(1);
     } catch (SQLException e) {

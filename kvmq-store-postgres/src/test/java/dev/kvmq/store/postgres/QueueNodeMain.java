@@ -18,19 +18,19 @@ import java.util.concurrent.locks.LockSupport;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A worker node for {@link PostgresTenThousandJobsKillTest}: a {@link PostgresKvStore} wrapped
- * in a {@link JournalingStore}, a worker on the queue {@value JournalingStore#QUEUE} whose
- * handler simulates {@value #WORK_MICROS} µs of work, and pushes of its share of the jobs
- * while the worker runs. Prints {@code READY} once its worker runs and {@code PUSHED <n>} once
- * its pushes have committed; runs until it is killed (or exits by itself after
- * {@value #MAX_MINUTES} minutes, in case the test that started it died first).
+ * A worker node for {@link PostgresTenThousandJobsKillTest}: a {@link PostgresKvStore} wrapped in a
+ * {@link JournalingStore}, a worker on the queue {@value JournalingStore#QUEUE} whose handler
+ * simulates {@value #WORK_MICROS} µs of work, and pushes of its share of the jobs while the worker
+ * runs. Prints {@code READY} once its worker runs and {@code PUSHED <n>} once its pushes have
+ * committed; runs until it is killed (or exits by itself after {@value #MAX_MINUTES} minutes, in
+ * case the test that started it died first).
  *
- * <p>Once the stall file exists, the handler never returns from the jobs it starts: the node
- * then holds their leases (renewing them) until it is killed, so that the test knows it
- * kills a node that holds leases.
+ * <p>Once the stall file exists, the handler never returns from the jobs it starts: the node then
+ * holds their leases (renewing them) until it is killed, so that the test knows it kills a node
+ * that holds leases.
  *
- * <p>Arguments: the JDBC URL, the schema, the node's name, how many jobs to push, the stall
- * file ({@code -} for none).
+ * <p>Arguments: the JDBC URL, the schema, the node's name, how many jobs to push, the stall file
+ * ({@code -} for none).
  */
 final class QueueNodeMain {
 
@@ -52,18 +52,23 @@ final class QueueNodeMain {
     PGSimpleDataSource ds = new PGSimpleDataSource();
     ds.setURL(url);
     TestPool pool = new TestPool(ds);
-    JournalingStore store = new JournalingStore(PostgresKvStore.builder(pool).schema(schema).build(), node);
+    JournalingStore store =
+        new JournalingStore(PostgresKvStore.builder(pool).schema(schema).build(), node);
     Queue<String> queue = Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8()).build();
     ScheduledExecutorService executor = Executors.newScheduledThreadPool(CONCURRENCY + 3);
-    Worker<String> worker = queue.worker(
-        (job, ctx) -> {
-          LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(WORK_MICROS)); // simulated work
-          if (stall != null && Files.exists(stall)) {
-            never.await(); // holds the lease until the node is killed
-          }
-        },
-        WorkerOptions.defaults().concurrency(CONCURRENCY).lease(LEASE, LEASE.dividedBy(3))
-            .pollInterval(Duration.ofMillis(500)), executor);
+    Worker<String> worker =
+        queue.worker(
+            (job, ctx) -> {
+              LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(WORK_MICROS)); // simulated work
+              if (stall != null && Files.exists(stall)) {
+                never.await(); // holds the lease until the node is killed
+              }
+            },
+            WorkerOptions.defaults()
+                .concurrency(CONCURRENCY)
+                .lease(LEASE, LEASE.dividedBy(3))
+                .pollInterval(Duration.ofMillis(500)),
+            executor);
     worker.start();
     System.out.println("READY");
     System.out.flush();

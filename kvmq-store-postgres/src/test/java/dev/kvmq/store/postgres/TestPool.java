@@ -14,9 +14,9 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * The smallest connection pool that behaves like a real one where the store can tell: it
- * reuses connections (so a restarted database leaves stale ones in it) and drops those the
- * driver has closed after a failure. Tests only: users bring their own pool.
+ * The smallest connection pool that behaves like a real one where the store can tell: it reuses
+ * connections (so a restarted database leaves stale ones in it) and drops those the driver has
+ * closed after a failure. Tests only: users bring their own pool.
  */
 final class TestPool implements DataSource, AutoCloseable {
 
@@ -40,8 +40,11 @@ final class TestPool implements DataSource, AutoCloseable {
     if (physical == null) {
       physical = target.getConnection();
     }
-    return (Connection) Proxy.newProxyInstance(TestPool.class.getClassLoader(),
-        new Class<?>[] {Connection.class}, new Handler(physical));
+    return (Connection)
+        Proxy.newProxyInstance(
+            TestPool.class.getClassLoader(),
+            new Class<?>[] {Connection.class},
+            new Handler(physical));
   }
 
   /** Closes every idle connection; borrowed ones are closed when returned. */

@@ -1,9 +1,9 @@
 package dev.kvmq.store.postgres;
 
 /**
- * A fresh, unused schema name on the shared {@link TestDatabase}, given by
- * {@link PostgresExtension}; the schema (created by the first store that uses it) is dropped
- * when the scope it was given for ends.
+ * A fresh, unused schema name on the shared {@link TestDatabase}, given by {@link
+ * PostgresExtension}; the schema (created by the first store that uses it) is dropped when the
+ * scope it was given for ends.
  *
  * @param db the database it lives in
  * @param name the schema's name

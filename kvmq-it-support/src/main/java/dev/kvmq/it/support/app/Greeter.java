@@ -6,8 +6,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 @ApplicationScoped
 public class Greeter {
 
-    /** @return a fixed greeting */
-    public String greet() {
-        return "hello";
-    }
+  /**
+   * @return a fixed greeting
+   */
+  public String greet() {
+    return "hello";
+  }
 }
