@@ -18,6 +18,12 @@ import java.util.Objects;
  */
 public record Backoff(Duration initial, double multiplier, Duration max, double jitter) {
 
+  /**
+   * {@link JobOptions#MAX_DELAY}, kept here: JobOptions' initializer reads {@link #NONE}, so this
+   * class's initializer must not read JobOptions (and it is set before {@code NONE}).
+   */
+  static final Duration MAX_WAIT = Duration.ofDays(36_525);
+
   /** No wait at all between attempts. */
   public static final Backoff NONE = new Backoff(Duration.ZERO, 1, Duration.ZERO, 0);
 
@@ -42,9 +48,9 @@ public record Backoff(Duration initial, double multiplier, Duration max, double 
     if (max.compareTo(initial) < 0) {
       throw new IllegalArgumentException("backoff max " + max + " is less than initial " + initial);
     }
-    if (max.compareTo(JobOptions.MAX_DELAY) > 0) {
+    if (max.compareTo(MAX_WAIT) > 0) {
       throw new IllegalArgumentException(
-          "backoff max must be at most " + JobOptions.MAX_DELAY + " (about 100 years): " + max);
+          "backoff max must be at most " + MAX_WAIT + " (about 100 years): " + max);
     }
     if (!(multiplier >= 1) || Double.isInfinite(multiplier)) {
       throw new IllegalArgumentException(

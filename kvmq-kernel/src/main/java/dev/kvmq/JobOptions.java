@@ -42,7 +42,7 @@ public record JobOptions(
    * The longest wait an option may give (a delay, a repeat delay, a backoff's cap): 36,525 days,
    * about 100 years, so that every due time the queue computes fits its clock.
    */
-  public static final Duration MAX_DELAY = Duration.ofDays(36_525);
+  public static final Duration MAX_DELAY = Backoff.MAX_WAIT;
 
   /** The earliest {@link #delayUntil()}: the first instant of year 0. */
   public static final Instant MIN_DELAY_UNTIL = Instant.parse("0000-01-01T00:00:00Z");

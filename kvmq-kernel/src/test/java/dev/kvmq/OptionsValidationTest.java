@@ -35,6 +35,26 @@ class OptionsValidationTest {
     assertThat(d.priority(-0.0).priority()).isEqualTo(0.0);
   }
 
+  /**
+   * Backoff and JobOptions initialize in either order: Backoff first (as a record decoded from the
+   * store loads it) once made JobOptions' defaults see a null Backoff.NONE.
+   */
+  @Test
+  void backoffAndJobOptionsInitializeInEitherOrder() throws Exception {
+    java.net.URL classes = Backoff.class.getProtectionDomain().getCodeSource().getLocation();
+    for (String first : List.of("dev.kvmq.Backoff", "dev.kvmq.JobOptions")) {
+      try (java.net.URLClassLoader loader =
+          new java.net.URLClassLoader(new java.net.URL[] {classes}, null)) {
+        Class.forName(first, true, loader);
+        Object none = Class.forName("dev.kvmq.Backoff", true, loader).getField("NONE").get(null);
+        Object defaults =
+            Class.forName("dev.kvmq.JobOptions", true, loader).getMethod("defaults").invoke(null);
+        assertThat(none).as("Backoff.NONE, %s first", first).isNotNull();
+        assertThat(defaults).as("JobOptions.defaults(), %s first", first).isNotNull();
+      }
+    }
+  }
+
   /** Waits whose due time would overflow the clock's milliseconds are refused, not pushed. */
   @Test
   void waitsAreBoundedSoThatEveryDueTimeFits() {
