@@ -2,6 +2,7 @@ package dev.kvmq.it.rest;
 
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
+import dev.kvmq.it.support.KvmqWars;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
@@ -12,32 +13,6 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  * name: the users of {@link TestUsers} ({@code admin} has it, {@code viewer} not).
  */
 public final class AdminWar {
-
-  static final String WEB_XML =
-      """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
-              <security-constraint>
-                <web-resource-collection>
-                  <web-resource-name>kvmq admin API</web-resource-name>
-                  <url-pattern>/kvmq/*</url-pattern>
-                </web-resource-collection>
-                <auth-constraint><role-name>kvmq-admin</role-name></auth-constraint>
-              </security-constraint>
-              <security-role><role-name>kvmq-admin</role-name></security-role>
-            </web-app>
-            """;
-
-  static final String GLASSFISH_WEB_XML =
-      """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <glassfish-web-app>
-              <security-role-mapping>
-                <role-name>kvmq-admin</role-name>
-                <group-name>kvmq-admin</group-name>
-              </security-role-mapping>
-            </glassfish-web-app>
-            """;
 
   private AdminWar() {}
 
@@ -51,7 +26,8 @@ public final class AdminWar {
         .addClass(TestUsers.class)
         .addAsResource(
             new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
-        .addAsWebInfResource(new StringAsset(WEB_XML), "web.xml")
-        .addAsWebInfResource(new StringAsset(GLASSFISH_WEB_XML), "glassfish-web.xml");
+        .addAsWebInfResource(new StringAsset(KvmqWars.SECURE_WEB_XML), "web.xml")
+        .addAsWebInfResource(
+            new StringAsset(KvmqWars.SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
   }
 }
