@@ -37,10 +37,6 @@ import jakarta.ws.rs.sse.SseEventSink;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -582,18 +578,8 @@ public class QueuesResource {
     if (bytes.length > MAX_BODY_BYTES) {
       throw PushBody.refused(null, "the body is over " + MAX_BODY_BYTES + " bytes");
     }
-    String text;
-    try {
-      text =
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(bytes))
-              .toString();
-    } catch (CharacterCodingException e) {
-      throw PushBody.refused(null, "the body is not UTF-8");
-    }
+    String text =
+        Utf8.decode(bytes).orElseThrow(() -> PushBody.refused(null, "the body is not UTF-8"));
     try (JsonReader r = Json.createReader(new StringReader(text))) {
       JsonValue v = r.readValue();
       if (!(v instanceof JsonObject o)) {
