@@ -33,6 +33,8 @@ public final class Job<S> {
   private final int attempt;
   private final long token;
   private final Optional<JobError> lastError;
+  private final Optional<String> schedule;
+  private final Optional<Instant> slot;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -54,6 +56,8 @@ public final class Job<S> {
     this.attempt = r.attempt;
     this.token = r.token;
     this.lastError = Optional.ofNullable(r.error);
+    this.schedule = Optional.ofNullable(r.schedule);
+    this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -206,6 +210,27 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the name of the recurring schedule that pushed this job, if one did ({@link
+   * Queue#schedules()}).
+   *
+   * @return the schedule's name, or empty for a job pushed by {@link Queue#push}
+   */
+  public Optional<String> schedule() {
+    return schedule;
+  }
+
+  /**
+   * Returns the schedule slot this job runs for: the instant the schedule was due, which tells a
+   * handler which run it is (the 02:00 report of which day). For a run triggered by hand it is the
+   * instant of the trigger.
+   *
+   * @return the slot, or empty for a job no schedule pushed
+   */
+  public Optional<Instant> slot() {
+    return slot;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -234,7 +259,9 @@ public final class Job<S> {
         && leaseUntil.equals(j.leaseUntil)
         && repeatDelay.equals(j.repeatDelay)
         && retryBackoff.equals(j.retryBackoff)
-        && lastError.equals(j.lastError);
+        && lastError.equals(j.lastError)
+        && schedule.equals(j.schedule)
+        && slot.equals(j.slot);
   }
 
   /**
@@ -260,7 +287,9 @@ public final class Job<S> {
         retryBackoff,
         attempt,
         token,
-        lastError);
+        lastError,
+        schedule,
+        slot);
   }
 
   /**

@@ -7,6 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * A job as the kernel stores it: the source of truth under {@code [..., "job", id]}.
@@ -14,6 +16,11 @@ import java.time.Instant;
  * <p>Immutable; changed copies come from {@link #draft()}. Encoded in a small versioned binary
  * format ({@link #encode()}, {@link #decode(byte[])}), so stored jobs do not depend on Java
  * serialization, class loaders or user classes: the payload is the user codec's bytes.
+ *
+ * <p>Format 2 is format 1 followed by tagged optional fields: a {@code short} count, then per field
+ * a tag byte, an {@code int} length and that many bytes. A field at its default is not written. A
+ * new field takes a new tag; a tag this version does not know is an error naming it (a record
+ * written by a newer kvmq is never read half). Format 1 records (no tagged fields) still decode.
  */
 final class JobRecord {
 
@@ -26,6 +33,16 @@ final class JobRecord {
   }
 
   private static final byte FORMAT_V1 = 1;
+  private static final byte FORMAT_V2 = 2;
+
+  /** Tag of {@link #schedule}: a short length and modified UTF-8, as {@code writeUTF}. */
+  private static final byte TAG_SCHEDULE = 1;
+
+  /** Tag of {@link #slot}: a long. */
+  private static final byte TAG_SLOT = 2;
+
+  /** Tag of {@link #traceContext}: a short count, then modified UTF-8 key and value pairs. */
+  private static final byte TAG_TRACE_CONTEXT = 3;
 
   final String id;
   final double priority;
@@ -42,6 +59,15 @@ final class JobRecord {
   final JobError error;
   final byte[] payload;
 
+  /** The name of the schedule that pushed the job, or null. */
+  final String schedule;
+
+  /** The schedule slot (epoch ms) the job runs for, or -1 when it has none. */
+  final long slot;
+
+  /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
+  final Map<String, String> traceContext;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -57,6 +83,13 @@ final class JobRecord {
     this.backoff = d.backoff;
     this.error = d.error;
     this.payload = d.payload;
+    this.schedule = d.schedule;
+    this.slot = d.slot;
+    this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+  }
+
+  private static Map<String, String> copyOrdered(Map<String, String> m) {
+    return java.util.Collections.unmodifiableMap(new LinkedHashMap<>(m));
   }
 
   /** A mutable copy to derive the next record from. */
@@ -80,23 +113,52 @@ final class JobRecord {
   }
 
   /**
-   * The record's bytes: format 1, the bytes {@link java.io.DataOutputStream} writes for these
-   * fields in this order (strings in its modified UTF-8), written here straight into one array of
-   * the exact size.
+   * The record's bytes: format 2, the bytes {@link java.io.DataOutputStream} writes for these
+   * fields in this order (strings in its modified UTF-8), then the tagged fields, written here
+   * straight into one array of the exact size.
    */
   byte[] encode() {
     byte[] idBytes = modifiedUtf8(id);
+    byte[] scheduleBytes = schedule == null ? null : modifiedUtf8(schedule);
+    byte[] traceBytes = traceContext.isEmpty() ? null : encodeMap(traceContext);
+    int tagged = 2;
+    short fields = 0;
+    if (scheduleBytes != null) {
+      tagged += 5 + 2 + scheduleBytes.length;
+      fields++;
+    }
+    if (slot != -1) {
+      tagged += 5 + 8;
+      fields++;
+    }
+    if (traceBytes != null) {
+      tagged += 5 + traceBytes.length;
+      fields++;
+    }
     byte[] typeBytes = null;
     byte[] messageBytes = null;
     int size =
-        1 + 2 + idBytes.length + 8 + 1 + 3 * 8 + 4 + 2 * 8 + 2 * 4 + 4 * 8 + 1 + 4 + payload.length;
+        1
+            + 2
+            + idBytes.length
+            + 8
+            + 1
+            + 3 * 8
+            + 4
+            + 2 * 8
+            + 2 * 4
+            + 4 * 8
+            + 1
+            + 4
+            + payload.length
+            + tagged;
     if (error != null) {
       typeBytes = modifiedUtf8(truncate(error.type()));
       messageBytes = modifiedUtf8(truncate(error.message()));
       size += 2 + typeBytes.length + 2 + messageBytes.length + 8;
     }
     ByteBuffer out = ByteBuffer.allocate(size);
-    out.put(FORMAT_V1);
+    out.put(FORMAT_V2);
     putUtf(out, idBytes);
     out.putDouble(priority);
     out.put((byte) state.ordinal());
@@ -120,19 +182,83 @@ final class JobRecord {
     }
     out.putInt(payload.length);
     out.put(payload);
+    out.putShort(fields);
+    if (scheduleBytes != null) {
+      out.put(TAG_SCHEDULE).putInt(2 + scheduleBytes.length);
+      putUtf(out, scheduleBytes);
+    }
+    if (slot != -1) {
+      out.put(TAG_SLOT).putInt(8).putLong(slot);
+    }
+    if (traceBytes != null) {
+      out.put(TAG_TRACE_CONTEXT).putInt(traceBytes.length).put(traceBytes);
+    }
     return out.array();
+  }
+
+  private static byte[] encodeMap(Map<String, String> m) {
+    if (m.size() > Short.MAX_VALUE) {
+      throw new IllegalStateException("a map of " + m.size() + " entries in a job record");
+    }
+    byte[][] parts = new byte[m.size() * 2][];
+    int size = 2;
+    int i = 0;
+    for (Map.Entry<String, String> e : m.entrySet()) {
+      parts[i] = modifiedUtf8(e.getKey());
+      parts[i + 1] = modifiedUtf8(e.getValue());
+      size += 4 + parts[i].length + parts[i + 1].length;
+      i += 2;
+    }
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.putShort((short) m.size());
+    for (byte[] part : parts) {
+      putUtf(out, part);
+    }
+    return out.array();
+  }
+
+  private static void decodeTagged(ByteBuffer in, Draft d) throws IOException {
+    int fields = in.getShort();
+    for (int f = 0; f < fields; f++) {
+      byte tag = in.get();
+      int length = in.getInt();
+      int end = in.position() + length;
+      switch (tag) {
+        case TAG_SCHEDULE -> d.schedule = getUtf(in);
+        case TAG_SLOT -> d.slot = in.getLong();
+        case TAG_TRACE_CONTEXT -> {
+          int n = in.getShort();
+          Map<String, String> m = new LinkedHashMap<>();
+          for (int i = 0; i < n; i++) {
+            m.put(getUtf(in), getUtf(in));
+          }
+          d.traceContext = m;
+        }
+        default ->
+            throw new IllegalStateException(
+                "unknown field tag " + tag + " in a job record: written by a newer kvmq?");
+      }
+      if (in.position() != end) {
+        throw new IllegalStateException("field tag " + tag + " is not " + length + " bytes long");
+      }
+    }
+    if (in.hasRemaining()) {
+      throw new IllegalStateException(in.remaining() + " bytes after the last field");
+    }
   }
 
   static JobRecord decode(byte[] bytes) {
     try {
       ByteBuffer in = ByteBuffer.wrap(bytes);
       byte format = in.get();
-      if (format != FORMAT_V1) {
+      if (format != FORMAT_V1 && format != FORMAT_V2) {
         throw new IllegalStateException(
             "unknown job record format "
                 + format
-                + ": written by a newer kvmq? This version reads format "
-                + FORMAT_V1);
+                + ": written by a newer kvmq? This version reads formats "
+                + FORMAT_V1
+                + " and "
+                + FORMAT_V2);
       }
       Draft d = new Draft();
       d.id = getUtf(in);
@@ -157,6 +283,9 @@ final class JobRecord {
       }
       d.payload = new byte[in.getInt()];
       in.get(d.payload);
+      if (format == FORMAT_V2) {
+        decodeTagged(in, d);
+      }
       return d.build();
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("corrupt job record (" + bytes.length + " bytes)", e);
@@ -249,6 +378,9 @@ final class JobRecord {
     Backoff backoff = Backoff.NONE;
     JobError error;
     byte[] payload = new byte[0];
+    String schedule;
+    long slot = -1;
+    Map<String, String> traceContext = Map.of();
 
     Draft() {}
 
@@ -267,6 +399,9 @@ final class JobRecord {
       backoff = r.backoff;
       error = r.error;
       payload = r.payload;
+      schedule = r.schedule;
+      slot = r.slot;
+      traceContext = r.traceContext;
     }
 
     Draft state(State s) {

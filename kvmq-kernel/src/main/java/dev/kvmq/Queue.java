@@ -49,6 +49,7 @@ public final class Queue<S> {
   private final Ulid ulid;
   private final QueueListing<S> listing;
   private final QueueCommands<S> commands;
+  private final Schedules<S> schedules;
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -59,6 +60,7 @@ public final class Queue<S> {
     this.ulid = new Ulid(b.random);
     this.listing = new QueueListing<>(this);
     this.commands = new QueueCommands<>(this, listing);
+    this.schedules = new Schedules<>(this);
   }
 
   /**
@@ -389,6 +391,16 @@ public final class Queue<S> {
     KvStore.Subscription subscription =
         store.subscribe(keys.root, Objects.requireNonNull(listener, "listener"));
     return subscription::close;
+  }
+
+  /**
+   * Returns the queue's recurring schedules: define, list, pause, resume, trigger and delete them.
+   * A worker of this queue fires them.
+   *
+   * @return the schedules
+   */
+  public Schedules<S> schedules() {
+    return schedules;
   }
 
   /**

@@ -10,20 +10,32 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * Job records are stored: their bytes must stay format 1, the bytes a {@link DataOutputStream}
- * writes for the fields in order, whatever writes them.
+ * Job records are stored: their bytes must stay format 2, the bytes a {@link DataOutputStream}
+ * writes for the fields in order followed by the tagged fields, whatever writes them; and format 1
+ * records, written before the tagged fields existed, must still read.
  */
 class JobRecordEncodingTest {
 
-  /** Format 1 as first written, with DataOutputStream: the reference. */
+  /** Format 1 as first written, with DataOutputStream (the tagged fields are not in it). */
+  static byte[] referenceV1(JobRecord r) throws IOException {
+    return reference(r, 1);
+  }
+
+  /** Format 2 written with DataOutputStream: the reference. */
   static byte[] reference(JobRecord r) throws IOException {
+    return reference(r, 2);
+  }
+
+  private static byte[] reference(JobRecord r, int format) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
-      out.writeByte(1);
+      out.writeByte(format);
       out.writeUTF(r.id);
       out.writeDouble(r.priority);
       out.writeByte(r.state.ordinal());
@@ -47,8 +59,48 @@ class JobRecordEncodingTest {
       }
       out.writeInt(r.payload.length);
       out.write(r.payload);
+      if (format == 2) {
+        int fields =
+            (r.schedule != null ? 1 : 0)
+                + (r.slot != -1 ? 1 : 0)
+                + (r.traceContext.isEmpty() ? 0 : 1);
+        out.writeShort(fields);
+        if (r.schedule != null) {
+          byte[] utf = utf(r.schedule);
+          out.writeByte(1);
+          out.writeInt(2 + utf.length);
+          out.writeUTF(r.schedule);
+        }
+        if (r.slot != -1) {
+          out.writeByte(2);
+          out.writeInt(8);
+          out.writeLong(r.slot);
+        }
+        if (!r.traceContext.isEmpty()) {
+          ByteArrayOutputStream map = new ByteArrayOutputStream();
+          try (DataOutputStream m = new DataOutputStream(map)) {
+            m.writeShort(r.traceContext.size());
+            for (Map.Entry<String, String> e : r.traceContext.entrySet()) {
+              m.writeUTF(e.getKey());
+              m.writeUTF(e.getValue());
+            }
+          }
+          out.writeByte(3);
+          out.writeInt(map.size());
+          out.write(map.toByteArray());
+        }
+      }
     }
     return bytes.toByteArray();
+  }
+
+  /** writeUTF's bytes without its length. */
+  private static byte[] utf(String s) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeUTF(s);
+    }
+    return Arrays.copyOfRange(bytes.toByteArray(), 2, bytes.size());
   }
 
   private static final String[] PIECES = {
@@ -111,13 +163,26 @@ class JobRecordEncodingTest {
     }
     d.payload = new byte[r.nextInt(300)];
     r.nextBytes(d.payload);
+    if (r.nextBoolean()) {
+      d.schedule = text(r, 8);
+    }
+    if (r.nextBoolean()) {
+      d.slot = r.nextLong();
+    }
+    if (r.nextBoolean()) {
+      Map<String, String> context = new LinkedHashMap<>();
+      for (int i = r.nextInt(4); i > 0; i--) {
+        context.put(text(r, 5), text(r, 20));
+      }
+      d.traceContext = context;
+    }
     return d.build();
   }
 
   @Test
-  void encodeWritesFormatOneExactlyAsDataOutputStreamDid() {
+  void encodeWritesFormatTwoExactlyAsDataOutputStreamDoes() {
     Seeds.forEach(
-        "encodeWritesFormatOneExactlyAsDataOutputStreamDid",
+        "encodeWritesFormatTwoExactlyAsDataOutputStreamDoes",
         3_000,
         1,
         r -> {
@@ -147,7 +212,53 @@ class JobRecordEncodingTest {
           if (record.error != null && record.error.message().length() <= 2_000) {
             assertThat(back.error).isEqualTo(record.error);
           }
+          assertThat(back.schedule).isEqualTo(record.schedule);
+          assertThat(back.slot).isEqualTo(record.slot);
+          assertThat(back.traceContext).containsExactlyEntriesOf(record.traceContext);
         });
+  }
+
+  @Test
+  void aFormatOneRecordReadsWithTheNewFieldsAtTheirDefaults() {
+    Seeds.forEach(
+        "aFormatOneRecordReadsWithTheNewFieldsAtTheirDefaults",
+        1_000,
+        1,
+        r -> {
+          JobRecord record = random(r);
+          JobRecord back;
+          try {
+            back = JobRecord.decode(referenceV1(record));
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+          assertThat(back.schedule).isNull();
+          assertThat(back.slot).isEqualTo(-1);
+          assertThat(back.traceContext).isEmpty();
+          JobRecord.Draft d = record.draft();
+          d.schedule = null;
+          d.slot = -1;
+          d.traceContext = Map.of();
+          assertThat(back.encode()).isEqualTo(d.build().encode());
+        });
+  }
+
+  @Test
+  void anUnknownFieldTagIsReportedByNumber() throws IOException {
+    JobRecord.Draft d = new JobRecord.Draft();
+    d.id = "01J00000000000000000000000";
+    byte[] plain = d.build().encode();
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    bytes.write(plain, 0, plain.length - 2);
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeShort(1);
+      out.writeByte(99);
+      out.writeInt(0);
+    }
+    assertThatThrownBy(() -> JobRecord.decode(bytes.toByteArray()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("corrupt job record")
+        .hasStackTraceContaining("unknown field tag 99");
   }
 
   @Test
@@ -161,9 +272,9 @@ class JobRecordEncodingTest {
           .hasMessageContaining("corrupt job record (" + cut + " bytes)");
     }
     byte[] newer = whole.clone();
-    newer[0] = 2;
+    newer[0] = 3;
     assertThatThrownBy(() -> JobRecord.decode(newer))
         .isInstanceOf(IllegalStateException.class)
-        .hasStackTraceContaining("unknown job record format 2");
+        .hasStackTraceContaining("unknown job record format 3");
   }
 }
