@@ -51,7 +51,15 @@ class PostgresTransactionalPushIT {
 
   @Deployment
   static WebArchive war() {
-    String url = PgServer.start();
+    return war("kvmq-pg-tx.war", PgServer.start());
+  }
+
+  /**
+   * A WAR with kvmq on PostgreSQL, the {@code orders} queue and its handler, and two DataSources on
+   * {@code url}: kvmq's own (non-transactional) and the application's (transactional), named in
+   * {@code kvmq.postgres.jta-datasource}.
+   */
+  static WebArchive war(String name, String url) {
     String webXml =
         """
                 <?xml version="1.0" encoding="UTF-8"?>
@@ -74,7 +82,7 @@ class PostgresTransactionalPushIT {
                 </web-app>
                 """
             .formatted(url);
-    return Wars.withKvmq(Wars.testWar("kvmq-pg-tx.war"))
+    return Wars.withKvmq(Wars.testWar(name))
         .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
         .addClasses(PlacedOrder.class, OrderHandler.class)
         .addAsResource(
