@@ -197,6 +197,16 @@ public class KvmqRuntime {
           };
       inTransaction =
           config.store().equals("postgres") ? Postgres.inTransaction(config, store) : null;
+      if (inTransaction == null && config.get(PostgresInTransaction.KEY).isPresent()) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "kvmq: "
+                + PostgresInTransaction.KEY
+                + " is set, but kvmq.store is "
+                + config.store()
+                + ", which can't join a JTA transaction: pushes inside one are made after it"
+                + " commits");
+      }
       LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
       if (KvmqMetrics.available()) {
         metrics = KvmqMetrics.open(beans);

@@ -88,6 +88,8 @@ class PostgresKillDuringTransactionsIT {
       }
     }
     assertThat(saidCommitted).as("commits before the kill (%s)", run).isNotEmpty();
+    int rowsAtKill = orders().size();
+    int ranAtKill = handled().size();
 
     int port2 = ServerProcess.freePort();
     try (ServerProcess payara = start(work, war, port2, "payara-2.log")) {
@@ -109,8 +111,15 @@ class PostgresKillDuringTransactionsIT {
       assertThat(handled()).as("jobs that ran, one per order row (%s)", run).isEqualTo(orders);
       System.out.printf(
           "pg kill test (%s): %d orders sent, %d said committed, %d said rolled back;"
-              + " %d rows and as many jobs ran after the restart%n",
-          run, next.get(), saidCommitted.size(), saidRolledBack.size(), orders.size());
+              + " at the kill %d rows, %d of their jobs had run; after the restart %d rows and"
+              + " as many jobs ran%n",
+          run,
+          next.get(),
+          saidCommitted.size(),
+          saidRolledBack.size(),
+          rowsAtKill,
+          ranAtKill,
+          orders.size());
       assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
     }
   }
