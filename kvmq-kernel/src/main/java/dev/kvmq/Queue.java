@@ -418,6 +418,22 @@ public final class Queue<S> {
     return new Worker<>(this, handler, options, executor);
   }
 
+  // ---- on another view of the store
+
+  /**
+   * Returns this queue on another store: the same name, codec, clock and random source, and so the
+   * same jobs if {@code store} is a view of this queue's store. For a view whose commits join a
+   * transaction the caller holds, such as {@code PostgresKvStore.inTransaction(connection)}: a push
+   * on the returned queue commits in that transaction. Cheap: make one per transaction.
+   *
+   * @param store the store to read and commit through
+   * @return a queue on {@code store}
+   * @throws NullPointerException if {@code store} is null
+   */
+  public Queue<S> withStore(KvStore store) {
+    return builder(store, name(), codec).clock(clock).random(random).build();
+  }
+
   // ---- internals
 
   Job<S> toJob(JobRecord r, long now) {

@@ -21,11 +21,23 @@ import java.util.Optional;
  *
  * <h2>Transactions</h2>
  *
- * A push made while a JTA transaction is active is deferred until the transaction commits: the jobs
- * are pushed right after the commit, and not at all if it rolls back. The EclipseStore and
- * in-memory stores can't join the transaction (they are not XA resources), so this is not atomic
- * with the transaction's own writes: if the process dies between the commit and the push, the push
- * is lost. Outside a transaction a push is stored before the call returns.
+ * A push made while a JTA transaction is active joins it as the queue's {@code
+ * kvmq.queue.NAME.transaction-push} says:
+ *
+ * <ul>
+ *   <li>{@code in-transaction} (the default on the PostgreSQL store with {@code
+ *       kvmq.postgres.jta-datasource}): the jobs are written through the transaction's own
+ *       connection and returned at once; they exist exactly when the transaction commits, atomic
+ *       with its other writes to that database, and vanish if it rolls back.
+ *   <li>{@code after-commit} (the default on the other stores, which can't join a transaction): the
+ *       jobs are pushed right after the commit, and not at all if it rolls back; the push returns
+ *       nothing. Not atomic with the transaction: if the process dies between the commit and the
+ *       push, the push is lost.
+ * </ul>
+ *
+ * A push in a transaction that is marked for rollback is refused with {@link
+ * IllegalStateException}, and nothing is written. Outside a transaction a push is stored before the
+ * call returns.
  *
  * <p>Everything else delegates to the kernel's {@link Queue} (see its documentation for each
  * method's exceptions).
@@ -40,16 +52,30 @@ public final class JobQueue<S> {
   private final TransactionSynchronizationRegistry transactions;
   private final JobOptions defaults;
   private final Runnable pushed;
+  private final InTransactionPush inTransaction; // null: after-commit
 
   JobQueue(
       Queue<S> queue,
       TransactionSynchronizationRegistry transactions,
       JobOptions defaults,
       Runnable pushed) {
+    this(queue, transactions, defaults, pushed, null);
+  }
+
+  /**
+   * @param inTransaction how a push joins an active transaction, or null to push after its commit
+   */
+  JobQueue(
+      Queue<S> queue,
+      TransactionSynchronizationRegistry transactions,
+      JobOptions defaults,
+      Runnable pushed,
+      InTransactionPush inTransaction) {
     this.queue = Objects.requireNonNull(queue, "queue");
     this.transactions = transactions;
     this.defaults = Objects.requireNonNull(defaults, "defaults");
     this.pushed = Objects.requireNonNull(pushed, "pushed");
+    this.inTransaction = inTransaction;
   }
 
   /**
@@ -88,8 +114,10 @@ public final class JobQueue<S> {
    *
    * @param state the state
    * @return the stored job, or empty when the push waits for the current transaction to commit
+   *     ({@code after-commit})
    * @throws NullPointerException if {@code state} is null
    * @throws IllegalArgumentException if the encoded state is too large
+   * @throws IllegalStateException if the current transaction is marked for rollback
    * @throws dev.kvmq.store.KvStoreException if the store fails
    */
   public Optional<Job<S>> push(S state) {
@@ -102,8 +130,10 @@ public final class JobQueue<S> {
    * @param state the state
    * @param options priority, delay, repeats, retries
    * @return the stored job, or empty when the push waits for the current transaction to commit
+   *     ({@code after-commit})
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is too large
+   * @throws IllegalStateException if the current transaction is marked for rollback
    * @throws dev.kvmq.store.KvStoreException if the store fails
    */
   public Optional<Job<S>> push(S state, JobOptions options) {
@@ -117,9 +147,10 @@ public final class JobQueue<S> {
    *
    * @param states the states
    * @return the stored jobs, or an empty list when the push waits for the current transaction to
-   *     commit
+   *     commit ({@code after-commit})
    * @throws NullPointerException if {@code states} or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
+   * @throws IllegalStateException if the current transaction is marked for rollback
    * @throws dev.kvmq.store.KvStoreException if the store fails
    */
   public List<Job<S>> pushAll(Collection<? extends S> states) {
@@ -133,15 +164,32 @@ public final class JobQueue<S> {
    * @param states the states
    * @param options the options of every job
    * @return the stored jobs, or an empty list when the push waits for the current transaction to
-   *     commit
+   *     commit ({@code after-commit})
    * @throws NullPointerException if an argument or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
+   * @throws IllegalStateException if the current transaction is marked for rollback
    * @throws dev.kvmq.store.KvStoreException if the store fails
    */
   public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
     Objects.requireNonNull(states, "states");
     Objects.requireNonNull(options, "options");
-    if (transactions != null && transactions.getTransactionStatus() == Status.STATUS_ACTIVE) {
+    int status =
+        transactions == null ? Status.STATUS_NO_TRANSACTION : transactions.getTransactionStatus();
+    if (status == Status.STATUS_MARKED_ROLLBACK) {
+      throw new IllegalStateException(
+          "queue "
+              + name()
+              + ": the current transaction is marked for rollback, so a job pushed in it would"
+              + " never exist; nothing was pushed");
+    }
+    if (status == Status.STATUS_ACTIVE && inTransaction != null) {
+      List<Job<S>> jobs = inTransaction.pushAll(queue, List.copyOf(states), options, transactions);
+      if (!jobs.isEmpty()) {
+        pushed.run();
+      }
+      return jobs;
+    }
+    if (status == Status.STATUS_ACTIVE) {
       List<S> copy = List.copyOf(states);
       copy.forEach(
           s -> queue.codec().encode(s)); // fail now, in the caller, if a state can't be encoded

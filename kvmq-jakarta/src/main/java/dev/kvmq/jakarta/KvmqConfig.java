@@ -24,6 +24,8 @@ import java.util.function.Supplier;
  *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>kvmq.store</td><td>eclipsestore</td><td>{@code eclipsestore}, {@code memory} or {@code postgres}</td></tr>
  *   <tr><td>kvmq.postgres.datasource</td><td>none</td><td>JNDI name of the DataSource, for {@code postgres}</td></tr>
+ *   <tr><td>kvmq.postgres.jta-datasource</td><td>none</td><td>JNDI name of a transactional
+ *       DataSource on the same database, for pushes inside JTA transactions (see {@link JobQueue})</td></tr>
  *   <tr><td>kvmq.postgres.schema</td><td>the connection's</td><td>schema of kvmq's tables</td></tr>
  *   <tr><td>kvmq.data-dir</td><td>see {@link #dataDir()}</td><td>the EclipseStore directory</td></tr>
  *   <tr><td>kvmq.durability</td><td>fsync</td><td>{@code fsync} or {@code process-crash-safe}</td></tr>
@@ -37,6 +39,9 @@ import java.util.function.Supplier;
  *   <tr><td>kvmq.queue.NAME.priority, .retries, .retry-delay, .retry-multiplier, .retry-max-delay,
  *       .retry-jitter</td><td>the handler's annotation, else none</td><td>the queue's default job
  *       options (see {@link QueueSettings})</td></tr>
+ *   <tr><td>kvmq.queue.NAME.transaction-push</td><td>{@code in-transaction} with
+ *       kvmq.postgres.jta-datasource, else {@code after-commit}</td><td>how a push inside a JTA
+ *       transaction is stored (see {@link JobQueue})</td></tr>
  *   <tr><td>kvmq.queue.NAME.ignore-unknown-properties</td><td>the handler's annotation, else
  *       false</td><td>whether the queue's JSON-B drops unknown properties</td></tr>
  * </table>

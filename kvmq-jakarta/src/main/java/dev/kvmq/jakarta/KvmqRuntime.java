@@ -79,6 +79,8 @@ public class KvmqRuntime {
   private Jsonb lenientJsonb; // for queues that opted out
   private final Set<String> warnedUnhandled = ConcurrentHashMap.newKeySet();
   private TransactionSynchronizationRegistry transactions;
+  // How pushes join a JTA transaction on the PostgreSQL store, or null (after-commit only).
+  private InTransactionPush inTransaction;
   private boolean started;
   private boolean closed;
 
@@ -193,6 +195,18 @@ public class KvmqRuntime {
                         + config.store()
                         + "\"; use eclipsestore, memory or postgres");
           };
+      inTransaction =
+          config.store().equals("postgres") ? Postgres.inTransaction(config, store) : null;
+      if (inTransaction == null && config.get(PostgresInTransaction.KEY).isPresent()) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "kvmq: "
+                + PostgresInTransaction.KEY
+                + " is set, but kvmq.store is "
+                + config.store()
+                + ", which can't join a JTA transaction: pushes inside one are made after it"
+                + " commits");
+      }
       LOG.log(System.Logger.Level.INFO, "kvmq store: " + store);
       if (KvmqMetrics.available()) {
         metrics = KvmqMetrics.open(beans);
@@ -330,7 +344,13 @@ public class KvmqRuntime {
     @SuppressWarnings("unchecked")
     Queue<S> q = (Queue<S>) queue(name, type);
     Runnable pushed = extension.handles(name) ? () -> {} : () -> warnUnhandled(name);
-    return new JobQueue<>(q, transactions, queues.get(name).settings().jobDefaults(), pushed);
+    TransactionPush mode = TransactionPush.of(name, config, inTransaction != null);
+    return new JobQueue<>(
+        q,
+        transactions,
+        queues.get(name).settings().jobDefaults(),
+        pushed,
+        mode == TransactionPush.IN_TRANSACTION ? inTransaction : null);
   }
 
   /**
@@ -514,6 +534,18 @@ public class KvmqRuntime {
         b.threadFactory(threads);
       }
       return b.build();
+    }
+
+    /** Pushes in JTA transactions if {@code kvmq.postgres.jta-datasource} is set, else null. */
+    static InTransactionPush inTransaction(KvmqConfig config, KvStore store) {
+      return config
+          .get(PostgresInTransaction.KEY)
+          .map(
+              name ->
+                  (InTransactionPush)
+                      new PostgresInTransaction(
+                          (dev.kvmq.store.postgres.PostgresKvStore) store, name))
+          .orElse(null);
     }
   }
 

@@ -40,7 +40,8 @@ record QueueSettings(
           "retry-multiplier",
           "retry-max-delay",
           "retry-jitter",
-          "ignore-unknown-properties");
+          "ignore-unknown-properties",
+          TransactionPush.KEY);
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =

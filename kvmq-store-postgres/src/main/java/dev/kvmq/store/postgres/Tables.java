@@ -28,6 +28,9 @@ final class Tables {
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 
+  /** The savepoint a commit in the caller's transaction runs in. */
+  static final String SAVEPOINT = "kvmq_commit";
+
   final String schema;
   final String prefix;
   final String kv;
@@ -46,6 +49,7 @@ final class Tables {
   final String commit;
   final String commitAndEnd;
   final String notifyAndEnd;
+  final String commitInCallersTransaction;
   final String readVersion;
 
   /** The first key of every advisory lock a commit takes: the same on every node. */
@@ -93,6 +97,10 @@ final class Tables {
     // The call and the COMMIT in one message (one round trip); the COMMIT runs only if the
     // call succeeded, as PostgreSQL skips the rest of a message after an error.
     commitAndEnd = commit + "; COMMIT";
+    // In a transaction the caller holds (ConnectionStore): the call inside a savepoint, in one
+    // message, so that a failed call can be undone without failing the caller's transaction.
+    commitInCallersTransaction =
+        "SAVEPOINT " + SAVEPOINT + "; " + commit + "; RELEASE SAVEPOINT " + SAVEPOINT;
     // Change notifications, apart from the commits (see Notifier): no flush to wait for.
     notifyAndEnd =
         "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";

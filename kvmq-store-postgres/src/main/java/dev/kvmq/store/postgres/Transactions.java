@@ -121,51 +121,8 @@ final class Transactions {
    */
   Batch applyAndCommit(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
       throws SQLException {
-    List<Integer> checkOp = new ArrayList<>();
-    List<byte[]> checkKey = new ArrayList<>();
-    List<Long> checkVs = new ArrayList<>();
-    List<Integer> mutOp = new ArrayList<>();
-    List<byte[]> mutKey = new ArrayList<>();
-    List<byte[]> mutValue = new ArrayList<>();
-    for (int i = 0; i < operations.size(); i++) {
-      AtomicOperation op = operations.get(i);
-      for (AtomicOperation.Check check : op.checks()) {
-        checkOp.add(i + 1);
-        checkKey.add(check.key().encoded());
-        checkVs.add(check.versionstamp());
-      }
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        mutOp.add(i + 1);
-        mutKey.add(m.key().encoded());
-        mutValue.add(m.isDelete() ? null : m.value());
-      }
-    }
-    Integer[] locks = KeyLocks.lockKeys(checkKey, mutKey);
-    Long[] outcomes;
     attempt.commitSent = true;
-    try (PreparedStatement ps = c.prepareStatement(tables.commitAndEnd)) {
-      ps.setInt(1, operations.size());
-      ps.setInt(2, tables.lockSpace);
-      if (locks == null) {
-        ps.setNull(3, Types.ARRAY);
-      } else {
-        ps.setArray(3, c.createArrayOf("int4", locks));
-      }
-      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
-      ps.setString(10, tables.channel);
-      ps.setArray(
-          11, c.createArrayOf("text", new String[0])); // the notifier sends them, after the commit
-      ps.execute();
-      try (ResultSet rs = ps.getResultSet()) {
-        rs.next();
-        outcomes = (Long[]) rs.getArray(1).getArray();
-      }
-    }
+    Long[] outcomes = callCommit(c, tables.commitAndEnd, operations, new String[0]);
     if (outcomes.length != operations.size()) {
       throw new IllegalStateException(
           "the commit function returned "
@@ -187,6 +144,67 @@ final class Transactions {
     return new Batch(Collections.unmodifiableList(results), applied);
   }
 
+  /**
+   * Runs {@code sql}, which contains the commit function's call ({@link Tables#commit}) with its
+   * parameters first among the statements' parameters, for {@code operations}, and returns the
+   * function's outcomes: one per operation, its versionstamp or 0 if a check failed. {@code
+   * payloads} are NOTIFY'd by the function if anything was written (in the transaction, so
+   * delivered at its commit).
+   */
+  Long[] callCommit(Connection c, String sql, List<AtomicOperation> operations, String[] payloads)
+      throws SQLException {
+    List<Integer> checkOp = new ArrayList<>();
+    List<byte[]> checkKey = new ArrayList<>();
+    List<Long> checkVs = new ArrayList<>();
+    List<Integer> mutOp = new ArrayList<>();
+    List<byte[]> mutKey = new ArrayList<>();
+    List<byte[]> mutValue = new ArrayList<>();
+    for (int i = 0; i < operations.size(); i++) {
+      AtomicOperation op = operations.get(i);
+      for (AtomicOperation.Check check : op.checks()) {
+        checkOp.add(i + 1);
+        checkKey.add(check.key().encoded());
+        checkVs.add(check.versionstamp());
+      }
+      for (AtomicOperation.Mutation m : op.mutations()) {
+        mutOp.add(i + 1);
+        mutKey.add(m.key().encoded());
+        mutValue.add(m.isDelete() ? null : m.value());
+      }
+    }
+    Integer[] locks = KeyLocks.lockKeys(checkKey, mutKey);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setInt(1, operations.size());
+      ps.setInt(2, tables.lockSpace);
+      if (locks == null) {
+        ps.setNull(3, Types.ARRAY);
+      } else {
+        ps.setArray(3, c.createArrayOf("int4", locks));
+      }
+      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setString(10, tables.channel);
+      ps.setArray(11, c.createArrayOf("text", payloads));
+      // the function's result is the first result set of the message's statements
+      boolean isResultSet = ps.execute();
+      while (!isResultSet) {
+        if (ps.getUpdateCount() == -1) {
+          throw new IllegalStateException(
+              "the commit function returned no result. Indicates a bug.");
+        }
+        isResultSet = ps.getMoreResults();
+      }
+      try (ResultSet rs = ps.getResultSet()) {
+        rs.next();
+        return (Long[]) rs.getArray(1).getArray();
+      }
+    }
+  }
+
   /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */
   Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
     Map<ByteBuffer, KvEntry> rows = new HashMap<>();
@@ -206,7 +224,7 @@ final class Transactions {
    * What a batch announces to other nodes: the first parts of every key written (by operations
    * whose checks fail too: a spurious wake-up is allowed), in hex.
    */
-  private static Set<String> announced(List<AtomicOperation> operations) {
+  static Set<String> announced(List<AtomicOperation> operations) {
     Set<String> prefixes = new LinkedHashSet<>();
     for (AtomicOperation op : operations) {
       for (AtomicOperation.Mutation m : op.mutations()) {

@@ -1,0 +1,333 @@
+package dev.kvmq.store.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvmq.Codecs;
+import dev.kvmq.Job;
+import dev.kvmq.JobOptions;
+import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
+import dev.kvmq.Worker;
+import dev.kvmq.WorkerOptions;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.store.KvStoreException;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A push in a transaction the caller holds ({@link PostgresKvStore#inTransaction}): the job and a
+ * business row commit together or not at all, workers wake up only for a committed job (the NOTIFY
+ * is the transaction's), they neither see nor wait for an uncommitted one, and a push on a closed
+ * connection, an auto-commit connection or a failed transaction is refused and writes nothing.
+ */
+@PostgresTest
+class PostgresCallersTransactionTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  /** So long that only a notification can wake an idle worker within the test. */
+  private static final Duration NO_POLLING = Duration.ofMinutes(10);
+
+  private TestDatabase db;
+  private String schema;
+  private PostgresKvStore a;
+  private PostgresKvStore b;
+  private Queue<String> queue;
+  private final List<ScheduledExecutorService> executors = new ArrayList<>();
+  private final List<Worker<String>> workers = new ArrayList<>();
+  private final List<Connection> connections = new ArrayList<>();
+
+  @BeforeEach
+  void open(TestSchema fresh) {
+    db = fresh.db();
+    schema = fresh.name();
+    a = PostgresKvStore.builder(db.pool()).schema(schema).build();
+    b = PostgresKvStore.builder(db.pool()).schema(schema).build();
+    queue = Queue.builder(a, "jobs", Codecs.utf8()).build();
+    queue.counts(); // creates the schema
+    db.execute("CREATE TABLE " + schema + ".orders (id text PRIMARY KEY)");
+  }
+
+  @AfterEach
+  void close() throws InterruptedException, SQLException {
+    for (Worker<String> w : workers) {
+      w.stop(Duration.ofSeconds(10));
+    }
+    executors.forEach(ScheduledExecutorService::shutdownNow);
+    for (Connection c : connections) {
+      if (!c.isClosed()) {
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+        c.close();
+      }
+    }
+    a.close();
+    b.close();
+  }
+
+  @Test
+  void aCommitMakesTheRowAndTheJobExistTogetherAndWakesAWorkerOnThisNode() throws SQLException {
+    Set<String> ran = ConcurrentHashMap.newKeySet();
+    start(queue, ran);
+    TestDatabase.await("a listens", WAIT, a::isListening);
+    Connection c = transaction();
+
+    insertOrder(c, "order-1");
+    Job<String> job = queue.withStore(a.inTransaction(c)).push("confirm order-1");
+
+    assertThat(job.id()).isNotBlank();
+    assertThat(queue.job(job.id())).as("not visible before the commit").isEmpty();
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+    assertThat(orders()).isEmpty();
+    c.commit();
+    assertThat(orders()).containsExactly("order-1");
+    TestDatabase.await(
+        "the worker (poll interval 10 min) ran the job",
+        Duration.ofSeconds(20),
+        () -> ran.contains("confirm order-1"));
+  }
+
+  @Test
+  void theCommitsNotifyWakesAWorkerOnAnotherNode() throws SQLException {
+    Queue<String> onB = Queue.builder(b, "jobs", Codecs.utf8()).build();
+    Set<String> ran = ConcurrentHashMap.newKeySet();
+    start(onB, ran);
+    TestDatabase.await("b listens", WAIT, b::isListening);
+    Connection c = transaction();
+
+    queue.withStore(a.inTransaction(c)).push("from a's transaction");
+    c.commit();
+
+    TestDatabase.await(
+        "b's worker (poll interval 10 min) ran the job",
+        Duration.ofSeconds(20),
+        () -> ran.contains("from a's transaction"));
+  }
+
+  @Test
+  void aRollbackLeavesNoJobAndWakesNoOne() throws SQLException {
+    AtomicInteger jobsWakeUps = new AtomicInteger();
+    AtomicInteger otherWakeUps = new AtomicInteger();
+    b.subscribe(Key.of("kvmq", "jobs"), jobsWakeUps::incrementAndGet);
+    b.subscribe(Key.of("kvmq", "other"), otherWakeUps::incrementAndGet);
+    TestDatabase.await("b listens", WAIT, b::isListening);
+    jobsWakeUps.set(0); // the listener wakes everyone once when it connects
+    otherWakeUps.set(0);
+    Connection c = transaction();
+
+    insertOrder(c, "order-2");
+    Job<String> job = queue.withStore(a.inTransaction(c)).push("confirm order-2");
+    c.rollback();
+    // a later committed push on another queue: notifications arrive in commit order, so once it
+    // is heard, a notification of the rolled-back push would have been heard before it
+    Queue<String> other = Queue.builder(a, "other", Codecs.utf8()).build();
+    other.withStore(a.inTransaction(c)).push("marker");
+    c.commit();
+    TestDatabase.await("b heard the marker", WAIT, () -> otherWakeUps.get() > 0);
+
+    assertThat(jobsWakeUps.get()).as("wake-ups for the rolled-back push").isZero();
+    assertThat(queue.job(job.id())).isEmpty();
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+    assertThat(orders()).isEmpty();
+  }
+
+  @Test
+  void workersNeitherSeeNorWaitForAJobWhoseTransactionIsOpen() throws SQLException {
+    Set<String> ran = ConcurrentHashMap.newKeySet();
+    start(queue, ran);
+    Queue<String> onB = Queue.builder(b, "jobs", Codecs.utf8()).build();
+    start(onB, ran);
+    Connection c = transaction();
+    insertOrder(c, "order-3");
+    Job<String> held = queue.withStore(a.inTransaction(c)).push("pending", JobOptions.defaults());
+
+    List<String> others = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      others.add("other-" + i);
+    }
+    queue.pushAll(others.subList(0, 15), JobOptions.defaults());
+    onB.pushAll(others.subList(15, 30), JobOptions.defaults());
+    TestDatabase.await(
+        "the workers ran the 30 committed jobs while the transaction is open",
+        WAIT,
+        () -> ran.containsAll(others));
+    assertThat(ran).doesNotContain("pending");
+    assertThat(onB.job(held.id())).isEmpty();
+
+    c.commit();
+    TestDatabase.await("the committed job ran", WAIT, () -> ran.contains("pending"));
+    TestDatabase.await(
+        "the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
+  }
+
+  @Test
+  void manyPushesInOneTransactionCommitTogether() throws SQLException {
+    Connection c = transaction();
+    Queue<String> inTx = queue.withStore(a.inTransaction(c));
+    List<String> states = new ArrayList<>();
+    for (int i = 0; i < 24; i++) {
+      states.add("s" + i);
+    }
+    List<Job<String>> first = inTx.pushAll(states, JobOptions.defaults());
+    Job<String> second = inTx.push("one more");
+    assertThat(inTx.job(second.id())).as("the transaction reads its own push").isPresent();
+    assertThat(queue.counts().waiting()).isZero();
+
+    c.commit();
+
+    assertThat(queue.counts().waiting()).isEqualTo(25);
+    assertThat(queue.job(first.get(23).id())).isPresent();
+  }
+
+  @Test
+  void anOperationTooBigForKeyLocksIsRefusedBeforeAnythingIsWritten() throws SQLException {
+    Connection c = transaction();
+    Queue<String> inTx = queue.withStore(a.inTransaction(c));
+    List<String> states = Collections.nCopies(25, "x");
+
+    assertThatThrownBy(() -> inTx.pushAll(states, JobOptions.defaults()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("more than 48 keys")
+        .hasMessageContaining("at most 24 jobs");
+    inTx.push("still usable");
+    c.commit();
+    assertThat(queue.counts().waiting()).isEqualTo(1);
+  }
+
+  @Test
+  void aClosedConnectionIsRefusedAndNothingIsWritten() throws SQLException {
+    Connection c = transaction();
+    KvStore view = a.inTransaction(c);
+    c.close();
+
+    assertThatThrownBy(() -> queue.withStore(view).push("lost?"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the connection is closed")
+        .hasMessageContaining("nothing was written");
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+  }
+
+  @Test
+  void anAutoCommitConnectionIsRefusedAndNothingIsWritten() throws SQLException {
+    Connection c = db.pool().getConnection();
+    connections.add(c);
+
+    assertThatThrownBy(() -> queue.withStore(a.inTransaction(c)).push("alone"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("auto-commit mode")
+        .hasMessageContaining("nothing was written");
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+  }
+
+  @Test
+  void aFailedTransactionIsRefusedAndNothingIsWritten() throws SQLException {
+    Connection c = transaction();
+    insertOrder(c, "order-4");
+    try (Statement s = c.createStatement()) {
+      assertThatThrownBy(() -> s.execute("SELECT 1/0")).isInstanceOf(SQLException.class);
+    }
+
+    assertThatThrownBy(() -> queue.withStore(a.inTransaction(c)).push("after a failure"))
+        .isInstanceOf(KvStoreException.class)
+        .hasMessageContaining("has already failed")
+        .hasMessageContaining("roll it back")
+        .hasMessageContaining("Nothing was written");
+    c.rollback();
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+    assertThat(orders()).isEmpty();
+  }
+
+  @Test
+  void aRefusedCommitIsUndoneToItsSavepointAndTheTransactionGoesOn() throws SQLException {
+    Connection c = transaction();
+    c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+    insertOrder(c, "order-5");
+
+    assertThatThrownBy(() -> queue.withStore(a.inTransaction(c)).push("in repeatable read"))
+        .isInstanceOf(KvStoreException.class)
+        .hasMessageContaining("READ COMMITTED")
+        .hasMessageContaining("the caller's transaction can go on");
+    insertOrder(c, "order-6");
+    c.commit();
+
+    assertThat(orders()).containsExactlyInAnyOrder("order-5", "order-6");
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+  }
+
+  @Test
+  void withoutNotifyInTheTransactionAfterCommitWakesTheWorkers() throws SQLException {
+    Queue<String> onB = Queue.builder(b, "jobs", Codecs.utf8()).build();
+    Set<String> ran = ConcurrentHashMap.newKeySet();
+    start(onB, ran);
+    start(queue, ran);
+    TestDatabase.await("both listen", WAIT, () -> a.isListening() && b.isListening());
+    Connection c = transaction();
+    ConnectionStore view = a.inTransaction(c, false);
+
+    Job<String> job = queue.withStore(view).push("announced after the commit");
+    assertThat(queue.job(job.id())).as("not visible before the commit").isEmpty();
+    c.commit();
+    view.afterCommit();
+
+    TestDatabase.await(
+        "a worker (poll interval 10 min) ran the job",
+        Duration.ofSeconds(20),
+        () -> ran.contains("announced after the commit"));
+  }
+
+  // ---- helpers
+
+  private Connection transaction() throws SQLException {
+    Connection c = db.pool().getConnection();
+    connections.add(c);
+    c.setAutoCommit(false);
+    return c;
+  }
+
+  private void insertOrder(Connection c, String id) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.executeUpdate("INSERT INTO " + schema + ".orders VALUES ('" + id + "')");
+    }
+  }
+
+  private List<String> orders() throws SQLException {
+    List<String> ids = new ArrayList<>();
+    try (Connection c = db.pool().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT id FROM " + schema + ".orders ORDER BY id")) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    }
+    return ids;
+  }
+
+  private void start(Queue<String> q, Set<String> ran) {
+    ScheduledExecutorService executor = Executors.newScheduledThreadPool(3);
+    executors.add(executor);
+    Worker<String> worker =
+        q.worker(
+            (job, ctx) -> ran.add(job.state()),
+            WorkerOptions.defaults().concurrency(2).pollInterval(NO_POLLING),
+            executor);
+    workers.add(worker);
+    worker.start();
+  }
+}
