@@ -233,7 +233,10 @@ final class Lease<S> implements JobContext<S> {
     try {
       r.run();
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "a cancel action of job " + id + " failed; ignored", e);
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "a cancel action of job " + id + " of queue " + core.queue.name() + " failed; ignored",
+          e);
     }
   }
 }
