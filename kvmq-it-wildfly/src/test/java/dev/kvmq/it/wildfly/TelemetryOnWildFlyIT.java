@@ -3,10 +3,11 @@ package dev.kvmq.it.wildfly;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.OtlpReceiver;
 import dev.kvmq.it.support.Wait;
-import dev.kvmq.it.wildfly.traced.TracedApi;
-import dev.kvmq.it.wildfly.traced.TracedHandler;
-import dev.kvmq.it.wildfly.traced.TracedResource;
+import dev.kvmq.it.support.traced.TracedApi;
+import dev.kvmq.it.support.traced.TracedHandler;
+import dev.kvmq.it.support.traced.TracedResource;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

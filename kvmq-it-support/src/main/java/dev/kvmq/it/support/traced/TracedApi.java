@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly.traced;
+package dev.kvmq.it.support.traced;
 
 import jakarta.ws.rs.ApplicationPath;
 import jakarta.ws.rs.core.Application;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly.traced;
+package dev.kvmq.it.support.traced;
 
 import dev.kvmq.Job;
 import dev.kvmq.JobContext;

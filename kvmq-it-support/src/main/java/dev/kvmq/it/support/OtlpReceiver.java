@@ -1,4 +1,4 @@
-package dev.kvmq.it.wildfly;
+package dev.kvmq.it.support;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -24,10 +24,10 @@ import java.util.zip.GZIPInputStream;
  * number (opentelemetry-proto's {@code trace.proto} and {@code metrics.proto}), only the fields the
  * tests look at.
  */
-final class OtlpReceiver implements AutoCloseable {
+public final class OtlpReceiver implements AutoCloseable {
 
   /** A span as exported: ids in lowercase hex, kind as the proto's number (5 = CONSUMER). */
-  record Span(
+  public record Span(
       String traceId,
       String spanId,
       String parentSpanId,
@@ -36,17 +36,22 @@ final class OtlpReceiver implements AutoCloseable {
       Map<String, Object> attributes) {}
 
   /** One data point of a metric: its attributes and, for sums and gauges, its value. */
-  record Point(Map<String, Object> attributes, Long value, Long count) {}
+  public record Point(Map<String, Object> attributes, Long value, Long count) {}
 
   /** A metric as exported: name, unit, and its points. */
-  record Metric(String name, String unit, List<Point> points) {}
+  public record Metric(String name, String unit, List<Point> points) {}
 
   private final HttpServer server;
   private final List<Span> spans = new CopyOnWriteArrayList<>();
   private final List<Metric> metrics = new CopyOnWriteArrayList<>();
   private final List<String> errors = new CopyOnWriteArrayList<>();
 
-  OtlpReceiver() throws IOException {
+  /**
+   * Starts the receiver.
+   *
+   * @throws IOException if no port can be bound
+   */
+  public OtlpReceiver() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     server.createContext("/v1/traces", e -> take(e, true));
     server.createContext("/v1/metrics", e -> take(e, false));
@@ -57,18 +62,21 @@ final class OtlpReceiver implements AutoCloseable {
   /**
    * @return the base URL, e.g. {@code http://127.0.0.1:40123}
    */
-  String endpoint() {
+  public String endpoint() {
     return "http://127.0.0.1:" + server.getAddress().getPort();
   }
 
-  List<Span> spans() {
+  /**
+   * @return every span received so far
+   */
+  public List<Span> spans() {
     return List.copyOf(spans);
   }
 
   /**
    * @return the metrics of the latest export that had each name
    */
-  Map<String, Metric> metrics() {
+  public Map<String, Metric> metrics() {
     Map<String, Metric> latest = new LinkedHashMap<>();
     for (Metric m : metrics) {
       latest.put(m.name(), m);
@@ -79,7 +87,7 @@ final class OtlpReceiver implements AutoCloseable {
   /**
    * @return what could not be decoded (empty if all went well)
    */
-  List<String> errors() {
+  public List<String> errors() {
     return List.copyOf(errors);
   }
 
