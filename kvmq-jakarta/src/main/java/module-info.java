@@ -8,8 +8,9 @@
  * APIs are optional ({@code requires static}), used only where present.
  *
  * <p>The MicroProfile Config, Health and Metrics API jars kvmq compiles against declare no module
- * name; their names here are the ones Java derives from their file names. They are static
- * requirements: nothing fails to resolve without them.
+ * name; their names here are the ones Java derives from their file names. The OpenTelemetry API
+ * jars name themselves ({@code Automatic-Module-Name}). They are static requirements: nothing fails
+ * to resolve without them.
  */
 module dev.kvmq.jakarta {
   requires transitive dev.kvmq;
@@ -34,6 +35,8 @@ module dev.kvmq.jakarta {
   requires static microprofile.config.api;
   requires static microprofile.health.api;
   requires static microprofile.metrics.api;
+  requires static io.opentelemetry.api;
+  requires static io.opentelemetry.context;
 
   exports dev.kvmq.jakarta;
 

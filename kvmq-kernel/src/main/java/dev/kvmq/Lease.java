@@ -32,6 +32,13 @@ final class Lease<S> implements JobContext<S> {
   final String id;
   final long token;
   final int attempt;
+
+  /** When this worker claimed the job, from the queue's clock. */
+  final long claimedAt;
+
+  /** The tracing hook's view of the handler run; set when the handler starts. */
+  volatile JobTracing.Span span = Tracer.NoTracing.SPAN;
+
   private final WorkerCore<S> core;
   // guarded by this
   private JobRecord record;
@@ -52,6 +59,7 @@ final class Lease<S> implements JobContext<S> {
     this.id = record.id;
     this.token = record.token;
     this.attempt = record.attempt;
+    this.claimedAt = core.now();
     this.record = record;
     this.versionstamp = versionstamp;
   }
@@ -225,7 +233,10 @@ final class Lease<S> implements JobContext<S> {
     try {
       r.run();
     } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "a cancel action of job " + id + " failed; ignored", e);
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "a cancel action of job " + id + " of queue " + core.queue.name() + " failed; ignored",
+          e);
     }
   }
 }

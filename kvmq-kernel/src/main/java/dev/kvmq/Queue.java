@@ -46,6 +46,7 @@ public final class Queue<S> {
   final Codec<S> codec;
   final InstantSource clock;
   final RandomGenerator random;
+  final Tracer tracer;
   private final Ulid ulid;
   private final QueueListing<S> listing;
   private final QueueCommands<S> commands;
@@ -57,6 +58,7 @@ public final class Queue<S> {
     this.codec = b.codec;
     this.clock = b.clock;
     this.random = b.random;
+    this.tracer = new Tracer(b.name, b.tracing);
     this.ulid = new Ulid(b.random);
     this.listing = new QueueListing<>(this);
     this.commands = new QueueCommands<>(this, listing);
@@ -481,6 +483,7 @@ public final class Queue<S> {
     private final Codec<S> codec;
     private InstantSource clock;
     private RandomGenerator random;
+    private JobTracing tracing = JobTracing.none();
 
     private Builder(KvStore store, String name, Codec<S> codec) {
       this.store = Objects.requireNonNull(store, "store");
@@ -515,6 +518,20 @@ public final class Queue<S> {
      */
     public Builder<S> random(RandomGenerator random) {
       this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * Sets the tracing hook (default: {@link JobTracing#none()}): what a push stores of its
+     * caller's trace context, and what the queue's workers tell about each handler run. On the
+     * queue, not on a worker, because a push needs it as much as a run does.
+     *
+     * @param tracing the hook
+     * @return this builder
+     * @throws NullPointerException if {@code tracing} is null
+     */
+    public Builder<S> tracing(JobTracing tracing) {
+      this.tracing = Objects.requireNonNull(tracing, "tracing");
       return this;
     }
 

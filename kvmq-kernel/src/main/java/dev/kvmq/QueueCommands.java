@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -46,10 +47,12 @@ final class QueueCommands<S> {
       payloads.add(queue.encode(state));
     }
     long now = queue.clock.millis();
+    Map<String, String> traceContext = queue.tracer.pushContext();
     AtomicOperation.Builder op = AtomicOperation.builder();
     List<JobRecord> records = new ArrayList<>(states.size());
     for (byte[] payload : payloads) {
-      records.add(Transitions.pushInto(op, keys, queue.nextId(now), payload, options, now));
+      records.add(
+          Transitions.pushInto(op, keys, queue.nextId(now), payload, options, now, traceContext));
     }
     CommitResult result = queue.store.commit(op.build());
     if (!result.ok()) {

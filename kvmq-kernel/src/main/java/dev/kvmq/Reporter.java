@@ -43,7 +43,11 @@ final class Reporter<S> {
       } catch (RuntimeException e) {
         LOG.log(
             System.Logger.Level.ERROR,
-            "a job listener of queue " + queue.name() + " failed; ignored",
+            "a job listener of queue "
+                + queue.name()
+                + " failed on job "
+                + event.job().id()
+                + "; ignored",
             e);
       }
     }
@@ -83,16 +87,20 @@ final class Reporter<S> {
     }
   }
 
-  /** The executor refused to run a claimed job; it runs again when its lease expires. */
+  /**
+   * The executor refused to run a claimed job; it runs again when its lease expires. The outage is
+   * said once ({@link #refused}); the job at DEBUG.
+   */
   void refusedJob(Lease<S> lease, RejectedExecutionException e) {
+    refused(e);
     LOG.log(
-        System.Logger.Level.WARNING,
-        "executor refused job "
-            + lease.id
-            + " of queue "
-            + queue.name()
-            + "; it runs again when its lease expires",
-        e);
+        System.Logger.Level.DEBUG,
+        () ->
+            "executor refused job "
+                + lease.id
+                + " of queue "
+                + queue.name()
+                + "; it runs again when its lease expires");
   }
 
   /** The store failed: said once per outage. */
@@ -129,10 +137,18 @@ final class Reporter<S> {
                 + "; it runs again when its lease expires");
   }
 
-  /** Logs a job the worker could not record or start; it runs again when its lease expires. */
+  /**
+   * Logs a job the worker could not record or start; it runs again when its lease expires. A bug
+   * ({@code error}) is an ERROR with its stack trace; a store failure is part of an outage, said
+   * once by {@link #failing}, so the job is at DEBUG.
+   */
   void couldNot(String what, Lease<S> lease, Throwable why, boolean error) {
+    System.Logger.Level level = error ? System.Logger.Level.ERROR : System.Logger.Level.DEBUG;
+    if (!LOG.isLoggable(level)) {
+      return;
+    }
     LOG.log(
-        error ? System.Logger.Level.ERROR : System.Logger.Level.WARNING,
+        level,
         "could not "
             + what
             + " job "

@@ -32,6 +32,7 @@ final class Settler<S> {
   void settle(Lease<S> lease, Throwable failure) {
     Optional<Transitions.Holding> held = lease.finish();
     if (held.isEmpty()) {
+      traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease); // already reported; another worker owns the job now
       return;
     }
@@ -40,17 +41,24 @@ final class Settler<S> {
       plan = plan(held.get(), failure);
     } catch (RuntimeException e) {
       core.reporter.couldNot("record the outcome of", lease, e, true);
+      traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
       core.settled(lease);
       return;
     }
     if (!(plan instanceof Transitions.Applied applied)) {
       core.reporter.leaseLost(lease, refused(failure));
+      traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }
     committer.submit(
         applied.operation(),
         (result, error) -> committed(lease, failure, applied, result, error, 0));
+  }
+
+  /** Tells the tracing hook how the run ended (before the listeners, so a span ends first). */
+  private void traced(Lease<S> lease, JobTracing.Outcome outcome, Throwable failure) {
+    core.queue.tracer.end(lease.span, outcome, failure);
   }
 
   private static JobEvent.RefusedOutcome refused(Throwable failure) {
@@ -81,6 +89,7 @@ final class Settler<S> {
     if (error != null) {
       core.reporter.failing(error);
       core.reporter.couldNot("record the outcome of", lease, error, false);
+      traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
       core.settled(lease);
       return;
     }
@@ -89,9 +98,12 @@ final class Settler<S> {
       long now = core.now();
       if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
+        traced(lease, JobTracing.Outcome.COMPLETED, null);
         core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
       } else {
         JobRecord after = plan.record();
+        boolean dead = after.state == JobRecord.State.DEAD;
+        traced(lease, dead ? JobTracing.Outcome.DEAD : JobTracing.Outcome.FAILED, failure);
         core.reporter.emit(
             new JobEvent.Failed<>(
                 core.queue.toJob(after, now),
@@ -109,6 +121,7 @@ final class Settler<S> {
     }
     if (!(again instanceof Transitions.Applied retry)) {
       core.reporter.leaseLost(lease, refused(failure));
+      traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }

@@ -178,13 +178,28 @@ final class Slots<S> {
   }
 
   private Throwable handle(Lease<S> lease) {
+    JobRecord r = lease.record();
+    long now = core.now();
+    S state = null;
+    Throwable failure = null;
     try {
-      JobRecord r = lease.record();
-      S state = core.queue.codec.decode(r.payload.clone());
-      handler.handle(Job.of(core.queue.name(), r, state, core.now()), lease);
-      return null;
+      state = core.queue.codec.decode(r.payload.clone());
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    Job<S> job = Job.of(core.queue.name(), r, state, now);
+    Tracer tracer = core.queue.tracer;
+    JobTracing.Span span = tracer.started(job, r.traceContext, lease.claimedAt, now);
+    lease.span = span;
+    try {
+      if (failure == null) {
+        handler.handle(job, lease);
+      }
+      return failure;
     } catch (Throwable t) {
       return t;
+    } finally {
+      tracer.detach(span);
     }
   }
 }

@@ -7,6 +7,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KvStore;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -92,7 +93,23 @@ final class Transitions {
   /** Adds a new job to a larger operation (a batch push) and returns its record. */
   static JobRecord pushInto(
       AtomicOperation.Builder op, QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
+    return pushInto(op, k, id, payload, o, now, Map.of());
+  }
+
+  /**
+   * Adds a new job to a larger operation (a batch push) with its pusher's trace context (kept
+   * through retries: {@link JobRecord#draft()} copies it) and returns its record.
+   */
+  static JobRecord pushInto(
+      AtomicOperation.Builder op,
+      QueueKeys k,
+      String id,
+      byte[] payload,
+      JobOptions o,
+      long now,
+      Map<String, String> traceContext) {
     JobRecord.Draft d = new JobRecord.Draft();
+    d.traceContext = traceContext;
     d.id = id;
     d.priority = o.priority();
     d.delayUntil = o.dueAt(Instant.ofEpochMilli(now)).toEpochMilli();

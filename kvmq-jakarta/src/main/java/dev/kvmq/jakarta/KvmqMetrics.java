@@ -25,11 +25,15 @@ import org.eclipse.microprofile.metrics.Tag;
  * <ul>
  *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead): the
  *       queue's depth, read from its indexes at each scrape;
- *   <li>{@code kvmq.jobs.completed}, {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code
- *       kvmq.jobs.leaseLost} (counters): outcomes recorded by this application's workers since it
- *       started ({@code retried} and {@code dead} are the two kinds of failed attempt);
+ *   <li>{@code kvmq.jobs.started} (counter): handler runs started; {@code kvmq.jobs.completed},
+ *       {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code kvmq.jobs.leaseLost} (counters):
+ *       outcomes recorded by this application's workers since it started ({@code retried} and
+ *       {@code dead} are the two kinds of failed attempt);
  *   <li>{@code kvmq.handler.duration.microseconds} (histogram, unit none): how long handler calls
- *       took, whatever their outcome, in whole microseconds.
+ *       took, whatever their outcome, in whole microseconds;
+ *   <li>{@code kvmq.pickup.latency.milliseconds} and {@code kvmq.claim.latency.milliseconds}
+ *       (histograms, unit none): from when a job was due to the start of its handler, and to its
+ *       claim, in milliseconds (the queue's clock).
  * </ul>
  *
  * <p>Why a histogram of microseconds and not a MicroProfile {@code Timer}: Payara's exporter
@@ -40,10 +44,10 @@ import org.eclipse.microprofile.metrics.Tag;
  * its name says.
  *
  * <p>Loaded only after {@link #available()} said the API is there, so that kvmq deploys on servers
- * without MicroProfile Metrics (WildFly ships Micrometer and OpenTelemetry instead: there, the
- * admin API's {@code /activity} has the same numbers).
+ * without MicroProfile Metrics (WildFly ships Micrometer and OpenTelemetry instead: there, {@link
+ * KvmqTelemetry.Meters} has the same metrics on the OpenTelemetry meter).
  */
-final class KvmqMetrics {
+final class KvmqMetrics implements QueueMetrics {
 
   private static final System.Logger LOG = System.getLogger(KvmqMetrics.class.getName());
 
@@ -53,9 +57,8 @@ final class KvmqMetrics {
   private final List<MetricID> registered = new ArrayList<>();
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Histogram> durations = new ConcurrentHashMap<>();
-
-  /** The name of the handler-duration histogram. */
-  static final String DURATION = "kvmq.handler.duration.microseconds";
+  private final Map<String, Histogram> pickups = new ConcurrentHashMap<>();
+  private final Map<String, Histogram> claims = new ConcurrentHashMap<>();
 
   /** Made by CDI: {@link KvmqExtension} adds this class as a bean where the API is there. */
   KvmqMetrics() {}
@@ -99,7 +102,8 @@ final class KvmqMetrics {
   /**
    * Registers the queue's gauges, counters and histogram; a second call for a name does nothing.
    */
-  synchronized void register(Queue<?> queue) {
+  @Override
+  public synchronized void register(Queue<?> queue) {
     String name = queue.name();
     if (durations.containsKey(name)) {
       return;
@@ -109,7 +113,7 @@ final class KvmqMetrics {
     gauge(queue, q, "delayed", QueueCounts::delayed);
     gauge(queue, q, "processing", QueueCounts::processing);
     gauge(queue, q, "dead", QueueCounts::dead);
-    for (String outcome : List.of("completed", "retried", "dead", "leaseLost")) {
+    for (String outcome : List.of("started", "completed", "retried", "dead", "leaseLost")) {
       String metric = "kvmq.jobs." + outcome;
       registered.add(new MetricID(metric, q));
       counters.put(
@@ -123,26 +127,29 @@ final class KvmqMetrics {
                   .build(),
               q));
     }
-    registered.add(new MetricID(DURATION, q));
-    durations.put(
-        name,
-        registry.histogram(
-            Metadata.builder()
-                .withName(DURATION)
-                .withDescription(
-                    "Duration of kvmq handler calls in microseconds, whatever their outcome")
-                .withUnit(MetricUnits.NONE)
-                .build(),
-            q));
+    durations.put(name, histogram(q, DURATION, DURATION_HELP));
+    pickups.put(name, histogram(q, PICKUP, PICKUP_HELP));
+    claims.put(name, histogram(q, CLAIM, CLAIM_HELP));
+  }
+
+  private Histogram histogram(Tag q, String metric, String help) {
+    registered.add(new MetricID(metric, q));
+    return registry.histogram(
+        Metadata.builder()
+            .withName(metric)
+            .withDescription(help)
+            .withUnit(MetricUnits.NONE)
+            .build(),
+        q);
   }
 
   private void gauge(Queue<?> queue, Tag q, String status, ToLongFunction<QueueCounts> count) {
     Tag s = new Tag("status", status);
-    registered.add(new MetricID("kvmq.jobs", q, s));
+    registered.add(new MetricID(JOBS, q, s));
     registry.gauge(
         Metadata.builder()
-            .withName("kvmq.jobs")
-            .withDescription("Jobs in a kvmq queue by status, read from the store at each scrape")
+            .withName(JOBS)
+            .withDescription(JOBS_HELP)
             .withUnit(MetricUnits.NONE)
             .build(),
         queue,
@@ -166,32 +173,43 @@ final class KvmqMetrics {
     }
   }
 
-  void completed(String queue) {
+  @Override
+  public void started(String queue, long pickupMillis, long claimMillis) {
+    inc(queue, "started");
+    update(pickups, queue, pickupMillis);
+    update(claims, queue, claimMillis);
+  }
+
+  @Override
+  public void completed(String queue) {
     inc(queue, "completed");
   }
 
-  void failed(String queue, boolean dead) {
+  @Override
+  public void failed(String queue, boolean dead) {
     inc(queue, dead ? "dead" : "retried");
   }
 
-  void leaseLost(String queue) {
+  @Override
+  public void leaseLost(String queue) {
     inc(queue, "leaseLost");
   }
 
-  void handled(String queue, long nanos) {
-    Histogram h = durations.get(queue);
+  @Override
+  public void handled(String queue, long nanos) {
+    update(durations, queue, QueueMetrics.micros(nanos));
+  }
+
+  private static void update(Map<String, Histogram> histograms, String queue, long value) {
+    Histogram h = histograms.get(queue);
     if (h != null) {
-      h.update(micros(nanos));
+      h.update(value);
     }
   }
 
-  /** Nanoseconds to whole microseconds, rounded to the nearest. */
-  static long micros(long nanos) {
-    return (nanos + 500) / 1000;
-  }
-
   /** Removes what {@link #register} added: the registry may outlive this application. */
-  synchronized void close() {
+  @Override
+  public synchronized void close() {
     for (MetricID id : registered) {
       try {
         registry.remove(id);
@@ -202,5 +220,7 @@ final class KvmqMetrics {
     registered.clear();
     counters.clear();
     durations.clear();
+    pickups.clear();
+    claims.clear();
   }
 }

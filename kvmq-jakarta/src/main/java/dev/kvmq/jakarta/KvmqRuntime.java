@@ -2,6 +2,7 @@ package dev.kvmq.jakarta;
 
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobHandler;
+import dev.kvmq.JobTracing;
 import dev.kvmq.Queue;
 import dev.kvmq.Worker;
 import dev.kvmq.store.InMemoryKvStore;
@@ -71,7 +72,11 @@ public class KvmqRuntime {
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
-  private volatile KvmqMetrics metrics; // null where the server has no MicroProfile Metrics
+  // MicroProfile Metrics (Payara), else the OpenTelemetry meter (WildFly with MicroProfile
+  // Telemetry), else null
+  private volatile QueueMetrics metrics;
+  // the server's OpenTelemetry (KvmqTelemetry) where it gives the application one
+  private JobTracing tracing = JobTracing.none();
   private final List<Worker<?>> workers = new ArrayList<>();
   private KvmqConfig config;
   private KvStore store;
@@ -211,6 +216,9 @@ public class KvmqRuntime {
       if (KvmqMetrics.available()) {
         metrics = KvmqMetrics.open(beans);
       }
+      if (present(KvmqTelemetry.API)) {
+        Telemetry.open(this);
+      }
     }
     return store;
   }
@@ -256,6 +264,43 @@ public class KvmqRuntime {
             + spec.options());
   }
 
+  /** The kernel's tracing hook: nothing where there are neither metrics nor tracing. */
+  private JobTracing observation() {
+    if (metrics == null && tracing == JobTracing.none()) {
+      return JobTracing.none();
+    }
+    return new JobObservation(tracing, () -> metrics);
+  }
+
+  /** True if the application sees the class of this name. Loads nothing. */
+  private static boolean present(String className) {
+    try {
+      Class.forName(className, false, KvmqRuntime.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /** Touches OpenTelemetry classes only when they are there. */
+  private static final class Telemetry {
+    static void open(KvmqRuntime runtime) {
+      KvmqTelemetry t = KvmqTelemetry.open(runtime.beans);
+      if (t != null) {
+        runtime.tracing = t;
+        if (runtime.metrics == null) {
+          runtime.metrics = t.meters();
+        }
+        LOG.log(
+            System.Logger.Level.INFO,
+            "kvmq: jobs are traced with the server's OpenTelemetry"
+                + (runtime.metrics instanceof KvmqMetrics
+                    ? "; metrics in MicroProfile Metrics"
+                    : "; metrics on its meter"));
+      }
+    }
+  }
+
   /** Measures each handler call, whatever its outcome, for the activity and the metrics. */
   private <S> JobHandler<S> timed(String queue, JobHandler<S> handler) {
     QueueActivity a = activity(queue);
@@ -266,7 +311,7 @@ public class KvmqRuntime {
       } finally {
         long took = System.nanoTime() - start;
         a.handled(took);
-        KvmqMetrics m = metrics;
+        QueueMetrics m = metrics;
         if (m != null) {
           m.handled(queue, took);
         }
@@ -314,7 +359,10 @@ public class KvmqRuntime {
       QueueSettings settings = extension.settings(name, config);
       // Stored jobs are read leniently: a job pushed before a field left its state type still
       // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
-      Queue<Object> q = Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)).build();
+      Queue<Object> q =
+          Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type))
+              .tracing(observation())
+              .build();
       JsonbCodec<Object> input =
           new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
       activity(name);
@@ -420,7 +468,7 @@ public class KvmqRuntime {
     String queue = e.job().queue();
     Object event;
     QueueActivity a = activity(queue);
-    KvmqMetrics m = metrics;
+    QueueMetrics m = metrics;
     if (e instanceof JobEvent.Completed<?> c) {
       a.completed(System.currentTimeMillis());
       if (m != null) {

@@ -93,6 +93,50 @@ class RuntimeOnPayaraIT {
     assertThat(explicit.retryLimit()).as("a push's own options replace the defaults").isZero();
   }
 
+  /**
+   * Every metric of docs/observability.md's table is at {@code /metrics} under its Prometheus name,
+   * tagged with the queue: a job that fails once and then completes was started twice, retried
+   * once, completed once, and has two handler durations, pickups and claims.
+   */
+  @Test
+  void kvmqsMetricsAreAtMetricsUnderTheNamesOfTheDocs() throws Exception {
+    Job<Bill> job = retrying.push(new Bill("dee", 1, 1)).orElseThrow();
+    Wait.until("dee's retry to complete", () -> retrying.job(job.id()).isEmpty());
+    String body =
+        Wait.until(
+            "the completion and retry of queue retrying in /metrics",
+            () -> get(server("/metrics")).body(),
+            b ->
+                sample(b, "kvmq_jobs_completed_total", "retrying", "") >= 1
+                    && sample(b, "kvmq_jobs_retried_total", "retrying", "") >= 1);
+    String retryingLines =
+        body.lines()
+            .filter(l -> l.startsWith("kvmq_") && l.contains("queue=\"retrying\""))
+            .reduce("", (a, b) -> a + b + "\n");
+    for (String counted :
+        new String[] {
+          "kvmq_jobs_started_total",
+          "kvmq_handler_duration_microseconds_count",
+          "kvmq_pickup_latency_milliseconds_count",
+          "kvmq_claim_latency_milliseconds_count"
+        }) {
+      assertThat(sample(body, counted, "retrying", ""))
+          .as("%s in\n%s", counted, retryingLines)
+          .isGreaterThanOrEqualTo(2);
+    }
+    assertThat(sample(body, "kvmq_jobs_dead_total", "retrying", ""))
+        .as("kvmq_jobs_dead_total in\n%s", retryingLines)
+        .isGreaterThanOrEqualTo(0);
+    assertThat(sample(body, "kvmq_jobs_leaseLost_total", "retrying", ""))
+        .as("kvmq_jobs_leaseLost_total in\n%s", retryingLines)
+        .isGreaterThanOrEqualTo(0);
+    for (String status : new String[] {"waiting", "delayed", "processing", "dead"}) {
+      assertThat(sample(body, "kvmq_jobs", "retrying", "status=\"" + status + "\""))
+          .as("kvmq_jobs{status=%s} in\n%s", status, retryingLines)
+          .isGreaterThanOrEqualTo(0);
+    }
+  }
+
   // ---- over HTTP: the server's readiness and metrics endpoints
 
   @Test
@@ -174,12 +218,20 @@ class RuntimeOnPayaraIT {
    * if none.
    */
   private static double sample(String prometheus, String name, String label) {
+    return sample(prometheus, name, "timed", label);
+  }
+
+  /**
+   * The value of the application-scope sample of this name for this queue with these labels; -1 if
+   * none.
+   */
+  private static double sample(String prometheus, String name, String queue, String label) {
     Matcher m =
         Pattern.compile("^" + name + "\\{([^}]*)\\} ([0-9.eE+-]+|NaN)", Pattern.MULTILINE)
             .matcher(prometheus);
     while (m.find()) {
       String labels = m.group(1);
-      if (labels.contains("queue=\"timed\"")
+      if (labels.contains("queue=\"" + queue + "\"")
           && labels.contains("mp_scope=\"application\"")
           && labels.contains(label)) {
         return Double.parseDouble(m.group(2));
