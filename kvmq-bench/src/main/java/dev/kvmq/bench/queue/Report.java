@@ -79,7 +79,8 @@ final class Report {
             + opts.getOrDefault("pickup-rate", "100")
             + "/s for "
             + opts.getOrDefault("pickup-seconds", "10")
-            + " s to idle workers; handler start - push return."
+            + " s to idle workers; pickup = handler start - just before the push call (push call"
+            + " = its own duration, call to return)."
             + " Cells: median (min–max) over repetitions ("
             + opts.getOrDefault("reps", "3")
             + " for kvmq, quartz-ram"
@@ -90,8 +91,8 @@ final class Report {
     out.println();
     out.println(
         "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
-            + " | pickup max ms | heap B/job | peak RSS MB |");
-    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+            + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB |");
+    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (String system : results.keySet()) {
       if (values(system, "push_single_per_s").length == 0
           && values(system, "pickup_p50_ms").length == 0) {
@@ -112,6 +113,10 @@ final class Report {
               + cell(values(system, "pickup_p99_ms"))
               + " | "
               + cell(values(system, "pickup_max_ms"))
+              + " | "
+              + cell(values(system, "push_call_p50_ms"))
+              + " | "
+              + cell(values(system, "push_call_p99_ms"))
               + " | "
               + cell(values(system, "heap_bytes_per_job"))
               + " | "
