@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,6 +46,15 @@ public final class QueueBenchChild {
 
   private int nextId = 1;
 
+  private String system;
+  private HikariDataSource pool;
+
+  /** The system of the current phase, and its EclipseStore directory (or null). */
+  private Sut current;
+
+  private Path dir;
+  private boolean settingsPrinted;
+
   private QueueBenchChild(Map<String, String> opts) {
     this.opts = opts;
     this.threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
@@ -73,11 +84,9 @@ public final class QueueBenchChild {
   }
 
   private void run() throws Exception {
-    String system = opts.get("system");
+    system = opts.get("system");
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
-    HikariDataSource pool = null;
-    Path dir = null;
     if (system.endsWith("postgres")
         || system.equals("quartz-jdbc")
         || system.startsWith("dbscheduler")) {
@@ -88,37 +97,89 @@ public final class QueueBenchChild {
       c.setPoolName("bench");
       pool = new HikariDataSource(c);
     }
+    try {
+      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
+        warmUp();
+      }
+      if (scenarios.contains("drain")) {
+        drain();
+      }
+      if (scenarios.contains("pickup")) {
+        pickup();
+      }
+      if (scenarios.contains("claim")) {
+        claim();
+      }
+    } finally {
+      closeCurrent();
+      if (pool != null) {
+        pool.close();
+      }
+    }
+  }
+
+  /**
+   * The system on fresh state, for one phase: the previous phase's system closed, and its storage
+   * gone (a new in-memory store, a new EclipseStore directory, or on PostgreSQL every table of the
+   * database dropped, created again by the system, and ANALYZEd). The JVM (and so the JIT) stays.
+   */
+  private Sut fresh() throws Exception {
+    closeCurrent();
+    if (pool != null) {
+      try (Connection c = pool.getConnection();
+          Statement st = c.createStatement()) {
+        // every schema but PostgreSQL's own: the tables, sequences and functions of the system
+        st.execute(
+            """
+            do $$
+            declare r record;
+            begin
+              for r in select nspname from pg_namespace
+                  where nspname not like 'pg\\_%' and nspname <> 'information_schema' loop
+                execute format('drop schema %I cascade', r.nspname);
+              end loop;
+              create schema public;
+            end $$""");
+      }
+    }
     if (system.startsWith("kvmq-eclipsestore")) {
       dir =
           Files.createTempDirectory(
               Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir"))),
               "kvmq-bench-");
     }
-    Sut sut = make(system, pool, dir);
-    result(
-        "settings",
-        sut.settings() + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
-    try {
-      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
-        warmUp(sut);
+    current = make(system, pool, dir);
+    if (!settingsPrinted) {
+      settingsPrinted = true;
+      result(
+          "settings",
+          current.settings()
+              + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
+    }
+    analyze();
+    return current;
+  }
+
+  /** On PostgreSQL: ANALYZE, so that a timed phase starts with statistics of what it holds. */
+  private void analyze() throws Exception {
+    if (pool != null) {
+      try (Connection c = pool.getConnection();
+          Statement st = c.createStatement()) {
+        st.execute("analyze");
       }
-      if (scenarios.contains("drain")) {
-        drain(sut);
-      }
-      if (scenarios.contains("pickup")) {
-        pickup(sut);
-      }
-      if (scenarios.contains("claim")) {
-        claim(sut);
-      }
-    } finally {
-      sut.close();
-      if (pool != null) {
-        pool.close();
-      }
-      if (dir != null) {
-        deleteTree(dir);
-      }
+    }
+  }
+
+  private void closeCurrent() throws Exception {
+    if (current != null) {
+      Sut s = current;
+      current = null;
+      s.close();
+    }
+    if (dir != null) {
+      Path d = dir;
+      dir = null;
+      deleteTree(d);
     }
   }
 
@@ -171,7 +232,8 @@ public final class QueueBenchChild {
   // ---- scenario 1: drain throughput (and memory)
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void warmUp(Sut sut) throws Exception {
+  private void warmUp() throws Exception {
+    Sut sut = fresh();
     int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
     Probe.Phase p = Probe.begin(nextId, n);
     pushBatches(sut, nextId, n);
@@ -194,12 +256,13 @@ public final class QueueBenchChild {
   }
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void drain(Sut sut) throws Exception {
+  private void drain() throws Exception {
     int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
     RssSampler rss = new RssSampler();
     rss.start();
     try {
       for (String mode : List.of("single", "batch")) {
+        Sut sut = fresh(); // each drain on fresh storage: no finished jobs of an earlier phase
         long heapBefore = usedHeapAfterGc();
         Probe.Phase p = Probe.begin(nextId, n);
         long t0 = System.nanoTime();
@@ -214,6 +277,7 @@ public final class QueueBenchChild {
         if (mode.equals("batch")) {
           result("heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
         }
+        analyze(); // the drain starts with statistics of the pushed backlog
         try (AutoCloseable running = sut.start(threads)) {
           if (!p.awaitFinished(900)) {
             throw new IllegalStateException(
@@ -291,7 +355,8 @@ public final class QueueBenchChild {
   // ---- scenario 2: pickup latency
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void pickup(Sut sut) throws Exception {
+  private void pickup() throws Exception {
+    Sut sut = fresh();
     int seconds = Integer.parseInt(opts.getOrDefault("pickup-seconds", "10"));
     int rate = Integer.parseInt(opts.getOrDefault("pickup-rate", "100"));
     int n = seconds * rate;
@@ -335,7 +400,9 @@ public final class QueueBenchChild {
 
   // ---- scenario 3: claim cost against a backlog of delayed jobs (kvmq only)
 
-  private void claim(Sut sut) throws Exception {
+  private void claim() throws Exception {
+    // one storage for the whole scenario: the backlog it builds up is what it measures
+    Sut sut = fresh();
     int k = Integer.parseInt(opts.getOrDefault("claim-jobs", "1000"));
     int reps = Integer.parseInt(opts.getOrDefault("claim-reps", "3"));
     long base = usedHeapAfterGc();
@@ -360,6 +427,7 @@ public final class QueueBenchChild {
         backlog = target;
       }
       result("claim_build_s_" + target, (System.nanoTime() - t0) / 1e9);
+      analyze();
       if (target > 0) {
         result("claim_heap_bytes_per_job_" + target, (usedHeapAfterGc() - base) / (double) target);
       }
