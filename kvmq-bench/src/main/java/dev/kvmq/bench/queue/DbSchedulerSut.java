@@ -77,7 +77,9 @@ final class DbSchedulerSut implements Sut {
 
   @Override
   public String settings() {
-    return "threads="
+    return "db-scheduler "
+        + Versions.of("db-scheduler")
+        + " threads="
         + threads
         + " pollUsingLockAndFetch("
         + LOWER
@@ -90,12 +92,12 @@ final class DbSchedulerSut implements Sut {
   }
 
   @Override
-  @SuppressWarnings("deprecation") // the call the figures in docs/performance.md were measured with
   public void pushOne(int id) {
     Scheduler s = running;
     // with immediate execution, only the scheduler itself can start a task it schedules at once
     SchedulerClient target = s != null ? s : client;
-    target.schedule(task.instance(Integer.toString(id)), Instant.now());
+    // what the deprecated schedule(TaskInstance, Instant) calls in db-scheduler 16
+    target.scheduleIfNotExists(task.instance(Integer.toString(id)), Instant.now());
   }
 
   @Override

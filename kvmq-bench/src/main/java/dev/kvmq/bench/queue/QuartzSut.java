@@ -25,11 +25,11 @@ import org.quartz.impl.StdSchedulerFactory;
 import org.quartz.utils.ConnectionProvider;
 
 /**
- * Quartz 2.5: one job (named by the job id, with a trigger that fires now and ignores misfires) per
- * job id, a thread pool of the run's handler threads. Its configuration guide for many triggers
- * firing at once: {@code batchTriggerAcquisitionMaxCount} above 1 (here: the thread count), which
- * on a JDBC store needs {@code acquireTriggersWithinLock=true}. JDBC: JobStoreTX with the
- * PostgreSQL delegate on the benchmark's pool.
+ * Quartz: one job (named by the job id, with a trigger that fires now and ignores misfires) per job
+ * id, a thread pool of the run's handler threads. Its configuration guide for many triggers firing
+ * at once: {@code batchTriggerAcquisitionMaxCount} above 1 (here: the thread count), which on a
+ * JDBC store needs {@code acquireTriggersWithinLock=true}. JDBC: JobStoreTX with the PostgreSQL
+ * delegate on the benchmark's pool.
  */
 @SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 final class QuartzSut implements Sut {
@@ -91,7 +91,9 @@ final class QuartzSut implements Sut {
 
   @Override
   public String settings() {
-    return "threadCount="
+    return "Quartz "
+        + Versions.of("quartz")
+        + " threadCount="
         + props.getProperty("org.quartz.threadPool.threadCount")
         + " batchTriggerAcquisitionMaxCount="
         + props.getProperty("org.quartz.scheduler.batchTriggerAcquisitionMaxCount")

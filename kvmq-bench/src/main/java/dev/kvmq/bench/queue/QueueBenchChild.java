@@ -154,7 +154,13 @@ public final class QueueBenchChild {
       result(
           "settings",
           current.settings()
-              + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
+              + (pool != null
+                  ? " pool=HikariCP "
+                      + Versions.of("hikaricp")
+                      + " ("
+                      + pool.getMaximumPoolSize()
+                      + " connections)"
+                  : ""));
     }
     analyze();
     return current;
@@ -200,23 +206,39 @@ public final class QueueBenchChild {
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
     return switch (system) {
       case "kvmq-memory" ->
-          new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore" + kvmqWorker(), prefetch, null);
+          new KvmqSut(
+              new InMemoryKvStore(),
+              "kvmq " + Versions.of("kvmq") + " " + "InMemoryKvStore" + kvmqWorker(),
+              prefetch,
+              null);
       case "kvmq-eclipsestore-fsync" ->
           new KvmqSut(
               EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
-              "EclipseStoreKvStore FSYNC" + kvmqWorker() + " dir=" + dir.getParent(),
+              "kvmq "
+                  + Versions.of("kvmq")
+                  + " "
+                  + "EclipseStoreKvStore FSYNC"
+                  + kvmqWorker()
+                  + " dir="
+                  + dir.getParent(),
               prefetch,
               null);
       case "kvmq-eclipsestore-pcs" ->
           new KvmqSut(
               EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
-              "EclipseStoreKvStore PROCESS_CRASH_SAFE" + kvmqWorker() + " dir=" + dir.getParent(),
+              "kvmq "
+                  + Versions.of("kvmq")
+                  + " "
+                  + "EclipseStoreKvStore PROCESS_CRASH_SAFE"
+                  + kvmqWorker()
+                  + " dir="
+                  + dir.getParent(),
               prefetch,
               null);
       case "kvmq-postgres" ->
           new KvmqSut(
               PostgresKvStore.builder(pool).build(),
-              "PostgresKvStore" + kvmqWorker(),
+              "kvmq " + Versions.of("kvmq") + " " + "PostgresKvStore" + kvmqWorker(),
               prefetch,
               null);
       case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);

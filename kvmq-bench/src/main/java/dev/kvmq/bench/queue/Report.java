@@ -65,6 +65,11 @@ final class Report {
     return num(median(v)) + " (" + num(v[0]) + "–" + num(v[v.length - 1]) + ")";
   }
 
+  private String settings(String system) {
+    List<String> s = results.getOrDefault(system, Map.of()).get("settings");
+    return s == null ? "-" : s.get(0);
+  }
+
   void print(PrintStream out) {
     out.println();
     out.println(
@@ -91,8 +96,9 @@ final class Report {
     out.println();
     out.println(
         "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
-            + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB |");
-    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB"
+            + " | settings |");
+    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (String system : results.keySet()) {
       if (values(system, "push_single_per_s").length == 0
           && values(system, "pickup_p50_ms").length == 0) {
@@ -121,14 +127,9 @@ final class Report {
               + cell(values(system, "heap_bytes_per_job"))
               + " | "
               + cell(values(system, "rss_peak_mb"))
+              + " | "
+              + settings(system)
               + " |");
-    }
-    out.println();
-    out.println("| system | settings |");
-    out.println("|---|---|");
-    for (String system : results.keySet()) {
-      List<String> s = results.get(system).get("settings");
-      out.println("| " + system + " | " + (s == null ? "-" : s.get(0)) + " |");
     }
     boolean claims =
         results.values().stream()
@@ -145,8 +146,9 @@ final class Report {
               + " measurements. Heap per job: heap growth after GC / backlog.");
       out.println();
       out.println(
-          "| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s |");
-      out.println("|---|---:|---:|---:|---:|---:|");
+          "| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s"
+              + " | settings |");
+      out.println("|---|---:|---:|---:|---:|---:|---|");
       for (String system : results.keySet()) {
         double empty = median(values(system, "claim_us_0"));
         for (String b : opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",")) {
@@ -167,6 +169,8 @@ final class Report {
                   + cell(values(system, "claim_heap_bytes_per_job_" + b))
                   + " | "
                   + cell(values(system, "claim_build_s_" + b))
+                  + " | "
+                  + settings(system)
                   + " |");
         }
       }
