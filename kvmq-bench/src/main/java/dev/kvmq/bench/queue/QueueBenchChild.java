@@ -85,6 +85,22 @@ public final class QueueBenchChild {
 
   private void run() throws Exception {
     system = opts.get("system");
+    if (system.equals(QueueBench.DISK)) {
+      Path d = Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir")));
+      int forces =
+          Integer.parseInt(opts.getOrDefault("forces", Integer.toString(ForceProbe.FORCES)));
+      result(
+          "settings",
+          "FileChannel.force(false) in "
+              + d
+              + ", "
+              + forces
+              + " forces per shape: 4 KiB appended, 8 KiB overwritten in a preallocated file");
+      for (Map.Entry<String, Double> e : ForceProbe.measure(d, forces).entrySet()) {
+        result(e.getKey(), e.getValue());
+      }
+      return;
+    }
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
     if (system.endsWith("postgres")

@@ -131,6 +131,9 @@ final class Report {
               + settings(system)
               + " |");
     }
+    if (results.containsKey(QueueBench.DISK)) {
+      disk(out);
+    }
     boolean claims =
         results.values().stream()
             .anyMatch(r -> r.keySet().stream().anyMatch(k -> k.startsWith("claim_us_")));
@@ -189,6 +192,39 @@ final class Report {
       out.println("FAILED runs:");
       failures.forEach(f -> out.println("- " + f));
     }
+  }
+
+  /** The fsync scenario: what a forced write costs, and so a commit group's floor per system. */
+  private void disk(PrintStream out) {
+    String d = QueueBench.DISK;
+    double append = med(d, "force_append_p50_ms");
+    double overwrite = med(d, "force_overwrite_p50_ms");
+    out.println();
+    out.println(
+        "Forced writes ("
+            + settings(d)
+            + "), ms: appended p50 "
+            + num(append)
+            + ", p90 "
+            + num(med(d, "force_append_p90_ms"))
+            + ", p99 "
+            + num(med(d, "force_append_p99_ms"))
+            + "; overwritten p50 "
+            + num(overwrite)
+            + ", p90 "
+            + num(med(d, "force_overwrite_p90_ms"))
+            + ", p99 "
+            + num(med(d, "force_overwrite_p99_ms"))
+            + ". Floor of one commit group (p50): kvmq EclipseStore FSYNC, 2 appended forces"
+            + " (data file, then transactions log) = "
+            + num(2 * append)
+            + " ms; every system on PostgreSQL, 1 WAL force = "
+            + num(overwrite)
+            + " ms; in memory and EclipseStore PROCESS_CRASH_SAFE, none.");
+  }
+
+  private double med(String system, String name) {
+    return median(values(system, name));
   }
 
   // ---- the targets' verdicts
