@@ -146,6 +146,23 @@ class ReportTest {
                 + " a verdict needs 3 of each)\n");
   }
 
+  @Test
+  void forcedWritesGiveEachSystemItsFloorPerCommitGroup() {
+    Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+    put(results, "disk", "settings", "FileChannel.force(false) in /tmp");
+    put(results, "disk", "force_append_p50_ms", "0.30");
+    put(results, "disk", "force_overwrite_p50_ms", "0.15");
+
+    String table = print(results);
+
+    // EclipseStore FSYNC forces twice per group commit, PostgreSQL once per commit group
+    assertThat(table).contains("appended p50 0.30");
+    assertThat(table).contains("kvmq EclipseStore FSYNC, 2 appended forces");
+    assertThat(table).contains("= 0.60 ms; every system on PostgreSQL, 1 WAL force = 0.15 ms");
+    // the disk is no system of the tables
+    assertThat(table).doesNotContain("| disk |");
+  }
+
   private static void put(
       Map<String, Map<String, List<String>>> results,
       String system,
