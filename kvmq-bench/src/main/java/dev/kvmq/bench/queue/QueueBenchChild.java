@@ -10,6 +10,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -44,6 +46,15 @@ public final class QueueBenchChild {
 
   private int nextId = 1;
 
+  private String system;
+  private HikariDataSource pool;
+
+  /** The system of the current phase, and its EclipseStore directory (or null). */
+  private Sut current;
+
+  private Path dir;
+  private boolean settingsPrinted;
+
   private QueueBenchChild(Map<String, String> opts) {
     this.opts = opts;
     this.threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
@@ -73,11 +84,25 @@ public final class QueueBenchChild {
   }
 
   private void run() throws Exception {
-    String system = opts.get("system");
+    system = opts.get("system");
+    if (system.equals(QueueBench.DISK)) {
+      Path d = Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir")));
+      int forces =
+          Integer.parseInt(opts.getOrDefault("forces", Integer.toString(ForceProbe.FORCES)));
+      result(
+          "settings",
+          "FileChannel.force(false) in "
+              + d
+              + ", "
+              + forces
+              + " forces per shape: 4 KiB appended, 8 KiB overwritten in a preallocated file");
+      for (Map.Entry<String, Double> e : ForceProbe.measure(d, forces).entrySet()) {
+        result(e.getKey(), e.getValue());
+      }
+      return;
+    }
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "drain,pickup").split(","));
-    HikariDataSource pool = null;
-    Path dir = null;
     if (system.endsWith("postgres")
         || system.equals("quartz-jdbc")
         || system.startsWith("dbscheduler")) {
@@ -88,37 +113,95 @@ public final class QueueBenchChild {
       c.setPoolName("bench");
       pool = new HikariDataSource(c);
     }
+    try {
+      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
+        warmUp();
+      }
+      if (scenarios.contains("drain")) {
+        drain();
+      }
+      if (scenarios.contains("pickup")) {
+        pickup();
+      }
+      if (scenarios.contains("claim")) {
+        claim();
+      }
+    } finally {
+      closeCurrent();
+      if (pool != null) {
+        pool.close();
+      }
+    }
+  }
+
+  /**
+   * The system on fresh state, for one phase: the previous phase's system closed, and its storage
+   * gone (a new in-memory store, a new EclipseStore directory, or on PostgreSQL every table of the
+   * database dropped, created again by the system, and ANALYZEd). The JVM (and so the JIT) stays.
+   */
+  private Sut fresh() throws Exception {
+    closeCurrent();
+    if (pool != null) {
+      try (Connection c = pool.getConnection();
+          Statement st = c.createStatement()) {
+        // every schema but PostgreSQL's own: the tables, sequences and functions of the system
+        st.execute(
+            """
+            do $$
+            declare r record;
+            begin
+              for r in select nspname from pg_namespace
+                  where nspname not like 'pg\\_%' and nspname <> 'information_schema' loop
+                execute format('drop schema %I cascade', r.nspname);
+              end loop;
+              create schema public;
+            end $$""");
+      }
+    }
     if (system.startsWith("kvmq-eclipsestore")) {
       dir =
           Files.createTempDirectory(
               Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir"))),
               "kvmq-bench-");
     }
-    Sut sut = make(system, pool, dir);
-    result(
-        "settings",
-        sut.settings() + (pool != null ? " pool=HikariCP(" + pool.getMaximumPoolSize() + ")" : ""));
-    try {
-      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
-        warmUp(sut);
+    current = make(system, pool, dir);
+    if (!settingsPrinted) {
+      settingsPrinted = true;
+      result(
+          "settings",
+          current.settings()
+              + (pool != null
+                  ? " pool=HikariCP "
+                      + Versions.of("hikaricp")
+                      + " ("
+                      + pool.getMaximumPoolSize()
+                      + " connections)"
+                  : ""));
+    }
+    analyze();
+    return current;
+  }
+
+  /** On PostgreSQL: ANALYZE, so that a timed phase starts with statistics of what it holds. */
+  private void analyze() throws Exception {
+    if (pool != null) {
+      try (Connection c = pool.getConnection();
+          Statement st = c.createStatement()) {
+        st.execute("analyze");
       }
-      if (scenarios.contains("drain")) {
-        drain(sut);
-      }
-      if (scenarios.contains("pickup")) {
-        pickup(sut);
-      }
-      if (scenarios.contains("claim")) {
-        claim(sut);
-      }
-    } finally {
-      sut.close();
-      if (pool != null) {
-        pool.close();
-      }
-      if (dir != null) {
-        deleteTree(dir);
-      }
+    }
+  }
+
+  private void closeCurrent() throws Exception {
+    if (current != null) {
+      Sut s = current;
+      current = null;
+      s.close();
+    }
+    if (dir != null) {
+      Path d = dir;
+      dir = null;
+      deleteTree(d);
     }
   }
 
@@ -139,23 +222,39 @@ public final class QueueBenchChild {
   private Sut make(String system, HikariDataSource pool, Path dir) throws Exception {
     return switch (system) {
       case "kvmq-memory" ->
-          new KvmqSut(new InMemoryKvStore(), "InMemoryKvStore" + kvmqWorker(), prefetch, null);
+          new KvmqSut(
+              new InMemoryKvStore(),
+              "kvmq " + Versions.of("kvmq") + " " + "InMemoryKvStore" + kvmqWorker(),
+              prefetch,
+              null);
       case "kvmq-eclipsestore-fsync" ->
           new KvmqSut(
               EclipseStoreKvStore.builder(dir).durability(Durability.FSYNC).open(),
-              "EclipseStoreKvStore FSYNC" + kvmqWorker() + " dir=" + dir.getParent(),
+              "kvmq "
+                  + Versions.of("kvmq")
+                  + " "
+                  + "EclipseStoreKvStore FSYNC"
+                  + kvmqWorker()
+                  + " dir="
+                  + dir.getParent(),
               prefetch,
               null);
       case "kvmq-eclipsestore-pcs" ->
           new KvmqSut(
               EclipseStoreKvStore.builder(dir).durability(Durability.PROCESS_CRASH_SAFE).open(),
-              "EclipseStoreKvStore PROCESS_CRASH_SAFE" + kvmqWorker() + " dir=" + dir.getParent(),
+              "kvmq "
+                  + Versions.of("kvmq")
+                  + " "
+                  + "EclipseStoreKvStore PROCESS_CRASH_SAFE"
+                  + kvmqWorker()
+                  + " dir="
+                  + dir.getParent(),
               prefetch,
               null);
       case "kvmq-postgres" ->
           new KvmqSut(
               PostgresKvStore.builder(pool).build(),
-              "PostgresKvStore" + kvmqWorker(),
+              "kvmq " + Versions.of("kvmq") + " " + "PostgresKvStore" + kvmqWorker(),
               prefetch,
               null);
       case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
@@ -171,7 +270,8 @@ public final class QueueBenchChild {
   // ---- scenario 1: drain throughput (and memory)
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void warmUp(Sut sut) throws Exception {
+  private void warmUp() throws Exception {
+    Sut sut = fresh();
     int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
     Probe.Phase p = Probe.begin(nextId, n);
     pushBatches(sut, nextId, n);
@@ -194,12 +294,13 @@ public final class QueueBenchChild {
   }
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void drain(Sut sut) throws Exception {
+  private void drain() throws Exception {
     int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
     RssSampler rss = new RssSampler();
     rss.start();
     try {
       for (String mode : List.of("single", "batch")) {
+        Sut sut = fresh(); // each drain on fresh storage: no finished jobs of an earlier phase
         long heapBefore = usedHeapAfterGc();
         Probe.Phase p = Probe.begin(nextId, n);
         long t0 = System.nanoTime();
@@ -214,6 +315,7 @@ public final class QueueBenchChild {
         if (mode.equals("batch")) {
           result("heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
         }
+        analyze(); // the drain starts with statistics of the pushed backlog
         try (AutoCloseable running = sut.start(threads)) {
           if (!p.awaitFinished(900)) {
             throw new IllegalStateException(
@@ -291,12 +393,14 @@ public final class QueueBenchChild {
   // ---- scenario 2: pickup latency
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void pickup(Sut sut) throws Exception {
+  private void pickup() throws Exception {
+    Sut sut = fresh();
     int seconds = Integer.parseInt(opts.getOrDefault("pickup-seconds", "10"));
     int rate = Integer.parseInt(opts.getOrDefault("pickup-rate", "100"));
     int n = seconds * rate;
     long period = 1_000_000_000L / rate;
-    long[] pushed = new long[n];
+    long[] called = new long[n]; // just before each push call
+    long[] returned = new long[n]; // when it returned
     try (AutoCloseable running = sut.start(threads)) {
       LockSupport.parkNanos(1_000_000_000L); // let the workers go idle first
       Probe.Phase p = Probe.begin(nextId, n);
@@ -307,28 +411,24 @@ public final class QueueBenchChild {
         while ((wait = due - System.nanoTime()) > 0) {
           LockSupport.parkNanos(wait);
         }
+        called[i] = System.nanoTime();
         sut.pushOne(nextId + i);
-        pushed[i] = System.nanoTime();
+        returned[i] = System.nanoTime();
       }
       nextId += n;
       if (!p.awaitStarted(120)) {
         throw new IllegalStateException(
             "pickup: " + p.started.get() + " of " + n + " jobs started in 120 s");
       }
-      long[] start = p.startNanos();
-      double[] ms = new double[n];
-      int early = 0;
-      for (int i = 0; i < n; i++) {
-        ms[i] = Math.max(0, start[i] - pushed[i]) / 1e6;
-        if (start[i] < pushed[i]) {
-          early++; // the handler started before push() returned to its caller: counted as 0
-        }
-      }
-      result("pickup_started_before_push_returned_pct", 100.0 * early / n);
-      Arrays.sort(ms);
-      result("pickup_p50_ms", ms[n / 2]);
-      result("pickup_p99_ms", ms[(int) Math.min(n - 1, Math.ceil(n * 0.99) - 1)]);
-      result("pickup_max_ms", ms[n - 1]);
+      // every system timed alike: from just before the push call to the handler's first line
+      double[] pickup = Latencies.sortedMs(called, p.startNanos());
+      result("pickup_p50_ms", Latencies.quantile(pickup, 0.50));
+      result("pickup_p99_ms", Latencies.quantile(pickup, 0.99));
+      result("pickup_max_ms", pickup[n - 1]);
+      // the push call's own duration, on its own
+      double[] push = Latencies.sortedMs(called, returned);
+      result("push_call_p50_ms", Latencies.quantile(push, 0.50));
+      result("push_call_p99_ms", Latencies.quantile(push, 0.99));
       if (!p.awaitFinished(120)) {
         throw new IllegalStateException(
             "pickup: " + p.finished.get() + " of " + n + " jobs finished in 120 s");
@@ -338,7 +438,9 @@ public final class QueueBenchChild {
 
   // ---- scenario 3: claim cost against a backlog of delayed jobs (kvmq only)
 
-  private void claim(Sut sut) throws Exception {
+  private void claim() throws Exception {
+    // one storage for the whole scenario: the backlog it builds up is what it measures
+    Sut sut = fresh();
     int k = Integer.parseInt(opts.getOrDefault("claim-jobs", "1000"));
     int reps = Integer.parseInt(opts.getOrDefault("claim-reps", "3"));
     long base = usedHeapAfterGc();
@@ -363,6 +465,7 @@ public final class QueueBenchChild {
         backlog = target;
       }
       result("claim_build_s_" + target, (System.nanoTime() - t0) / 1e9);
+      analyze();
       if (target > 0) {
         result("claim_heap_bytes_per_job_" + target, (usedHeapAfterGc() - base) / (double) target);
       }

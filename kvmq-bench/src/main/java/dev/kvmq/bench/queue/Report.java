@@ -41,7 +41,7 @@ final class Report {
     return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
   }
 
-  private static String num(double d) {
+  static String num(double d) {
     if (Double.isNaN(d)) {
       return "-";
     }
@@ -55,7 +55,7 @@ final class Report {
     return String.format(Locale.ROOT, "%.2f", d);
   }
 
-  private static String cell(double[] v) {
+  static String cell(double[] v) {
     if (v.length == 0) {
       return "-";
     }
@@ -63,6 +63,11 @@ final class Report {
       return num(v[0]);
     }
     return num(median(v)) + " (" + num(v[0]) + "–" + num(v[v.length - 1]) + ")";
+  }
+
+  private String settings(String system) {
+    List<String> s = results.getOrDefault(system, Map.of()).get("settings");
+    return s == null ? "-" : s.get(0);
   }
 
   void print(PrintStream out) {
@@ -79,7 +84,8 @@ final class Report {
             + opts.getOrDefault("pickup-rate", "100")
             + "/s for "
             + opts.getOrDefault("pickup-seconds", "10")
-            + " s to idle workers; handler start - push return."
+            + " s to idle workers; pickup = handler start - just before the push call (push call"
+            + " = its own duration, call to return)."
             + " Cells: median (min–max) over repetitions ("
             + opts.getOrDefault("reps", "3")
             + " for kvmq, quartz-ram"
@@ -90,8 +96,9 @@ final class Report {
     out.println();
     out.println(
         "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
-            + " | pickup max ms | heap B/job | peak RSS MB |");
-    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+            + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB"
+            + " | settings |");
+    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (String system : results.keySet()) {
       if (values(system, "push_single_per_s").length == 0
           && values(system, "pickup_p50_ms").length == 0) {
@@ -113,17 +120,19 @@ final class Report {
               + " | "
               + cell(values(system, "pickup_max_ms"))
               + " | "
+              + cell(values(system, "push_call_p50_ms"))
+              + " | "
+              + cell(values(system, "push_call_p99_ms"))
+              + " | "
               + cell(values(system, "heap_bytes_per_job"))
               + " | "
               + cell(values(system, "rss_peak_mb"))
+              + " | "
+              + settings(system)
               + " |");
     }
-    out.println();
-    out.println("| system | settings |");
-    out.println("|---|---|");
-    for (String system : results.keySet()) {
-      List<String> s = results.get(system).get("settings");
-      out.println("| " + system + " | " + (s == null ? "-" : s.get(0)) + " |");
+    if (results.containsKey(QueueBench.DISK)) {
+      disk(out);
     }
     boolean claims =
         results.values().stream()
@@ -140,8 +149,9 @@ final class Report {
               + " measurements. Heap per job: heap growth after GC / backlog.");
       out.println();
       out.println(
-          "| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s |");
-      out.println("|---|---:|---:|---:|---:|---:|");
+          "| system | backlog | µs per job | × empty queue | heap B/job | backlog built in s"
+              + " | settings |");
+      out.println("|---|---:|---:|---:|---:|---:|---|");
       for (String system : results.keySet()) {
         double empty = median(values(system, "claim_us_0"));
         for (String b : opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",")) {
@@ -162,12 +172,19 @@ final class Report {
                   + cell(values(system, "claim_heap_bytes_per_job_" + b))
                   + " | "
                   + cell(values(system, "claim_build_s_" + b))
+                  + " | "
+                  + settings(system)
                   + " |");
         }
       }
     }
     out.println();
-    out.println("Targets (medians of this run):");
+    out.println(
+        "Targets: median (min–max) over runs; for a ratio, the ratio of medians (lowest–highest"
+            + " over every pairing of a run of one side with a run of the other). MET or MISSED"
+            + " only when every pairing agrees and each side has at least "
+            + MIN_RUNS
+            + " runs; otherwise NOT SETTLED: the threshold is within the run-to-run spread.");
     out.println();
     targets(out);
     if (!failures.isEmpty()) {
@@ -177,105 +194,292 @@ final class Report {
     }
   }
 
-  private double med(String system, String... names) {
-    return median(values(system, names));
+  /** The fsync scenario: what a forced write costs, and so a commit group's floor per system. */
+  private void disk(PrintStream out) {
+    String d = QueueBench.DISK;
+    double append = med(d, "force_append_p50_ms");
+    double overwrite = med(d, "force_overwrite_p50_ms");
+    out.println();
+    out.println(
+        "Forced writes ("
+            + settings(d)
+            + "), ms: appended p50 "
+            + num(append)
+            + ", p90 "
+            + num(med(d, "force_append_p90_ms"))
+            + ", p99 "
+            + num(med(d, "force_append_p99_ms"))
+            + "; overwritten p50 "
+            + num(overwrite)
+            + ", p90 "
+            + num(med(d, "force_overwrite_p90_ms"))
+            + ", p99 "
+            + num(med(d, "force_overwrite_p99_ms"))
+            + ". Floor of one commit group (p50): kvmq EclipseStore FSYNC, 2 appended forces"
+            + " (data file, then transactions log) = "
+            + num(2 * append)
+            + " ms; every system on PostgreSQL, 1 WAL force = "
+            + num(overwrite)
+            + " ms; in memory and EclipseStore PROCESS_CRASH_SAFE, none.");
   }
 
-  private double drain(String system) {
-    return med(system, "drain_after_single_per_s", "drain_after_batch_per_s");
+  private double med(String system, String name) {
+    return median(values(system, name));
+  }
+
+  // ---- the targets' verdicts
+
+  /** How few runs a verdict needs at least, on each side. */
+  static final int MIN_RUNS = 3;
+
+  /** A target's verdict. */
+  enum Verdict {
+    /** Every run of one side against every run of the other meets the target. */
+    MET,
+    /** Every run against every run misses it. */
+    MISSED,
+    /** The threshold lies within the run-to-run spread, or there are fewer than 3 runs. */
+    NOT_SETTLED,
+    /** A side was not measured. */
+    NOT_MEASURED;
+
+    @Override
+    public String toString() {
+      return name().replace('_', ' ');
+    }
+  }
+
+  /**
+   * One side of a target: its samples, sorted, and how many runs gave them (a drain gives two
+   * samples per run; a claim measurement is one run).
+   */
+  record Side(double[] values, int runs) {
+    double min() {
+      return values[0];
+    }
+
+    double max() {
+      return values[values.length - 1];
+    }
+
+    boolean measured() {
+      return values.length > 0;
+    }
+
+    String cell() {
+      return Report.cell(values);
+    }
+  }
+
+  /** Samples of a result; runs = samples. */
+  private Side side(String system, String name) {
+    double[] v = values(system, name);
+    return new Side(v, v.length);
+  }
+
+  /** Both drains of each run pooled; runs = repetitions. */
+  private Side drain(String system) {
+    return new Side(
+        values(system, "drain_after_single_per_s", "drain_after_batch_per_s"),
+        values(system, "drain_after_batch_per_s").length);
+  }
+
+  private static boolean enoughRuns(Side... sides) {
+    for (Side s : sides) {
+      if (s.runs() < MIN_RUNS) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * {@code ours >= factor * theirs}: met when even the worst pairing (our slowest run, their
+   * fastest) meets it, missed when even the best pairing misses it, else not settled.
+   */
+  static Verdict atLeastTimes(Side ours, Side theirs, double factor) {
+    if (!ours.measured() || !theirs.measured()) {
+      return Verdict.NOT_MEASURED;
+    }
+    if (!enoughRuns(ours, theirs)) {
+      return Verdict.NOT_SETTLED;
+    }
+    if (ours.min() / theirs.max() >= factor) {
+      return Verdict.MET;
+    }
+    if (ours.max() / theirs.min() < factor) {
+      return Verdict.MISSED;
+    }
+    return Verdict.NOT_SETTLED;
+  }
+
+  /** {@code ours <= theirs}: met when our worst run is at most their best, and so on. */
+  static Verdict atMost(Side ours, Side theirs) {
+    if (!ours.measured() || !theirs.measured()) {
+      return Verdict.NOT_MEASURED;
+    }
+    if (!enoughRuns(ours, theirs)) {
+      return Verdict.NOT_SETTLED;
+    }
+    if (ours.max() <= theirs.min()) {
+      return Verdict.MET;
+    }
+    if (ours.min() > theirs.max()) {
+      return Verdict.MISSED;
+    }
+    return Verdict.NOT_SETTLED;
+  }
+
+  /** {@code ours <= limit}, a fixed limit. */
+  static Verdict atMost(Side ours, double limit) {
+    if (!ours.measured()) {
+      return Verdict.NOT_MEASURED;
+    }
+    if (!enoughRuns(ours)) {
+      return Verdict.NOT_SETTLED;
+    }
+    if (ours.max() <= limit) {
+      return Verdict.MET;
+    }
+    if (ours.min() > limit) {
+      return Verdict.MISSED;
+    }
+    return Verdict.NOT_SETTLED;
+  }
+
+  /** {@code ours <= factor * theirs} (claim cost against the empty queue's). */
+  static Verdict atMostTimes(Side ours, Side theirs, double factor) {
+    if (!ours.measured() || !theirs.measured()) {
+      return Verdict.NOT_MEASURED;
+    }
+    if (!enoughRuns(ours, theirs)) {
+      return Verdict.NOT_SETTLED;
+    }
+    if (ours.max() / theirs.min() <= factor) {
+      return Verdict.MET;
+    }
+    if (ours.min() / theirs.max() > factor) {
+      return Verdict.MISSED;
+    }
+    return Verdict.NOT_SETTLED;
+  }
+
+  private static String runs(Verdict v, Side... sides) {
+    if (v == Verdict.NOT_SETTLED && !enoughRuns(sides)) {
+      StringBuilder b = new StringBuilder(" (runs:");
+      for (Side s : sides) {
+        b.append(' ').append(s.runs());
+      }
+      return b.append("; a verdict needs ").append(MIN_RUNS).append(" of each)").toString();
+    }
+    return "";
+  }
+
+  private static void line(PrintStream out, String what, String figures, Verdict v, Side... s) {
+    if (v == Verdict.NOT_MEASURED) {
+      out.println("- " + what + ": NOT MEASURED in this run");
+    } else {
+      out.println("- " + what + ": " + figures + " -> " + v + runs(v, s));
+    }
+  }
+
+  private static void times(
+      PrintStream out, String what, Side ours, Side theirs, double factor, boolean atLeast) {
+    Verdict v = atLeast ? atLeastTimes(ours, theirs, factor) : atMostTimes(ours, theirs, factor);
+    String figures =
+        v == Verdict.NOT_MEASURED
+            ? ""
+            : ours.cell()
+                + " / "
+                + theirs.cell()
+                + " = "
+                + num(median(ours.values()) / median(theirs.values()))
+                + "x ("
+                + num(ours.min() / theirs.max())
+                + "–"
+                + num(ours.max() / theirs.min())
+                + "x)";
+    line(out, what, figures, v, ours, theirs);
+  }
+
+  private static void notAbove(PrintStream out, String what, Side ours, Side theirs) {
+    Verdict v = atMost(ours, theirs);
+    line(
+        out,
+        what,
+        v == Verdict.NOT_MEASURED ? "" : ours.cell() + " vs " + theirs.cell(),
+        v,
+        ours,
+        theirs);
+  }
+
+  private static void notAbove(PrintStream out, String what, Side ours, double limit) {
+    Verdict v = atMost(ours, limit);
+    line(out, what, v == Verdict.NOT_MEASURED ? "" : ours.cell() + " vs " + num(limit), v, ours);
   }
 
   private void targets(PrintStream out) {
-    ratio(
+    times(
         out,
         "kvmq-memory drain >= 2x quartz-ram drain",
         drain("kvmq-memory"),
         drain("quartz-ram"),
-        2);
-    atMost(
+        2,
+        true);
+    notAbove(
         out,
         "kvmq-memory pickup p50 <= quartz-ram p50",
-        med("kvmq-memory", "pickup_p50_ms"),
-        med("quartz-ram", "pickup_p50_ms"));
-    atMost(
+        side("kvmq-memory", "pickup_p50_ms"),
+        side("quartz-ram", "pickup_p50_ms"));
+    notAbove(
         out,
         "kvmq-memory pickup p99 <= quartz-ram p99",
-        med("kvmq-memory", "pickup_p99_ms"),
-        med("quartz-ram", "pickup_p99_ms"));
-    ratio(
+        side("kvmq-memory", "pickup_p99_ms"),
+        side("quartz-ram", "pickup_p99_ms"));
+    times(
         out,
         "kvmq-eclipsestore-fsync drain >= 3x dbscheduler-immediate drain",
         drain("kvmq-eclipsestore-fsync"),
         drain("dbscheduler-immediate"),
-        3);
-    atMost(
+        3,
+        true);
+    notAbove(
         out,
         "kvmq-eclipsestore-fsync pickup p50 <= 1 ms",
-        med("kvmq-eclipsestore-fsync", "pickup_p50_ms"),
+        side("kvmq-eclipsestore-fsync", "pickup_p50_ms"),
         1);
-    atMost(
+    notAbove(
         out,
         "kvmq-eclipsestore-fsync pickup p99 <= 5 ms",
-        med("kvmq-eclipsestore-fsync", "pickup_p99_ms"),
+        side("kvmq-eclipsestore-fsync", "pickup_p99_ms"),
         5);
-    ratio(
+    times(
         out,
         "kvmq-postgres drain >= 1.5x dbscheduler-immediate drain",
         drain("kvmq-postgres"),
         drain("dbscheduler-immediate"),
-        1.5);
-    atMost(
+        1.5,
+        true);
+    notAbove(
         out,
-        "kvmq-postgres pickup p50 < dbscheduler-immediate p50",
-        med("kvmq-postgres", "pickup_p50_ms"),
-        med("dbscheduler-immediate", "pickup_p50_ms"));
-    atMost(
+        "kvmq-postgres pickup p50 <= dbscheduler-immediate p50",
+        side("kvmq-postgres", "pickup_p50_ms"),
+        side("dbscheduler-immediate", "pickup_p50_ms"));
+    notAbove(
         out,
-        "kvmq-postgres pickup p99 < dbscheduler-immediate p99",
-        med("kvmq-postgres", "pickup_p99_ms"),
-        med("dbscheduler-immediate", "pickup_p99_ms"));
+        "kvmq-postgres pickup p99 <= dbscheduler-immediate p99",
+        side("kvmq-postgres", "pickup_p99_ms"),
+        side("dbscheduler-immediate", "pickup_p99_ms"));
     String[] backlogs = opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",");
     String largest = backlogs[backlogs.length - 1];
     for (String system : QueueBench.KVMQ) {
-      double empty = med(system, "claim_us_0");
-      double full = med(system, "claim_us_" + largest);
-      atMost(out, system + " claim cost with " + largest + " delayed <= 2x empty", full / empty, 2);
+      times(
+          out,
+          system + " claim cost with " + largest + " delayed <= 2x empty",
+          side(system, "claim_us_" + largest),
+          side(system, "claim_us_0"),
+          2,
+          false);
     }
-  }
-
-  private static void ratio(
-      PrintStream out, String what, double ours, double theirs, double factor) {
-    if (Double.isNaN(ours) || Double.isNaN(theirs)) {
-      out.println("- " + what + ": NOT MEASURED in this run");
-      return;
-    }
-    double r = ours / theirs;
-    out.println(
-        "- "
-            + what
-            + ": "
-            + num(ours)
-            + " / "
-            + num(theirs)
-            + " = "
-            + num(r)
-            + "x -> "
-            + (r >= factor ? "MET" : "MISSED"));
-  }
-
-  private static void atMost(PrintStream out, String what, double value, double limit) {
-    if (Double.isNaN(value) || Double.isNaN(limit)) {
-      out.println("- " + what + ": NOT MEASURED in this run");
-      return;
-    }
-    out.println(
-        "- "
-            + what
-            + ": "
-            + num(value)
-            + " vs "
-            + num(limit)
-            + " -> "
-            + (value <= limit ? "MET" : "MISSED"));
   }
 }
