@@ -68,6 +68,8 @@ public class KvmqRuntime {
   // kvmq.executor names.
   private ScheduledExecutorService executor;
   private ScheduledThreadPoolExecutor ownPool; // the default pool, which kvmq shuts down
+  // The pools of queues that name a thread factory of their own (QueueThreads), by queue.
+  private final Map<String, ScheduledThreadPoolExecutor> queuePools = new ConcurrentHashMap<>();
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
@@ -212,6 +214,7 @@ public class KvmqRuntime {
     }
     extension.runtime(this);
     store();
+    openQueuePools();
     started = true;
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
@@ -228,7 +231,11 @@ public class KvmqRuntime {
             (bean != null
                 ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
                 : beans.createInstance().select(spec.beanClass()).get());
-    Worker<S> worker = queue.worker(timed(spec.queue(), handler), spec.options(), executor);
+    Worker<S> worker =
+        queue.worker(
+            timed(spec.queue(), handler),
+            spec.options(),
+            queuePools.containsKey(spec.queue()) ? queuePools.get(spec.queue()) : executor);
     worker.addListener(this::fire);
     worker.start();
     workers.add(worker);
@@ -260,6 +267,48 @@ public class KvmqRuntime {
     };
   }
 
+  /**
+   * Makes the pools of the queues that name a thread factory of their own, all or none: every name
+   * that is not a {@link ManagedThreadFactory} in JNDI is reported, in one exception.
+   *
+   * @throws IllegalStateException naming each queue, its setting and the name
+   */
+  private void openQueuePools() {
+    List<String> problems = new ArrayList<>();
+    for (HandlerSpec spec : extension.handlers()) {
+      Optional<QueueThreads> threads = spec.settings().threads();
+      if (threads.isEmpty() || queuePools.containsKey(spec.queue())) {
+        continue;
+      }
+      try {
+        ManagedThreadFactory factory =
+            threads.get().lookUp(spec.queue(), name -> new InitialContext().lookup(name));
+        queuePools.put(
+            spec.queue(),
+            threads
+                .get()
+                .pool(
+                    spec.queue(),
+                    factory,
+                    spec.options().concurrency(),
+                    line -> LOG.log(System.Logger.Level.INFO, line)));
+      } catch (IllegalStateException e) {
+        problems.add(e.getMessage());
+      }
+    }
+    if (!problems.isEmpty()) {
+      closeQueuePools();
+      throw new IllegalStateException(String.join("; ", problems));
+    }
+  }
+
+  private void closeQueuePools() {
+    for (ScheduledThreadPoolExecutor pool : queuePools.values()) {
+      pool.shutdownNow();
+    }
+    queuePools.clear();
+  }
+
   private ScheduledExecutorService openExecutor() {
     Optional<String> name = config.get("kvmq.executor");
     if (name.isPresent()) {
@@ -276,7 +325,12 @@ public class KvmqRuntime {
     }
     // One thread per handler call that may run at once, and two for passes, renewals,
     // recording outcomes and the admin API's event streams (short tasks).
-    int size = 2 + extension.handlers().stream().mapToInt(h -> h.options().concurrency()).sum();
+    int size =
+        2
+            + extension.handlers().stream()
+                .filter(h -> h.settings().threads().isEmpty()) // those have pools of their own
+                .mapToInt(h -> h.options().concurrency())
+                .sum();
     ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(size, threads);
     pool.setRemoveOnCancelPolicy(true);
     ownPool = pool;
@@ -463,6 +517,7 @@ public class KvmqRuntime {
       ownPool.shutdownNow();
       ownPool = null;
     }
+    closeQueuePools();
     executor = null;
     for (Jsonb j : new Jsonb[] {jsonb, lenientJsonb}) {
       if (j != null) {
