@@ -101,7 +101,7 @@ public class KvmqRuntime {
   void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
     try {
       startWorkers();
-    } catch (DataSourceNotBound e) {
+    } catch (NotBound e) {
       // Payara binds a DataSource that the application defines itself (web.xml <data-source>,
       // @DataSourceDefinition) only after CDI has started: start once it is there.
       LOG.log(
@@ -122,8 +122,8 @@ public class KvmqRuntime {
         () -> {
           try {
             startWorkers();
-            LOG.log(System.Logger.Level.INFO, "kvmq: DataSource found; workers started");
-          } catch (DataSourceNotBound e) {
+            LOG.log(System.Logger.Level.INFO, "kvmq: the names are bound now; workers started");
+          } catch (NotBound e) {
             if (System.nanoTime() - deadline < 0) {
               retryStart(deadline);
             } else {
@@ -133,7 +133,8 @@ public class KvmqRuntime {
                       + e.getMessage()
                       + " after "
                       + DATASOURCE_WAIT
-                      + "; no worker runs. Check kvmq.postgres.datasource",
+                      + "; no worker runs. Check "
+                      + e.check(),
                   e);
             }
           } catch (RuntimeException e) {
@@ -145,11 +146,11 @@ public class KvmqRuntime {
   }
 
   /** The configured DataSource's JNDI name is not bound (yet). */
-  private static final class DataSourceNotBound extends IllegalStateException {
+  private static final class DataSourceNotBound extends NotBound {
     private static final long serialVersionUID = 1L;
 
     DataSourceNotBound(String message, Throwable cause) {
-      super(message, cause);
+      super(message, "kvmq.postgres.datasource", cause);
     }
   }
 
@@ -271,35 +272,47 @@ public class KvmqRuntime {
    * Makes the pools of the queues that name a thread factory of their own, all or none: every name
    * that is not a {@link ManagedThreadFactory} in JNDI is reported, in one exception.
    *
-   * @throws IllegalStateException naming each queue, its setting and the name
+   * @throws NotBound if names are not bound (yet: an application's own definition is bound after
+   *     CDI has started), naming each queue, its setting and the name
+   * @throws IllegalStateException if a name is bound to something else, or can't be looked up
    */
   private void openQueuePools() {
     List<String> problems = new ArrayList<>();
+    List<String> unbound = new ArrayList<>();
+    Map<HandlerSpec, ManagedThreadFactory> factories = new java.util.LinkedHashMap<>();
     for (HandlerSpec spec : extension.handlers()) {
       Optional<QueueThreads> threads = spec.settings().threads();
       if (threads.isEmpty() || queuePools.containsKey(spec.queue())) {
         continue;
       }
       try {
-        ManagedThreadFactory factory =
-            threads.get().lookUp(spec.queue(), name -> new InitialContext().lookup(name));
-        queuePools.put(
-            spec.queue(),
-            threads
-                .get()
-                .pool(
-                    spec.queue(),
-                    factory,
-                    spec.options().concurrency(),
-                    line -> LOG.log(System.Logger.Level.INFO, line)));
+        factories.put(
+            spec, threads.get().lookUp(spec.queue(), name -> new InitialContext().lookup(name)));
+      } catch (NotBound e) {
+        problems.add(e.getMessage());
+        unbound.add(e.check());
       } catch (IllegalStateException e) {
         problems.add(e.getMessage());
       }
     }
     if (!problems.isEmpty()) {
-      closeQueuePools();
-      throw new IllegalStateException(String.join("; ", problems));
+      if (unbound.size() == problems.size()) {
+        throw new NotBound(String.join("; ", problems), String.join(", ", unbound), null);
+      }
+      throw new IllegalStateException("kvmq: " + String.join("; ", problems));
     }
+    factories.forEach(
+        (spec, factory) ->
+            queuePools.put(
+                spec.queue(),
+                spec.settings()
+                    .threads()
+                    .orElseThrow()
+                    .pool(
+                        spec.queue(),
+                        factory,
+                        spec.options().concurrency(),
+                        line -> LOG.log(System.Logger.Level.INFO, line))));
   }
 
   private void closeQueuePools() {

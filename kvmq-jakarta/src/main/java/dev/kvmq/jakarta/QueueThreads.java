@@ -56,18 +56,19 @@ record QueueThreads(String jndiName, String source) {
    * @param queue the queue's name, for the message
    * @param jndi looks a name up ({@code new InitialContext()::lookup} in the server)
    * @return the factory
-   * @throws IllegalStateException naming the queue, the setting and the name, if nothing is bound
-   *     there or the object is not a {@link ManagedThreadFactory}
+   * @throws NotBound naming the queue, the setting and the name, if nothing is bound there (yet)
+   * @throws IllegalStateException naming them, if the object is not a {@link ManagedThreadFactory}
+   *     or the look-up fails otherwise
    */
   ManagedThreadFactory lookUp(String queue, Jndi jndi) {
     Object found;
     try {
       found = jndi.lookup(jndiName);
     } catch (NamingException e) {
-      boolean unbound =
-          e instanceof NameNotFoundException || e.getRootCause() instanceof NameNotFoundException;
-      throw new IllegalStateException(
-          what(queue) + (unbound ? " is not bound in JNDI" : " can't be looked up: " + e), e);
+      if (e instanceof NameNotFoundException || e.getRootCause() instanceof NameNotFoundException) {
+        throw new NotBound(what(queue) + " is not bound in JNDI", source, e);
+      }
+      throw new IllegalStateException(what(queue) + " can't be looked up: " + e, e);
     }
     if (found instanceof ManagedThreadFactory f) {
       return f;
@@ -80,7 +81,7 @@ record QueueThreads(String jndiName, String source) {
   }
 
   private String what(String queue) {
-    return "kvmq: queue \"" + queue + "\": " + source + " \"" + jndiName + "\"";
+    return "queue \"" + queue + "\": " + source + " \"" + jndiName + "\"";
   }
 
   /**

@@ -138,10 +138,11 @@ class QueueThreadsTest {
                     name -> {
                       throw new NameNotFoundException(name);
                     }))
-        .isInstanceOf(IllegalStateException.class)
+        .isInstanceOfSatisfying(
+            NotBound.class, e -> assertThat(e.check()).isEqualTo("@QueueHandler(threadFactory)"))
         .hasMessage(
-            "kvmq: queue \"fetches\": @QueueHandler(threadFactory) \"java:app/nope\" is not bound"
-                + " in JNDI");
+            "queue \"fetches\": @QueueHandler(threadFactory) \"java:app/nope\" is not bound in"
+                + " JNDI");
 
     NamingException wrapped = new NamingException("lookup failed");
     wrapped.setRootCause(new NameNotFoundException("nope"));
@@ -152,7 +153,24 @@ class QueueThreadsTest {
                     name -> {
                       throw wrapped;
                     }))
+        .isInstanceOf(NotBound.class)
         .hasMessageEndingWith("\"java:app/nope\" is not bound in JNDI");
+  }
+
+  @Test
+  void aLookUpThatFailsOtherwiseIsNotTakenForANameNotBoundYet() {
+    QueueThreads threads = new QueueThreads("java:app/f", "@QueueHandler(threadFactory)");
+    assertThatThrownBy(
+            () ->
+                threads.lookUp(
+                    "q",
+                    name -> {
+                      throw new NamingException("the naming service is down");
+                    }))
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessageStartingWith(
+            "queue \"q\": @QueueHandler(threadFactory) \"java:app/f\" can't be looked up: ")
+        .hasMessageContaining("the naming service is down");
   }
 
   @Test
@@ -160,9 +178,9 @@ class QueueThreadsTest {
     QueueThreads threads =
         new QueueThreads("java:comp/DefaultManagedExecutorService", "kvmq.queue.q.thread-factory");
     assertThatThrownBy(() -> threads.lookUp("q", name -> "an executor"))
-        .isInstanceOf(IllegalStateException.class)
+        .isExactlyInstanceOf(IllegalStateException.class)
         .hasMessage(
-            "kvmq: queue \"q\": kvmq.queue.q.thread-factory"
+            "queue \"q\": kvmq.queue.q.thread-factory"
                 + " \"java:comp/DefaultManagedExecutorService\" is a java.lang.String, not a"
                 + " jakarta.enterprise.concurrent.ManagedThreadFactory");
   }
