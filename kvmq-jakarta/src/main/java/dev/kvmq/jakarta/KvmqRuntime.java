@@ -103,7 +103,8 @@ public class KvmqRuntime {
       startWorkers();
     } catch (NotBound e) {
       // Payara binds a DataSource that the application defines itself (web.xml <data-source>,
-      // @DataSourceDefinition) only after CDI has started: start once it is there.
+      // @DataSourceDefinition) only after CDI has started, and so a queue's thread factory
+      // (@ManagedThreadFactoryDefinition): start once they are there.
       LOG.log(
           System.Logger.Level.INFO,
           "kvmq: " + e.getMessage() + " yet; starting the workers when it is");

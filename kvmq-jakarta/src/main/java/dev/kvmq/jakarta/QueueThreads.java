@@ -56,9 +56,11 @@ record QueueThreads(String jndiName, String source) {
    * @param queue the queue's name, for the message
    * @param jndi looks a name up ({@code new InitialContext()::lookup} in the server)
    * @return the factory
-   * @throws NotBound naming the queue, the setting and the name, if nothing is bound there (yet)
-   * @throws IllegalStateException naming them, if the object is not a {@link ManagedThreadFactory}
-   *     or the look-up fails otherwise
+   * @throws NotBound naming the queue, the setting and the name, if nothing is bound at a {@code
+   *     java:} name (yet: the server binds the application's own definitions after CDI has started)
+   * @throws IllegalStateException naming them, if nothing is bound at another name (a server
+   *     resource, which exists before the application starts), if the object is not a {@link
+   *     ManagedThreadFactory}, or if the look-up fails otherwise
    */
   ManagedThreadFactory lookUp(String queue, Jndi jndi) {
     Object found;
@@ -66,7 +68,12 @@ record QueueThreads(String jndiName, String source) {
       found = jndi.lookup(jndiName);
     } catch (NamingException e) {
       if (e instanceof NameNotFoundException || e.getRootCause() instanceof NameNotFoundException) {
-        throw new NotBound(what(queue) + " is not bound in JNDI", source, e);
+        if (jndiName.startsWith("java:")) {
+          // an application's own definition (java:app/..., java:global/...) may be bound later
+          throw new NotBound(what(queue) + " is not bound in JNDI", source, e);
+        }
+        // a server resource (asadmin create-managed-thread-factory) is there before the app
+        throw new IllegalStateException(what(queue) + " is not bound in JNDI", e);
       }
       throw new IllegalStateException(what(queue) + " can't be looked up: " + e, e);
     }

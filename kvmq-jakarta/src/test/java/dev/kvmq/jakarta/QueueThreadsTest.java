@@ -158,6 +158,24 @@ class QueueThreadsTest {
   }
 
   @Test
+  void aServerResourceThatIsNotBoundFailsAtOnce() {
+    QueueThreads threads =
+        new QueueThreads("concurrent/virtual", "kvmq.queue.fetches.thread-factory");
+    assertThatThrownBy(
+            () ->
+                threads.lookUp(
+                    "fetches",
+                    name -> {
+                      throw new NameNotFoundException(name);
+                    }))
+        .as("only the application's own java: names are bound late; a server's are there first")
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage(
+            "queue \"fetches\": kvmq.queue.fetches.thread-factory \"concurrent/virtual\" is not"
+                + " bound in JNDI");
+  }
+
+  @Test
   void aLookUpThatFailsOtherwiseIsNotTakenForANameNotBoundYet() {
     QueueThreads threads = new QueueThreads("java:app/f", "@QueueHandler(threadFactory)");
     assertThatThrownBy(
