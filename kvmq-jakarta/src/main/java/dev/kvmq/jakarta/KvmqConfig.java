@@ -44,6 +44,9 @@ import java.util.function.Supplier;
  *       transaction is stored (see {@link JobQueue})</td></tr>
  *   <tr><td>kvmq.queue.NAME.ignore-unknown-properties</td><td>the handler's annotation, else
  *       false</td><td>whether the queue's JSON-B drops unknown properties</td></tr>
+ *   <tr><td>kvmq.queue.NAME.thread-factory</td><td>the handler's annotation, else none</td><td>the
+ *       JNDI name of a ManagedThreadFactory whose threads run the queue's worker (see {@link
+ *       QueueThreads})</td></tr>
  * </table>
  */
 final class KvmqConfig {

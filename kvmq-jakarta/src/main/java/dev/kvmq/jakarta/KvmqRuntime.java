@@ -69,6 +69,8 @@ public class KvmqRuntime {
   // kvmq.executor names.
   private ScheduledExecutorService executor;
   private ScheduledThreadPoolExecutor ownPool; // the default pool, which kvmq shuts down
+  // The pools of queues that name a thread factory of their own (QueueThreads), by queue.
+  private final Map<String, ScheduledThreadPoolExecutor> queuePools = new ConcurrentHashMap<>();
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
@@ -106,9 +108,10 @@ public class KvmqRuntime {
   void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
     try {
       startWorkers();
-    } catch (DataSourceNotBound e) {
+    } catch (NotBound e) {
       // Payara binds a DataSource that the application defines itself (web.xml <data-source>,
-      // @DataSourceDefinition) only after CDI has started: start once it is there.
+      // @DataSourceDefinition) only after CDI has started, and so a queue's thread factory
+      // (@ManagedThreadFactoryDefinition): start once they are there.
       LOG.log(
           System.Logger.Level.INFO,
           "kvmq: " + e.getMessage() + " yet; starting the workers when it is");
@@ -127,8 +130,8 @@ public class KvmqRuntime {
         () -> {
           try {
             startWorkers();
-            LOG.log(System.Logger.Level.INFO, "kvmq: DataSource found; workers started");
-          } catch (DataSourceNotBound e) {
+            LOG.log(System.Logger.Level.INFO, "kvmq: the names are bound now; workers started");
+          } catch (NotBound e) {
             if (System.nanoTime() - deadline < 0) {
               retryStart(deadline);
             } else {
@@ -138,7 +141,8 @@ public class KvmqRuntime {
                       + e.getMessage()
                       + " after "
                       + DATASOURCE_WAIT
-                      + "; no worker runs. Check kvmq.postgres.datasource",
+                      + "; no worker runs. Check "
+                      + e.check(),
                   e);
             }
           } catch (RuntimeException e) {
@@ -150,11 +154,11 @@ public class KvmqRuntime {
   }
 
   /** The configured DataSource's JNDI name is not bound (yet). */
-  private static final class DataSourceNotBound extends IllegalStateException {
+  private static final class DataSourceNotBound extends NotBound {
     private static final long serialVersionUID = 1L;
 
     DataSourceNotBound(String message, Throwable cause) {
-      super(message, cause);
+      super(message, "kvmq.postgres.datasource", cause);
     }
   }
 
@@ -234,6 +238,7 @@ public class KvmqRuntime {
     }
     extension.runtime(this);
     store();
+    openQueuePools();
     started = true;
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
@@ -250,7 +255,11 @@ public class KvmqRuntime {
             (bean != null
                 ? beans.getReference(bean, spec.beanClass(), beans.createCreationalContext(bean))
                 : beans.createInstance().select(spec.beanClass()).get());
-    Worker<S> worker = queue.worker(timed(spec.queue(), handler), spec.options(), executor);
+    Worker<S> worker =
+        queue.worker(
+            timed(spec.queue(), handler),
+            spec.options(),
+            queuePools.containsKey(spec.queue()) ? queuePools.get(spec.queue()) : executor);
     worker.addListener(this::fire);
     worker.start();
     workers.add(worker);
@@ -319,6 +328,60 @@ public class KvmqRuntime {
     };
   }
 
+  /**
+   * Makes the pools of the queues that name a thread factory of their own, all or none: every name
+   * that is not a {@link ManagedThreadFactory} in JNDI is reported, in one exception.
+   *
+   * @throws NotBound if names are not bound (yet: an application's own definition is bound after
+   *     CDI has started), naming each queue, its setting and the name
+   * @throws IllegalStateException if a name is bound to something else, or can't be looked up
+   */
+  private void openQueuePools() {
+    List<String> problems = new ArrayList<>();
+    List<String> unbound = new ArrayList<>();
+    Map<HandlerSpec, ManagedThreadFactory> factories = new java.util.LinkedHashMap<>();
+    for (HandlerSpec spec : extension.handlers()) {
+      Optional<QueueThreads> threads = spec.settings().threads();
+      if (threads.isEmpty() || queuePools.containsKey(spec.queue())) {
+        continue;
+      }
+      try {
+        factories.put(
+            spec, threads.get().lookUp(spec.queue(), name -> new InitialContext().lookup(name)));
+      } catch (NotBound e) {
+        problems.add(e.getMessage());
+        unbound.add(e.check());
+      } catch (IllegalStateException e) {
+        problems.add(e.getMessage());
+      }
+    }
+    if (!problems.isEmpty()) {
+      if (unbound.size() == problems.size()) {
+        throw new NotBound(String.join("; ", problems), String.join(", ", unbound), null);
+      }
+      throw new IllegalStateException("kvmq: " + String.join("; ", problems));
+    }
+    factories.forEach(
+        (spec, factory) ->
+            queuePools.put(
+                spec.queue(),
+                spec.settings()
+                    .threads()
+                    .orElseThrow()
+                    .pool(
+                        spec.queue(),
+                        factory,
+                        spec.options().concurrency(),
+                        line -> LOG.log(System.Logger.Level.INFO, line))));
+  }
+
+  private void closeQueuePools() {
+    for (ScheduledThreadPoolExecutor pool : queuePools.values()) {
+      pool.shutdownNow();
+    }
+    queuePools.clear();
+  }
+
   private ScheduledExecutorService openExecutor() {
     Optional<String> name = config.get("kvmq.executor");
     if (name.isPresent()) {
@@ -335,7 +398,12 @@ public class KvmqRuntime {
     }
     // One thread per handler call that may run at once, and two for passes, renewals,
     // recording outcomes and the admin API's event streams (short tasks).
-    int size = 2 + extension.handlers().stream().mapToInt(h -> h.options().concurrency()).sum();
+    int size =
+        2
+            + extension.handlers().stream()
+                .filter(h -> h.settings().threads().isEmpty()) // those have pools of their own
+                .mapToInt(h -> h.options().concurrency())
+                .sum();
     ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(size, threads);
     pool.setRemoveOnCancelPolicy(true);
     ownPool = pool;
@@ -531,6 +599,7 @@ public class KvmqRuntime {
       ownPool.shutdownNow();
       ownPool = null;
     }
+    closeQueuePools();
     executor = null;
     for (Jsonb j : new Jsonb[] {jsonb, lenientJsonb}) {
       if (j != null) {

@@ -30,9 +30,9 @@ import java.lang.annotation.Target;
  * by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch}, {@code .lease},
  * {@code .renew-every}, {@code .poll-every}, {@code .priority}, {@code .retries}, {@code
  * .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay}, {@code .retry-jitter}, {@code
- * .ignore-unknown-properties}. Durations are ISO-8601 ({@code PT30S}). The default job options
- * apply to pushes that give no options of their own ({@link JobQueue#push(Object)}); {@link
- * JobQueue#defaultOptions()} returns them to start from.
+ * .ignore-unknown-properties}, {@code .thread-factory}. Durations are ISO-8601 ({@code PT30S}). The
+ * default job options apply to pushes that give no options of their own ({@link
+ * JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start from.
  */
 @Stereotype
 @ApplicationScoped
@@ -140,4 +140,24 @@ public @interface QueueHandler {
    * @return true to ignore unknown properties (default false)
    */
   boolean ignoreUnknownProperties() default false;
+
+  /**
+   * The JNDI name of a {@code ManagedThreadFactory} whose threads run this queue's handlers, on a
+   * pool of the queue's own ({@link #concurrency()} threads and one for the worker's passes and
+   * lease renewals). On Jakarta EE 11 the application declares one that makes virtual threads:
+   *
+   * <pre>{@code
+   * @ManagedThreadFactoryDefinition(name = "java:app/concurrent/virtual", virtual = true)
+   * @QueueHandler(value = "fetches", concurrency = 1000, threadFactory = "java:app/concurrent/virtual")
+   * public class FetchHandler implements JobHandler<Fetch> { ... }
+   * }</pre>
+   *
+   * <p>kvmq logs at start whether the threads it got are virtual: a server may ignore {@code
+   * virtual = true}. A name that is not bound to a {@code ManagedThreadFactory} fails the start,
+   * naming the queue and the setting.
+   *
+   * @return a JNDI name, or empty (default) for kvmq's pool of {@code
+   *     java:comp/DefaultManagedThreadFactory} threads (or {@code kvmq.executor})
+   */
+  String threadFactory() default "";
 }

@@ -19,9 +19,14 @@ import java.util.Optional;
  * @param worker the worker's options
  * @param jobDefaults the options of a push that gives none
  * @param ignoreUnknownProperties whether the codec reads JSON with properties its type lacks
+ * @param threads the managed thread factory the queue's handlers run on, if it names one; else they
+ *     run on kvmq's pool
  */
 record QueueSettings(
-    WorkerOptions worker, JobOptions jobDefaults, boolean ignoreUnknownProperties) {
+    WorkerOptions worker,
+    JobOptions jobDefaults,
+    boolean ignoreUnknownProperties,
+    Optional<QueueThreads> threads) {
 
   /** The cap of a growing backoff that has none: long enough never to be reached. */
   private static final Duration NO_CAP = Duration.ofDays(365L * 100);
@@ -41,11 +46,12 @@ record QueueSettings(
           "retry-max-delay",
           "retry-jitter",
           "ignore-unknown-properties",
-          TransactionPush.KEY);
+          TransactionPush.KEY,
+          "thread-factory");
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =
-      new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false);
+      new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false, Optional.empty());
 
   /** A setting that can't be used; the message names where the value came from. */
   static final class BadSettings extends IllegalArgumentException {
@@ -128,6 +134,7 @@ record QueueSettings(
             "ignore-unknown-properties",
             "ignoreUnknownProperties",
             handler != null && handler.ignoreUnknownProperties());
+    Optional<QueueThreads> threads = r.threads(handler != null ? handler.threadFactory() : "");
     if (!r.problems.isEmpty()) {
       throw new BadSettings(r.problems);
     }
@@ -142,7 +149,8 @@ record QueueSettings(
                   retries == 0 && delay.isZero()
                       ? Backoff.NONE
                       : new Backoff(delay, multiplier, cap, jitter)),
-          ignoreUnknown);
+          ignoreUnknown,
+          threads);
     } catch (IllegalArgumentException e) {
       throw new BadSettings(List.of(e.getMessage()));
     }
@@ -238,6 +246,21 @@ record QueueSettings(
             source(key, attribute) + " is \"" + v + "\", not an ISO-8601 duration such as PT30S");
         return null;
       }
+    }
+
+    /** The thread factory's JNDI name, if one is given (an empty one is none). */
+    Optional<QueueThreads> threads(String annotated) {
+      String name = text("thread-factory", annotated.strip());
+      if (name.isEmpty()) {
+        return Optional.empty();
+      }
+      String source = source("thread-factory", "threadFactory");
+      String problem = QueueThreads.problem(name);
+      if (problem != null) {
+        problems.add(source + " " + problem);
+        return Optional.empty();
+      }
+      return Optional.of(new QueueThreads(name, source));
     }
 
     boolean bool(String key, String attribute, boolean annotated) {
