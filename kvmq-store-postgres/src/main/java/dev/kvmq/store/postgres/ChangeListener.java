@@ -24,7 +24,7 @@ final class ChangeListener implements Runnable {
   private static final System.Logger LOG = System.getLogger(PostgresKvStore.class.getName());
 
   /** How long one wait for notifications lasts before the connection is checked. */
-  private static final int POLL_MILLIS = 1_000;
+  private static final int POLL_MILLIS = 250;
 
   /** How often an idle connection is checked to be alive. */
   private static final long VALIDATE_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -70,25 +70,37 @@ final class ChangeListener implements Runnable {
     return listening;
   }
 
-  /** Stops the thread: aborts its connection so that a blocked wait returns at once. */
+  /**
+   * Stops the thread. It leaves its wait for notifications within {@link #POLL_MILLIS} and gives
+   * its connection back to the pool without its LISTEN; only a thread that has not ended by then (a
+   * connection stuck in the network) has its connection aborted. Aborting at once would make a pool
+   * such as HikariCP log the aborted connection as broken, with a stack trace, in the application's
+   * log at every shutdown.
+   */
   void stop() {
     stopping = true;
     synchronized (monitor) {
-      if (connection != null) {
-        try {
-          connection.abort(Runnable::run);
-        } catch (SQLException | RuntimeException e) {
-          LOG.log(Level.DEBUG, "aborting the listener connection failed; it will time out", e);
-        }
-      }
       monitor.notifyAll();
     }
-    if (Thread.currentThread() != thread) {
-      try {
+    if (Thread.currentThread() == thread) {
+      return;
+    }
+    try {
+      thread.join(POLL_MILLIS + 500);
+      if (thread.isAlive()) {
+        synchronized (monitor) {
+          if (connection != null) {
+            try {
+              connection.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+              LOG.log(Level.DEBUG, "aborting the listener connection failed; it will time out", e);
+            }
+          }
+        }
         thread.join(TimeUnit.SECONDS.toMillis(5));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -170,7 +182,7 @@ final class ChangeListener implements Runnable {
   /** Returns the connection to its pool without its LISTEN, so that a pool can reuse it. */
   private void release(Connection c) {
     try {
-      if (!stopping && !c.isClosed()) {
+      if (!c.isClosed()) {
         try (Statement s = c.createStatement()) {
           s.execute("UNLISTEN *");
         }

@@ -58,6 +58,32 @@ class PostgresListenerTest {
     assertThat(made).as("close() stops the store's threads").noneMatch(Thread::isAlive);
   }
 
+  @Test
+  void closeGivesTheListenerConnectionBackToItsPoolWithoutItsListenInsteadOfAbortingIt()
+      throws Exception {
+    try (TestPool listenerPool = new TestPool(db.unpooled())) {
+      PostgresKvStore listening =
+          PostgresKvStore.builder(db.pool())
+              .schema(schema)
+              .listenerDataSource(listenerPool)
+              .build();
+      try (PostgresKvStore other = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+        heardAcross(other, listening, 1);
+        assertThat(listenerPool.idle()).as("the listener holds its connection").isZero();
+      } finally {
+        listening.close();
+      }
+      // An aborted connection is dropped by a pool (HikariCP logs it as broken, with a stack
+      // trace); a returned one waits to be reused, and must not listen any more.
+      assertThat(listenerPool.idle()).as("the listener's connection, returned").isEqualTo(1);
+      try (Connection reused = listenerPool.getConnection();
+          java.sql.Statement s = reused.createStatement();
+          java.sql.ResultSet channels = s.executeQuery("SELECT pg_listening_channels()")) {
+        assertThat(channels.next()).as("a channel still listened to").isFalse();
+      }
+    }
+  }
+
   /**
    * Subscribes {@code hearing} to {@code ["q"]}, commits {@code ["q", n]} through {@code from}, and
    * waits until it is heard.

@@ -47,6 +47,11 @@ final class TestPool implements DataSource, AutoCloseable {
             new Handler(physical));
   }
 
+  /** How many connections wait in the pool to be reused. */
+  synchronized int idle() {
+    return idle.size();
+  }
+
   /** Closes every idle connection; borrowed ones are closed when returned. */
   @Override
   public void close() {
