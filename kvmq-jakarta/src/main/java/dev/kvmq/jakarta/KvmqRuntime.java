@@ -3,6 +3,9 @@ package dev.kvmq.jakarta;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobHandler;
 import dev.kvmq.Queue;
+import dev.kvmq.Schedule;
+import dev.kvmq.ScheduleEntry;
+import dev.kvmq.Schedules;
 import dev.kvmq.Worker;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.KvStore;
@@ -213,9 +216,127 @@ public class KvmqRuntime {
     extension.runtime(this);
     store();
     started = true;
+    defineSchedules();
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
     }
+  }
+
+  // ---- recurring schedules: defined at startup by every node
+
+  /**
+   * Defines every declared schedule of the queues this application handles (idempotent: the same
+   * definition writes nothing), deletes the ones turned off by {@code .enabled=false}, and warns
+   * once about stored schedules that nothing here declares (kept: another version of the
+   * application may still declare them; docs/scheduling.md).
+   */
+  private void defineSchedules() {
+    for (HandlerSpec spec : extension.handlers()) {
+      ScheduleDeclarations.Declared d = extension.schedules().get(spec.queue());
+      try {
+        defineSchedules(spec, d);
+      } catch (RuntimeException e) {
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "kvmq: the schedules of queue \""
+                + spec.queue()
+                + "\" could not be defined; they fire as stored: "
+                + e,
+            e);
+      }
+    }
+  }
+
+  private <S> void defineSchedules(HandlerSpec spec, ScheduleDeclarations.Declared d) {
+    @SuppressWarnings("unchecked")
+    Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
+    Schedules<S> schedules = queue.schedules();
+    Map<String, ScheduleEntry<S>> stored = new java.util.TreeMap<>();
+    for (ScheduleEntry<S> e : schedules.list()) {
+      stored.put(e.name(), e);
+    }
+    List<Schedule<Object>> declared = d == null ? List.of() : d.schedules();
+    Set<String> disabled = d == null ? Set.of() : d.disabled();
+    for (Schedule<Object> s : declared) {
+      @SuppressWarnings("unchecked")
+      Schedule<S> schedule = (Schedule<S>) s;
+      ScheduleEntry<S> before = stored.remove(schedule.name());
+      Schedules.Defined result = schedules.define(schedule);
+      String what = "kvmq: schedule \"" + schedule.name() + "\" of queue \"" + spec.queue() + "\"";
+      switch (result) {
+        case CREATED -> LOG.log(System.Logger.Level.INFO, what + " created: " + describe(schedule));
+        case REPLACED ->
+            LOG.log(
+                System.Logger.Level.INFO,
+                what
+                    + " replaced: "
+                    + (before == null ? describe(schedule) : changes(before.schedule(), schedule)));
+        case UNCHANGED -> LOG.log(System.Logger.Level.DEBUG, what + " unchanged");
+      }
+    }
+    for (String name : disabled) {
+      if (stored.remove(name) != null && schedules.delete(name)) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "kvmq: schedule \""
+                + name
+                + "\" of queue \""
+                + spec.queue()
+                + "\" deleted: kvmq.queue."
+                + spec.queue()
+                + ".schedule."
+                + name
+                + ".enabled=false");
+      }
+    }
+    for (String name : stored.keySet()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "kvmq: queue \""
+              + spec.queue()
+              + "\" has schedule \""
+              + name
+              + "\" in its store, which this application does not declare; it keeps firing. If"
+              + " it is no longer wanted, delete it: DELETE /kvmq/queues/"
+              + spec.queue()
+              + "/schedules/"
+              + name
+              + ", the dashboard, or Schedules.delete");
+    }
+  }
+
+  private static String describe(Schedule<?> s) {
+    return s.spec()
+        + ", missed "
+        + s.missed()
+        + ", overlap "
+        + s.overlap()
+        + ", lateness "
+        + s.lateness();
+  }
+
+  /** What differs between two definitions of one schedule, for the REPLACED line. */
+  private String changes(Schedule<?> before, Schedule<?> after) {
+    List<String> c = new ArrayList<>();
+    if (!before.spec().equals(after.spec())) {
+      c.add("spec " + before.spec() + " -> " + after.spec());
+    }
+    if (!jsonb.toJson(before.state()).equals(jsonb.toJson(after.state()))) {
+      c.add("state " + jsonb.toJson(before.state()) + " -> " + jsonb.toJson(after.state()));
+    }
+    if (!before.options().equals(after.options())) {
+      c.add("job options " + before.options() + " -> " + after.options());
+    }
+    if (!before.missed().equals(after.missed())) {
+      c.add("missed " + before.missed() + " -> " + after.missed());
+    }
+    if (before.overlap() != after.overlap()) {
+      c.add("overlap " + before.overlap() + " -> " + after.overlap());
+    }
+    if (!before.lateness().equals(after.lateness())) {
+      c.add("lateness " + before.lateness() + " -> " + after.lateness());
+    }
+    return c.isEmpty() ? describe(after) : String.join(", ", c);
   }
 
   private <S> void startWorker(HandlerSpec spec) {
