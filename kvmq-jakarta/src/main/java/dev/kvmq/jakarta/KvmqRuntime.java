@@ -261,8 +261,14 @@ public class KvmqRuntime {
       @SuppressWarnings("unchecked")
       Schedule<S> schedule = (Schedule<S>) s;
       ScheduleEntry<S> before = stored.remove(schedule.name());
-      Schedules.Defined result = schedules.define(schedule);
       String what = "kvmq: schedule \"" + schedule.name() + "\" of queue \"" + spec.queue() + "\"";
+      Schedules.Defined result;
+      try {
+        result = schedules.define(schedule);
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, what + " could not be defined: " + e, e);
+        continue;
+      }
       switch (result) {
         case CREATED -> LOG.log(System.Logger.Level.INFO, what + " created: " + describe(schedule));
         case REPLACED ->
