@@ -39,6 +39,9 @@ import java.util.function.Supplier;
  *       options (see {@link QueueSettings})</td></tr>
  *   <tr><td>kvmq.queue.NAME.ignore-unknown-properties</td><td>the handler's annotation, else
  *       false</td><td>whether the queue's JSON-B drops unknown properties</td></tr>
+ *   <tr><td>kvmq.queue.NAME.schedule.SCHEDULE.cron, .every, .anchor, .zone, .state, .missed,
+ *       .missed-limit, .overlap, .lateness, .enabled</td><td>the {@link QueueSchedule}'s</td>
+ *       <td>a recurring schedule of the queue (see {@link ScheduleDeclarations})</td></tr>
  * </table>
  */
 final class KvmqConfig {
