@@ -3,9 +3,6 @@ package dev.kvmq.jakarta;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobHandler;
 import dev.kvmq.Queue;
-import dev.kvmq.Schedule;
-import dev.kvmq.ScheduleEntry;
-import dev.kvmq.Schedules;
 import dev.kvmq.Worker;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.KvStore;
@@ -247,102 +244,15 @@ public class KvmqRuntime {
     }
   }
 
-  private <S> void defineSchedules(HandlerSpec spec, ScheduleDeclarations.Declared d) {
-    @SuppressWarnings("unchecked")
-    Queue<S> queue = (Queue<S>) queue(spec.queue(), spec.payloadType());
-    Schedules<S> schedules = queue.schedules();
-    Map<String, ScheduleEntry<S>> stored = new java.util.TreeMap<>();
-    for (ScheduleEntry<S> e : schedules.list()) {
-      stored.put(e.name(), e);
-    }
-    List<Schedule<Object>> declared = d == null ? List.of() : d.schedules();
-    Set<String> disabled = d == null ? Set.of() : d.disabled();
-    for (Schedule<Object> s : declared) {
-      @SuppressWarnings("unchecked")
-      Schedule<S> schedule = (Schedule<S>) s;
-      ScheduleEntry<S> before = stored.remove(schedule.name());
-      String what = "kvmq: schedule \"" + schedule.name() + "\" of queue \"" + spec.queue() + "\"";
-      Schedules.Defined result;
-      try {
-        result = schedules.define(schedule);
-      } catch (RuntimeException e) {
-        LOG.log(System.Logger.Level.ERROR, what + " could not be defined: " + e, e);
-        continue;
-      }
-      switch (result) {
-        case CREATED -> LOG.log(System.Logger.Level.INFO, what + " created: " + describe(schedule));
-        case REPLACED ->
-            LOG.log(
-                System.Logger.Level.INFO,
-                what
-                    + " replaced: "
-                    + (before == null ? describe(schedule) : changes(before.schedule(), schedule)));
-        case UNCHANGED -> LOG.log(System.Logger.Level.DEBUG, what + " unchanged");
+  private void defineSchedules(HandlerSpec spec, ScheduleDeclarations.Declared d) {
+    Queue<?> queue = queue(spec.queue(), spec.payloadType());
+    for (ScheduleStartup.Line line : ScheduleStartup.define(queue, d, jsonb::toJson)) {
+      if (line.error() != null) {
+        LOG.log(line.level(), line.message(), line.error());
+      } else {
+        LOG.log(line.level(), line.message());
       }
     }
-    for (String name : disabled) {
-      if (stored.remove(name) != null && schedules.delete(name)) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "kvmq: schedule \""
-                + name
-                + "\" of queue \""
-                + spec.queue()
-                + "\" deleted: kvmq.queue."
-                + spec.queue()
-                + ".schedule."
-                + name
-                + ".enabled=false");
-      }
-    }
-    for (String name : stored.keySet()) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "kvmq: queue \""
-              + spec.queue()
-              + "\" has schedule \""
-              + name
-              + "\" in its store, which this application does not declare; it keeps firing. If"
-              + " it is no longer wanted, delete it: DELETE /kvmq/queues/"
-              + spec.queue()
-              + "/schedules/"
-              + name
-              + ", the dashboard, or Schedules.delete");
-    }
-  }
-
-  private static String describe(Schedule<?> s) {
-    return s.spec()
-        + ", missed "
-        + s.missed()
-        + ", overlap "
-        + s.overlap()
-        + ", lateness "
-        + s.lateness();
-  }
-
-  /** What differs between two definitions of one schedule, for the REPLACED line. */
-  private String changes(Schedule<?> before, Schedule<?> after) {
-    List<String> c = new ArrayList<>();
-    if (!before.spec().equals(after.spec())) {
-      c.add("spec " + before.spec() + " -> " + after.spec());
-    }
-    if (!jsonb.toJson(before.state()).equals(jsonb.toJson(after.state()))) {
-      c.add("state " + jsonb.toJson(before.state()) + " -> " + jsonb.toJson(after.state()));
-    }
-    if (!before.options().equals(after.options())) {
-      c.add("job options " + before.options() + " -> " + after.options());
-    }
-    if (!before.missed().equals(after.missed())) {
-      c.add("missed " + before.missed() + " -> " + after.missed());
-    }
-    if (before.overlap() != after.overlap()) {
-      c.add("overlap " + before.overlap() + " -> " + after.overlap());
-    }
-    if (!before.lateness().equals(after.lateness())) {
-      c.add("lateness " + before.lateness() + " -> " + after.lateness());
-    }
-    return c.isEmpty() ? describe(after) : String.join(", ", c);
   }
 
   private <S> void startWorker(HandlerSpec spec) {
