@@ -221,4 +221,187 @@ class ScheduleWorkerTest {
     assertThat(store.list(queue.keys.schedules())).isEmpty();
     assertThat(store.list(queue.keys.dueEntries())).isEmpty();
   }
+
+  // ---- missed slots, pause, overlap
+
+  static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+
+  static Schedule.Builder<String> everyMinute(String name) {
+    return Schedule.builder(name, ScheduleSpec.fixedRate(Duration.ofMinutes(1), T0), name);
+  }
+
+  static Instant minute(int m) {
+    return T0.plus(Duration.ofMinutes(m));
+  }
+
+  List<Instant> slotsOf(String state) {
+    return runs.stream().filter(r -> r.state().equals(state)).map(Run::slot).toList();
+  }
+
+  /**
+   * Every node is down for ten and a half minutes (no worker; the clock jumps): on start, each
+   * policy applies to the ten due slots.
+   */
+  @Test
+  void afterAnOutageEachMissedRunsPolicyApplies() {
+    queue.schedules().define(everyMinute("once").build());
+    queue.schedules().define(everyMinute("skip").missed(MissedRuns.skip()).build());
+    queue
+        .schedules()
+        .define(
+            everyMinute("skip-tight")
+                .missed(MissedRuns.skip())
+                .lateness(Duration.ofSeconds(10))
+                .build());
+    queue.schedules().define(everyMinute("each").missed(MissedRuns.runEach(3)).build());
+    clock.advance(Duration.ofMinutes(10).plusSeconds(30));
+    recordingWorker(queue, scheduler);
+    scheduler.runUntilIdle();
+    assertThat(slotsOf("once")).containsExactly(minute(10));
+    assertThat(slotsOf("skip")).as("30 s late, within a minute").containsExactly(minute(10));
+    assertThat(slotsOf("skip-tight")).as("30 s late, over 10 s").isEmpty();
+    assertThat(slotsOf("each")).containsExactly(minute(8), minute(9), minute(10));
+    assertThat(runs).allSatisfy(r -> assertThat(r.at()).isEqualTo(minute(10).plusSeconds(30)));
+    runs.clear();
+    scheduler.advance(Duration.ofSeconds(30));
+    assertThat(runs).extracting(Run::slot).containsOnly(minute(11)).hasSize(4);
+  }
+
+  /** A paused queue fires nothing; on resume the missed slots get their policy. */
+  @Test
+  void whileTheQueueIsPausedSlotsAreMissedAndThePolicyAppliesOnResume() {
+    queue.schedules().define(everyMinute("each").missed(MissedRuns.runEach(2)).build());
+    queue.schedules().define(everyMinute("skip").missed(MissedRuns.skip()).build());
+    recordingWorker(queue, scheduler);
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(runs).extracting(Run::slot).containsOnly(minute(1)).hasSize(2);
+    runs.clear();
+    queue.pause();
+    scheduler.advance(Duration.ofMinutes(5).plusSeconds(20));
+    assertThat(runs).isEmpty();
+    assertThat(queue.jobs()).isEmpty();
+    queue.resume(); // the store notifies: the idle worker wakes and fires at once
+    scheduler.runUntilIdle();
+    assertThat(slotsOf("each")).containsExactly(minute(5), minute(6));
+    assertThat(slotsOf("skip")).as("the latest, 20 s late: on time").containsExactly(minute(6));
+  }
+
+  /** A paused schedule skips its slots: on resume it goes on at its first slot after now. */
+  @Test
+  void aPausedScheduleSkipsItsSlotsAndResumesAtItsNextSlot() {
+    queue.schedules().define(everyMinute("each").missed(MissedRuns.runEach(5)).build());
+    recordingWorker(queue, scheduler);
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(queue.schedules().pause("each")).isTrue();
+    assertThat(queue.schedules().pause("each")).isFalse();
+    ScheduleEntry<String> paused = queue.schedules().get("each").orElseThrow();
+    assertThat(paused.paused()).isTrue();
+    assertThat(paused.nextDue()).isEmpty();
+    scheduler.advance(Duration.ofMinutes(5).plusSeconds(20));
+    assertThat(queue.schedules().resume("each")).isTrue();
+    assertThat(queue.schedules().resume("each")).isFalse();
+    assertThat(queue.schedules().get("each").orElseThrow().nextDue()).contains(minute(7));
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(slotsOf("each")).containsExactly(minute(1), minute(7));
+  }
+
+  /**
+   * Overlap skip: the first slot's job fails and waits 90 s for its retry; the slot in between is
+   * skipped (its job is still pending), the slot after its completion runs.
+   */
+  @Test
+  void overlapSkipSkipsSlotsWhileThePreviousJobIsPending() {
+    queue
+        .schedules()
+        .define(
+            everyMinute("x")
+                .overlap(Overlap.SKIP)
+                .options(JobOptions.defaults().retry(1, Backoff.fixed(Duration.ofSeconds(90))))
+                .build());
+    List<String> attempts = new ArrayList<>();
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> {
+              attempts.add(job.slot().orElseThrow() + "#" + ctx.attempt());
+              if (job.slot().orElseThrow().equals(minute(1)) && ctx.attempt() == 1) {
+                throw new IllegalStateException("first attempt fails");
+              }
+            },
+            quiet(),
+            scheduler);
+    w.start();
+    scheduler.advance(Duration.ofMinutes(4));
+    assertThat(attempts)
+        .containsExactly(minute(1) + "#1", minute(1) + "#2", minute(3) + "#1", minute(4) + "#1");
+    // an allowed overlap would have run minute 2 as well
+  }
+
+  @Test
+  void triggerPushesAJobNowAndTheSlotsDoNotMove() {
+    queue.schedules().define(daily("0 2 * * *"));
+    recordingWorker(queue, scheduler);
+    clock.advance(Duration.ofMinutes(7));
+    Job<String> job = queue.schedules().trigger("nightly").orElseThrow();
+    assertThat(job.slot()).contains(T0.plus(Duration.ofMinutes(7)));
+    assertThat(job.schedule()).contains("nightly");
+    scheduler.runUntilIdle();
+    assertThat(runs).extracting(Run::id).containsExactly(job.id());
+    ScheduleEntry<String> e = queue.schedules().get("nightly").orElseThrow();
+    assertThat(e.nextDue()).contains(Instant.parse("2026-01-01T01:00:00Z"));
+    assertThat(e.lastJobId()).contains(job.id());
+    assertThat(queue.schedules().trigger("nope")).isEmpty();
+  }
+
+  @Test
+  void deleteRemovesRecordAndDueEntryAndPushedJobsStay() {
+    queue.schedules().define(everyMinute("x").build());
+    queue.schedules().define(everyMinute("y").build());
+    Job<String> pushed = queue.schedules().trigger("x").orElseThrow();
+    assertThat(queue.schedules().delete("x")).isTrue();
+    assertThat(queue.schedules().delete("x")).isFalse();
+    assertThat(queue.schedules().get("x")).isEmpty();
+    assertThat(queue.schedules().list()).extracting(ScheduleEntry::name).containsExactly("y");
+    assertThat(store.list(queue.keys.dueEntries())).hasSize(1);
+    assertThat(queue.job(pushed.id())).isPresent();
+  }
+
+  /** A schedule defined while the worker sleeps (its poll is six hours) wakes it at its slot. */
+  @Test
+  void definingAScheduleWakesAnIdleWorkerAtItsSlot() {
+    recordingWorker(queue, scheduler);
+    scheduler.advance(Duration.ofMinutes(10).plusSeconds(5));
+    queue.schedules().define(everyMinute("late").build());
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(runs)
+        .extracting(Run::slot, Run::at)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(minute(11), minute(11)));
+  }
+
+  /**
+   * A schedule record that can't be decoded does not stop the worker: its due entry is moved aside
+   * (logged once), the other schedules fire, the list leaves it out, a define replaces it.
+   */
+  @Test
+  void anUnreadableScheduleRecordIsMovedAsideAndTheOthersFire() {
+    queue.schedules().define(everyMinute("good").build());
+    store.commit(
+        dev.kvmq.store.AtomicOperation.builder()
+            .set(queue.keys.schedule("bad"), new byte[] {9, 9, 9})
+            .set(queue.keys.due(minute(1).toEpochMilli(), "bad"), QueueKeys.EMPTY)
+            .build());
+    recordingWorker(queue, scheduler);
+    scheduler.advance(Duration.ofMinutes(2));
+    assertThat(slotsOf("good")).containsExactly(minute(1), minute(2));
+    assertThat(store.get(queue.keys.corruptSchedule("bad"))).isPresent();
+    assertThat(store.get(queue.keys.schedule("bad"))).as("kept for inspection").isPresent();
+    assertThat(store.list(queue.keys.dueEntries())).hasSize(1);
+    assertThat(queue.schedules().list()).extracting(ScheduleEntry::name).containsExactly("good");
+    assertThatThrownBy(() -> queue.schedules().get("bad"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("schedule bad of queue q can't be read");
+    assertThat(queue.schedules().define(everyMinute("bad").build()))
+        .isEqualTo(Schedules.Defined.REPLACED);
+    scheduler.advance(Duration.ofMinutes(1));
+    assertThat(slotsOf("bad")).containsExactly(minute(3));
+  }
 }
