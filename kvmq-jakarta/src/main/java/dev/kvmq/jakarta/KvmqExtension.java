@@ -380,6 +380,8 @@ public class KvmqExtension implements Extension {
   private static void close(jakarta.json.bind.Jsonb jsonb) {
     try {
       jsonb.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (Exception e) {
       // nothing to keep: JSON-B holds no resource that outlives the deployment check
     }
