@@ -47,6 +47,9 @@ import java.util.function.Supplier;
  *   <tr><td>kvmq.queue.NAME.thread-factory</td><td>the handler's annotation, else none</td><td>the
  *       JNDI name of a ManagedThreadFactory whose threads run the queue's worker (see {@link
  *       QueueThreads})</td></tr>
+ *   <tr><td>kvmq.queue.NAME.schedule.SCHEDULE.cron, .every, .anchor, .zone, .state, .missed,
+ *       .missed-limit, .overlap, .lateness, .enabled</td><td>the {@link QueueSchedule}'s</td>
+ *       <td>a recurring schedule of the queue (see {@link ScheduleDeclarations})</td></tr>
  * </table>
  */
 final class KvmqConfig {

@@ -52,6 +52,14 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under the
  *       JVM's temporary directory, so the jobs would not survive a restart (set {@code
  *       kvmq.data-dir}, or start Payara Micro with {@code --rootdir}).
+ *   <li>KVMQ-010: a bad {@link QueueSchedule} or {@code kvmq.queue.NAME.schedule.*} key: neither or
+ *       both of cron and every, a cron expression the kernel can't read, an unknown zone, a bad
+ *       duration, anchor or policy, a key that names no property of a schedule;
+ *   <li>KVMQ-011: a schedule's state JSON that does not decode to the handler's state type;
+ *   <li>KVMQ-012: two schedules of one name on one handler;
+ *   <li>KVMQ-013: a schedule on a queue without a handler: {@link QueueSchedule} on a class that is
+ *       not a {@link QueueHandler}, or {@code kvmq.queue.NAME.schedule.*} keys of a queue that has
+ *       no handler in this application.
  * </ul>
  */
 public class KvmqExtension implements Extension {
@@ -116,16 +124,22 @@ public class KvmqExtension implements Extension {
     return handlerBeans.get(c);
   }
 
-  <T> void find(@Observes @WithAnnotations(QueueHandler.class) ProcessAnnotatedType<T> pat) {
+  <T> void find(
+      @Observes
+          @WithAnnotations({QueueHandler.class, QueueSchedule.class, QueueSchedule.List.class})
+          ProcessAnnotatedType<T> pat) {
     AnnotatedType<T> type = pat.getAnnotatedType();
     if (type.isAnnotationPresent(QueueHandler.class)) {
       found.add(type.getJavaClass());
+    } else if (type.getJavaClass().getAnnotationsByType(QueueSchedule.class).length > 0) {
+      scheduledElsewhere.add(type.getJavaClass());
     }
   }
 
   void validate(@Observes AfterDeploymentValidation adv, BeanManager beans) {
     KvmqConfig config = KvmqConfig.load();
     List<String> problems = check(found, beans, config);
+    problems.addAll(checkSchedules(config));
     config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
     problems.addAll(checkQueueKeys(config));
     for (String p : problems) {
@@ -235,6 +249,9 @@ public class KvmqExtension implements Extension {
       String rest = key.substring("kvmq.queue.".length());
       String setting =
           QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
+      if (setting == null && rest.contains(ScheduleDeclarations.INFIX)) {
+        continue; // a schedule's key: checkSchedules
+      }
       if (setting == null) {
         problems.add(
             "KVMQ-004: configuration key "
@@ -281,6 +298,102 @@ public class KvmqExtension implements Extension {
    */
   boolean handles(String queue) {
     return handlers.stream().anyMatch(h -> h.queue().equals(queue));
+  }
+
+  // ---- recurring schedules (QueueSchedule, kvmq.queue.NAME.schedule.*)
+
+  /** Classes with {@link QueueSchedule} but without {@link QueueHandler}. */
+  final List<Class<?>> scheduledElsewhere = new ArrayList<>();
+
+  /** The checked schedules of each handler's queue, by queue. */
+  private final Map<String, ScheduleDeclarations.Declared> schedules = new ConcurrentHashMap<>();
+
+  /**
+   * Checks the schedules of the good handlers ({@link #check} first) and the schedule keys of the
+   * configuration; keeps the good ones for {@link #schedules()}.
+   *
+   * @return KVMQ-010 to KVMQ-013 problems
+   */
+  List<String> checkSchedules(KvmqConfig config) {
+    List<String> problems = new ArrayList<>();
+    for (Class<?> c : scheduledElsewhere) {
+      for (QueueSchedule s : c.getAnnotationsByType(QueueSchedule.class)) {
+        problems.add(
+            "KVMQ-013: "
+                + c.getName()
+                + " declares schedule \""
+                + s.name()
+                + "\" but is not a @QueueHandler; a schedule goes on the handler of its queue");
+      }
+    }
+    boolean declares =
+        handlers.stream()
+                .anyMatch(
+                    h ->
+                        h.beanClass().isAnnotationPresent(QueueSchedule.class)
+                            || h.beanClass().isAnnotationPresent(QueueSchedule.List.class))
+            || config.keysStartingWith("kvmq.queue.").stream()
+                .anyMatch(k -> k.contains(ScheduleDeclarations.INFIX));
+    if (!declares) {
+      return problems;
+    }
+    jakarta.json.bind.Jsonb strict = jakarta.json.bind.JsonbBuilder.create(JsonbCodec.config());
+    jakarta.json.bind.Jsonb lenient = jakarta.json.bind.JsonbBuilder.create();
+    try {
+      for (HandlerSpec h : handlers) {
+        ScheduleDeclarations.Declared d =
+            ScheduleDeclarations.read(
+                h.queue(),
+                h.beanClass(),
+                h.payloadType(),
+                h.settings().ignoreUnknownProperties() ? lenient : strict,
+                h.settings().jobDefaults(),
+                config,
+                problems);
+        schedules.put(h.queue(), d);
+      }
+    } finally {
+      close(strict);
+      close(lenient);
+    }
+    for (String key : config.keysStartingWith("kvmq.queue.")) {
+      String rest = key.substring("kvmq.queue.".length());
+      int at = rest.indexOf(ScheduleDeclarations.INFIX);
+      if (at < 0 || QueueSettings.KEYS.stream().anyMatch(k -> rest.endsWith("." + k))) {
+        continue;
+      }
+      boolean ours =
+          handlerQueues.stream().anyMatch(q -> rest.startsWith(q + ScheduleDeclarations.INFIX));
+      if (!ours) {
+        problems.add(
+            "KVMQ-013: configuration key "
+                + key
+                + " declares a schedule of queue \""
+                + rest.substring(0, at)
+                + "\", which has no @QueueHandler in this application; a schedule is declared"
+                + " with its queue's handler");
+      }
+    }
+    return problems;
+  }
+
+  private static void close(jakarta.json.bind.Jsonb jsonb) {
+    try {
+      jsonb.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      // nothing to keep: JSON-B holds no resource that outlives the deployment check
+    }
+  }
+
+  /**
+   * The checked schedules of each queue this application handles.
+   *
+   * @return by queue; a queue whose handler declares none has an empty declaration
+   */
+  Map<String, ScheduleDeclarations.Declared> schedules() {
+    return Collections.unmodifiableMap(schedules);
   }
 
   /** The S of {@code JobHandler<S>} as {@code c} implements it, or null if not concrete. */

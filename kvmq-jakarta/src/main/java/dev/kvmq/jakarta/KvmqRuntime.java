@@ -240,8 +240,45 @@ public class KvmqRuntime {
     store();
     openQueuePools();
     started = true;
+    defineSchedules();
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
+    }
+  }
+
+  // ---- recurring schedules: defined at startup by every node
+
+  /**
+   * Defines every declared schedule of the queues this application handles (idempotent: the same
+   * definition writes nothing), deletes the ones turned off by {@code .enabled=false}, and warns
+   * once about stored schedules that nothing here declares (kept: another version of the
+   * application may still declare them; docs/scheduling.md).
+   */
+  private void defineSchedules() {
+    for (HandlerSpec spec : extension.handlers()) {
+      ScheduleDeclarations.Declared d = extension.schedules().get(spec.queue());
+      try {
+        defineSchedules(spec, d);
+      } catch (RuntimeException e) {
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "kvmq: the schedules of queue \""
+                + spec.queue()
+                + "\" could not be defined; they fire as stored: "
+                + e,
+            e);
+      }
+    }
+  }
+
+  private void defineSchedules(HandlerSpec spec, ScheduleDeclarations.Declared d) {
+    Queue<?> queue = queue(spec.queue(), spec.payloadType());
+    for (ScheduleStartup.Line line : ScheduleStartup.define(queue, d, jsonb::toJson)) {
+      if (line.error() != null) {
+        LOG.log(line.level(), line.message(), line.error());
+      } else {
+        LOG.log(line.level(), line.message());
+      }
     }
   }
 

@@ -6,6 +6,9 @@ import dev.kvmq.JobProcessingException;
 import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
+import dev.kvmq.Schedule;
+import dev.kvmq.ScheduleEntry;
+import dev.kvmq.ScheduleSpec;
 import dev.kvmq.Subscription;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
@@ -42,9 +45,9 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The admin REST API: queues, jobs, dead letters, pause/resume, and a server-sent event feed per
- * queue. JSON in and out; errors as {@code application/problem+json}. Every endpoint requires the
- * role {@code kvmq-admin}.
+ * The admin REST API: queues, jobs, dead letters, pause/resume, recurring schedules, and a
+ * server-sent event feed per queue. JSON in and out; errors as {@code application/problem+json}.
+ * Every endpoint requires the role {@code kvmq-admin}.
  */
 @Path("queues")
 @RequestScoped
@@ -439,6 +442,158 @@ public class QueuesResource {
     return Response.ok().type(MediaType.SERVER_SENT_EVENTS_TYPE).build();
   }
 
+  // ---- recurring schedules (docs/scheduling.md)
+
+  /**
+   * The queue's recurring schedules, by name.
+   *
+   * @param name the queue
+   * @return {@code [{name, cron?, zone?, every?, anchor?, state, missed, missedLimit, overlap,
+   *     lateness, paused, nextDue?, lastSlot?, lastJobId?}]}, see {@link #schedule(String, String)}
+   */
+  @GET
+  @Path("{q}/schedules")
+  public String schedules(@PathParam("q") String name) {
+    admin();
+    return schedulesJson(find(name)).build().toString();
+  }
+
+  /**
+   * One schedule: {@code {name, cron, zone}} or {@code {name, every, anchor}} (ISO-8601), its job's
+   * {@code state}, {@code missed} ({@code run-once}, {@code skip} or {@code run-each}) with {@code
+   * missedLimit}, {@code overlap} ({@code allow} or {@code skip}), {@code lateness}, {@code
+   * paused}, and where there are any {@code nextDue}, {@code lastSlot} (instants) and {@code
+   * lastJobId}.
+   *
+   * @param name the queue
+   * @param schedule the schedule's name
+   * @return the schedule, or 404
+   */
+  @GET
+  @Path("{q}/schedules/{s}")
+  public String schedule(@PathParam("q") String name, @PathParam("s") String schedule) {
+    admin();
+    return scheduleJson(find(name), schedule).toString();
+  }
+
+  /**
+   * Pauses a schedule: it fires no slot until resumed (the slots in between are skipped).
+   *
+   * @param name the queue
+   * @param schedule the schedule's name
+   * @return 204 (also if it was paused already), or 404
+   */
+  @POST
+  @Path("{q}/schedules/{s}/pause")
+  public Response pauseSchedule(@PathParam("q") String name, @PathParam("s") String schedule) {
+    admin();
+    Queue<?> q = find(name).queue();
+    if (!q.schedules().pause(schedule) && q.schedules().get(schedule).isEmpty()) {
+      throw noSchedule(name, schedule);
+    }
+    return Response.noContent().build();
+  }
+
+  /**
+   * Resumes a paused schedule at its first slot after now.
+   *
+   * @param name the queue
+   * @param schedule the schedule's name
+   * @return 204 (also if it was running), or 404
+   */
+  @POST
+  @Path("{q}/schedules/{s}/resume")
+  public Response resumeSchedule(@PathParam("q") String name, @PathParam("s") String schedule) {
+    admin();
+    Queue<?> q = find(name).queue();
+    if (!q.schedules().resume(schedule) && q.schedules().get(schedule).isEmpty()) {
+      throw noSchedule(name, schedule);
+    }
+    return Response.noContent().build();
+  }
+
+  /**
+   * Pushes the schedule's job now, with now as its slot; the schedule's own slots do not move.
+   *
+   * @param name the queue
+   * @param schedule the schedule's name
+   * @return 201 with the job (as {@link #job(String, String)} answers, with {@code schedule} and
+   *     {@code slot}), or 404
+   */
+  @POST
+  @Path("{q}/schedules/{s}/trigger")
+  public Response triggerSchedule(@PathParam("q") String name, @PathParam("s") String schedule) {
+    admin();
+    return Response.status(201).entity(trigger(find(name), schedule).toString()).build();
+  }
+
+  /**
+   * Deletes a schedule; the jobs it pushed stay. A schedule that the application declares is
+   * defined again at its next start (turn it off with {@code
+   * kvmq.queue.NAME.schedule.SCHEDULE.enabled=false}).
+   *
+   * @param name the queue
+   * @param schedule the schedule's name
+   * @return 204, or 404
+   */
+  @DELETE
+  @Path("{q}/schedules/{s}")
+  public Response deleteSchedule(@PathParam("q") String name, @PathParam("s") String schedule) {
+    admin();
+    if (!find(name).queue().schedules().delete(schedule)) {
+      throw noSchedule(name, schedule);
+    }
+    return Response.noContent().build();
+  }
+
+  private static WebApplicationException noSchedule(String queue, String schedule) {
+    return Problem.notFound("no schedule \"" + schedule + "\" in queue \"" + queue + "\"");
+  }
+
+  private static <S> JsonObject trigger(AdminQueue<S> q, String schedule) {
+    Job<S> job =
+        q.queue()
+            .schedules()
+            .trigger(schedule)
+            .orElseThrow(() -> noSchedule(q.queue().name(), schedule));
+    return job(q, job, -1);
+  }
+
+  private static <S> JsonArrayBuilder schedulesJson(AdminQueue<S> q) {
+    JsonArrayBuilder a = Json.createArrayBuilder();
+    q.queue().schedules().list().forEach(e -> a.add(scheduleJson(q, e)));
+    return a;
+  }
+
+  private static <S> JsonObject scheduleJson(AdminQueue<S> q, String schedule) {
+    return scheduleJson(
+        q,
+        q.queue()
+            .schedules()
+            .get(schedule)
+            .orElseThrow(() -> noSchedule(q.queue().name(), schedule)));
+  }
+
+  static <S> JsonObject scheduleJson(AdminQueue<S> q, ScheduleEntry<S> e) {
+    Schedule<S> s = e.schedule();
+    JsonObjectBuilder b = Json.createObjectBuilder().add("name", s.name());
+    if (s.spec() instanceof ScheduleSpec.Cron c) {
+      b.add("cron", c.expression()).add("zone", c.zone().getId());
+    } else if (s.spec() instanceof ScheduleSpec.FixedRate f) {
+      b.add("every", f.every().toString()).add("anchor", f.anchor().toString());
+    }
+    b.add("state", q.toJson(s.state()))
+        .add("missed", s.missed().kind().name().toLowerCase(Locale.ROOT).replace('_', '-'))
+        .add("missedLimit", s.missed().limit())
+        .add("overlap", s.overlap().name().toLowerCase(Locale.ROOT))
+        .add("lateness", s.lateness().toString())
+        .add("paused", e.paused());
+    e.nextDue().ifPresent(t -> b.add("nextDue", t.toString()));
+    e.lastSlot().ifPresent(t -> b.add("lastSlot", t.toString()));
+    e.lastJobId().ifPresent(id -> b.add("lastJobId", id));
+    return b.build();
+  }
+
   private Subscription pollEvery(Duration interval, Runnable request) {
     var f =
         runtime
@@ -550,6 +705,8 @@ public class QueuesResource {
       b.add("place", place);
     }
     PushBody.addOptions(j, b);
+    j.schedule().ifPresent(name -> b.add("schedule", name));
+    j.slot().ifPresent(t -> b.add("slot", t.toString()));
     j.lastError()
         .ifPresent(
             e ->

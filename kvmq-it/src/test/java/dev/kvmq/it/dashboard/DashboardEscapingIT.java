@@ -32,11 +32,11 @@ import org.openqa.selenium.support.ui.Select;
  * Server data that looks like markup shows as text in the dashboard, never as markup: a queue whose
  * name is HTML with quotes and an event handler ({@link MarkupHandler#QUEUE}), job states with
  * {@code <img onerror>}, {@code </script>} and attribute-breaking quotes, and dead letters whose
- * error messages are the same. In Debian's headless chromium ({@link Browser}) against a test WAR
- * on Payara Micro: the page's text is exactly the data, no element or attribute was injected, no
- * injected script ran ({@code window.kvmqPwned} stays unset), and the page hit no
- * Content-Security-Policy violation (recorded by a listener installed before the page's own
- * script).
+ * error messages are the same, and schedules whose names and states are markup. In Debian's
+ * headless chromium ({@link Browser}) against a test WAR on Payara Micro: the page's text is
+ * exactly the data, no element or attribute was injected, no injected script ran ({@code
+ * window.kvmqPwned} stays unset), and the page hit no Content-Security-Policy violation (recorded
+ * by a listener installed before the page's own script).
  */
 @OnPayara
 class DashboardEscapingIT {
@@ -130,6 +130,23 @@ class DashboardEscapingIT {
       assertThat(payloads)
           .containsExactlyInAnyOrderElementsOf(
               MARKUP.stream().map(t -> "{\"fail\":false,\"text\":" + json(t) + "}").toList());
+      assertNothingInjected(browser);
+
+      // the schedules: names, specs and states
+      List<String> names =
+          Wait.until(
+              "the schedules", () -> texts(browser, "#schedules tbody th"), t -> t.size() == 2);
+      assertThat(names).containsExactly(MarkupHandler.RATE_SCHEDULE, MarkupHandler.CRON_SCHEDULE);
+      assertThat(texts(browser, "#schedules tbody td:nth-child(7) code"))
+          .containsExactly(
+              "{\"fail\":false,\"text\":\"' autofocus onfocus='window.kvmqPwned=10' x='\"}",
+              "{\"fail\":false,\"text\":\"</script><script>window.kvmqPwned=8</script>\"}");
+      assertThat(
+              browser
+                  .driver
+                  .findElement(By.cssSelector("#schedules tbody tr"))
+                  .getAttribute("data-schedule"))
+          .isEqualTo(MarkupHandler.RATE_SCHEDULE);
       assertNothingInjected(browser);
 
       // the dead letters: their error messages

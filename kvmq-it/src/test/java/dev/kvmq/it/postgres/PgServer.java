@@ -9,17 +9,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * The real PostgreSQL of the ITs of this package, started on the test's side (never in the WAR) and
- * stopped when the test JVM exits.
+ * The real PostgreSQL of {@link PostgresOnPayaraIT} and the schedule ITs, started on the test's
+ * side (never in the WAR) and stopped when the test JVM exits.
  */
-final class PgServer {
+public final class PgServer {
 
   private static EmbeddedPostgres postgres;
 
   private PgServer() {}
 
-  /** Starts PostgreSQL once; the JDBC URL for the server's DataSource. */
-  static synchronized String start() {
+  /**
+   * Starts PostgreSQL once.
+   *
+   * @return the JDBC URL for the server's DataSource
+   */
+  public static synchronized String start() {
     if (postgres == null) {
       try {
         postgres = EmbeddedPostgres.builder().start();
@@ -67,8 +71,13 @@ final class PgServer {
     return found;
   }
 
-  /** One number from a query, e.g. a count. */
-  static synchronized long query(String sql) {
+  /**
+   * One number from a query, e.g. a count.
+   *
+   * @param sql the query
+   * @return the first column of its first row
+   */
+  public static synchronized long query(String sql) {
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement();
         ResultSet r = s.executeQuery(sql)) {

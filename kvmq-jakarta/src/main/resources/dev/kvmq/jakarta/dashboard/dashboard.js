@@ -242,14 +242,15 @@
 
   // ---- one queue
 
-  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined };
+  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined, schedules: null };
 
   function showQueue(name) {
-    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined });
+    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined, schedules: null });
     view.limit = Number($('f-limit').value);
     document.title = name + ' – kvmq dashboard';
     $('q-name').textContent = name;
     $('jobs').tBodies[0].replaceChildren();
+    $('schedules').tBodies[0].replaceChildren();
     $('q-chart').replaceChildren();
     // A page of jobs costs the server more as the queue grows (it reads the whole queue):
     // after events, reload no sooner than 1.5 s and than 5 times the last load took.
@@ -272,12 +273,13 @@
       fillQueue();
       if (was && was.paused !== s.paused) announce('Queue ' + s.name + (s.paused ? ' is paused' : ' is running'));
       announceSummary();
-      if (first) { first = false; loadJobs(); } else reloadJobs();
+      if (first) { first = false; loadJobs(); loadSchedules(); } else { reloadJobs(); reloadSchedules(); }
       reloadActivity();
       later(reloadActivity);
     });
+    const reloadSchedules = throttle(loadSchedules, REFRESH_GAP_MS);
     reloadActivity();
-    const ticker = setInterval(drawQueueChart, 5000);
+    const ticker = setInterval(() => { drawQueueChart(); renderSchedules(view.schedules); }, 5000);
     leave = () => clearInterval(ticker);
   }
 
@@ -409,6 +411,83 @@
       await call('POST', q(view.name) + '/dead/' + encodeURIComponent(id) + '/retry');
       announce('Job ' + id + ' is back in the queue');
       loadJobs();
+    } catch (e) { showError(e); }
+  }
+
+  // ---- schedules (GET .../schedules; pause, resume, trigger, delete)
+
+  let scheduleTicket = 0;
+  async function loadSchedules() {
+    const ticket = ++scheduleTicket;
+    const name = view.name;
+    let list;
+    try {
+      list = await call('GET', q(name) + '/schedules');
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404 && view.name === name) { view.schedules = []; renderSchedules([]); return; }
+      showError(e); return;
+    }
+    if (ticket !== scheduleTicket || name !== view.name) return; // a newer load or view won
+    view.schedules = list;
+    renderSchedules(list);
+  }
+
+  function describeSpec(s) {
+    if (s.cron !== undefined) return 'cron ' + s.cron + ' (' + s.zone + ')';
+    return 'every ' + s.every + (s.anchor && s.anchor !== '1970-01-01T00:00:00Z' ? ' from ' + s.anchor : '');
+  }
+
+  function renderSchedules(list) {
+    if (!list) return;
+    const body = $('schedules').tBodies[0];
+    body.replaceChildren();
+    $('no-schedules').hidden = list.length > 0;
+    $('schedules-box').hidden = list.length === 0;
+    for (const s of list) {
+      const payload = JSON.stringify(s.state);
+      const short = payload.length > 80 ? payload.slice(0, 80) + '…' : payload;
+      const policies = 'missed: ' + s.missed + (s.missed === 'run-each' ? ' (' + s.missedLimit + ')' : '')
+        + ', overlap: ' + s.overlap + ', lateness: ' + s.lateness;
+      const last = s.lastSlot
+        ? el('span', {}, when(s.lastSlot), el('br'), el('code', { class: 'id', text: s.lastJobId || '' }))
+        : el('span', { text: 'never' });
+      const actions = el('td');
+      actions.append(
+        el('button', { type: 'button', text: s.paused ? 'Resume' : 'Pause',
+          'aria-label': (s.paused ? 'Resume' : 'Pause') + ' schedule ' + s.name,
+          onclick: () => scheduleAction(s.name, s.paused ? 'resume' : 'pause') }),
+        el('button', { type: 'button', text: 'Run now', 'aria-label': 'Run schedule ' + s.name + ' now',
+          onclick: () => scheduleAction(s.name, 'trigger') }),
+        el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete schedule ' + s.name,
+          onclick: () => deleteSchedule(s.name) }));
+      body.append(el('tr', { 'data-schedule': s.name },
+        el('th', { scope: 'row', class: 'id', text: s.name }),
+        el('td', {}, el('code', { text: describeSpec(s) })),
+        el('td', {}, el('span', { class: 'badge state-' + (s.paused ? 'paused' : 'running'), text: s.paused ? 'paused' : 'running' })),
+        el('td', { text: policies }),
+        el('td', {}, s.nextDue ? when(s.nextDue) : el('span', { text: '–' })),
+        el('td', {}, last),
+        el('td', {}, el('code', { text: short, title: payload })),
+        actions));
+    }
+  }
+
+  async function scheduleAction(name, action) {
+    clearError();
+    try {
+      const r = await call('POST', q(view.name) + '/schedules/' + encodeURIComponent(name) + '/' + action);
+      announce(action === 'trigger' ? 'Schedule ' + name + ' pushed job ' + r.id
+        : 'Schedule ' + name + (action === 'pause' ? ' paused' : ' resumed'));
+      loadSchedules();
+    } catch (e) { showError(e); }
+  }
+
+  async function deleteSchedule(name) {
+    if (!confirm('Delete schedule ' + name + ' of queue ' + view.name + '? Its jobs stay. If the application declares it, it is defined again at the next start.')) return;
+    try {
+      await call('DELETE', q(view.name) + '/schedules/' + encodeURIComponent(name));
+      announce('Deleted schedule ' + name);
+      loadSchedules();
     } catch (e) { showError(e); }
   }
 

@@ -1,0 +1,148 @@
+package dev.kvmq.it.dashboard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.queue.TestUsers;
+import dev.kvmq.it.rest.AdminWar;
+import dev.kvmq.it.support.Wait;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.container.test.api.RunAsClient;
+import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.Alert;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
+
+/**
+ * The dashboard's schedule table and buttons in headless chromium ({@link Browser}) on Payara
+ * Micro: the queue's page lists its schedule with spec, state, next due and "never" as last run;
+ * Pause, Resume, Run now and Delete… do what the admin API then reports (paused, running, a last
+ * job whose id the row shows, gone), and Delete… asks first.
+ */
+@OnPayara
+class ScheduleDashboardIT {
+
+  @Deployment(testable = false)
+  static WebArchive war() {
+    return AdminWar.of("kvmq-sched-ui.war").addClasses(Mark.class, ScheduledHandler.class);
+  }
+
+  @ArquillianResource URL base;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @Test
+  @RunAsClient
+  void theSchedulesTableShowsAndControlsTheQueuesSchedules() throws Exception {
+    String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
+    String api = root + "kvmq/queues/" + ScheduledHandler.QUEUE + "/schedules/new-year";
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve("sched-ui-" + System.nanoTime()));
+    try (Browser browser =
+        new Browser(
+            Files.createDirectories(work.resolve("profile")),
+            "admin",
+            TestUsers.PASSWORD,
+            work.resolve("chromedriver.log"))) {
+      browser.driver.get(root + "kvmq/dashboard#/queue/" + ScheduledHandler.QUEUE);
+      WebElement row = row(browser);
+      assertThat(cell(row, 2)).isEqualTo("cron 0 0 1 1 * (Europe/Paris)");
+      assertThat(cell(row, 3)).isEqualTo("running");
+      assertThat(cell(row, 4)).isEqualTo("missed: run-once, overlap: allow, lateness: PT1M");
+      assertThat(row.findElement(By.cssSelector("td:nth-child(5) time")).getAttribute("datetime"))
+          .endsWith("-12-31T23:00:00Z");
+      assertThat(cell(row, 6)).isEqualTo("never");
+      assertThat(cell(row, 7)).isEqualTo("{\"fail\":false,\"text\":\"happy\"}");
+
+      button(row(browser), "Pause").click();
+      Wait.until("the paused badge", () -> cell(row(browser), 3), "paused"::equals);
+      assertThat(get(api)).contains("\"paused\":true").doesNotContain("nextDue");
+      assertThat(cell(row(browser), 5)).isEqualTo("–");
+
+      button(row(browser), "Resume").click();
+      Wait.until("the running badge", () -> cell(row(browser), 3), "running"::equals);
+      assertThat(get(api)).contains("\"paused\":false", "nextDue");
+
+      button(row(browser), "Run now").click();
+      String last =
+          Wait.until(
+              "the triggered run as the last run",
+              () -> cell(row(browser), 6),
+              t -> !t.equals("never"));
+      String body = get(api);
+      String id = body.replaceAll("(?s).*\"lastJobId\":\"([^\"]+)\".*", "$1");
+      assertThat(last).endsWith(id);
+
+      button(row(browser), "Delete…").click();
+      Alert ask =
+          Wait.until("the confirmation", () -> browser.driver.switchTo().alert(), a -> true);
+      assertThat(ask.getText()).contains("Delete schedule new-year", "defined again");
+      ask.dismiss();
+      assertThat(status(api)).as("dismissed: kept").isEqualTo(200);
+      button(row(browser), "Delete…").click();
+      Wait.until("the confirmation", () -> browser.driver.switchTo().alert(), a -> true).accept();
+      Wait.until("the schedule deleted", () -> status(api), s -> s == 404);
+      Wait.until(
+          "the table empty",
+          () -> browser.driver.findElement(By.id("no-schedules")).isDisplayed(),
+          shown -> shown);
+    }
+  }
+
+  private static WebElement row(Browser browser) {
+    return Wait.until(
+        "the schedule's row",
+        () -> browser.driver.findElement(By.cssSelector("#schedules tbody tr[data-schedule]")),
+        WebElement::isDisplayed);
+  }
+
+  private static String cell(WebElement row, int column) {
+    return row.findElement(By.cssSelector(":scope > :nth-child(" + column + ")"))
+        .getAttribute("textContent")
+        .strip();
+  }
+
+  private static WebElement button(WebElement row, String text) {
+    return row.findElement(By.xpath(".//button[text()='" + text + "']"));
+  }
+
+  private String get(String url) throws Exception {
+    HttpResponse<String> r = send(url);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return r.body();
+  }
+
+  private int status(String url) throws Exception {
+    return send(url).statusCode();
+  }
+
+  private HttpResponse<String> send(String url) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header(
+                "Authorization",
+                "Basic "
+                    + Base64.getEncoder()
+                        .encodeToString(
+                            ("admin:" + TestUsers.PASSWORD).getBytes(StandardCharsets.UTF_8)))
+            .timeout(Duration.ofSeconds(30))
+            .GET()
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+}

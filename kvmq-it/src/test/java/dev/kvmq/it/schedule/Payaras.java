@@ -1,0 +1,73 @@
+package dev.kvmq.it.schedule;
+
+import dev.kvmq.it.support.ServerProcess;
+import dev.kvmq.it.support.Wait;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts Payara Micro as a process for the schedule ITs, which restart servers and run two at once:
+ * Arquillian's adapter runs one server per class and reports a failed deployment without the
+ * server's reasons.
+ */
+final class Payaras {
+
+  private Payaras() {}
+
+  /** A new work directory under {@code kvmq.it.work}. */
+  static Path work(String name) throws IOException {
+    return Files.createDirectories(
+        Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+            .toAbsolutePath()
+            .resolve(name + "-" + System.nanoTime()));
+  }
+
+  /**
+   * Starts Payara Micro with a WAR and waits until it has finished starting (deployed or not).
+   *
+   * @param work the work directory (its {@code tmp} is the JVM's temporary directory)
+   * @param war the WAR
+   * @param port the HTTP port
+   * @param properties system properties of the server's JVM
+   * @param log the log file's name in {@code work}
+   * @return the running server
+   */
+  static ServerProcess start(
+      Path work, Path war, int port, Map<String, String> properties, String log)
+      throws IOException {
+    Path tmp = Files.createDirectories(work.resolve("tmp-" + log));
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Djava.io.tmpdir=" + tmp);
+    properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+    command.addAll(
+        List.of(
+            "-jar",
+            System.getProperty("payara.microJar"),
+            "--deploy",
+            war.toString(),
+            "--port",
+            Integer.toString(port),
+            "--nohazelcast"));
+    ServerProcess payara = ServerProcess.start(command, work, Map.of(), work.resolve(log));
+    try {
+      Wait.until(
+          "Payara Micro to finish starting (" + payara.logFile() + ")",
+          Duration.ofMinutes(2),
+          () -> {
+            payara.assertAlive();
+            return payara.log();
+          },
+          text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
+    } catch (RuntimeException | AssertionError e) {
+      payara.close();
+      throw e;
+    }
+    return payara;
+  }
+}
