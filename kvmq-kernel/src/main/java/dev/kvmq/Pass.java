@@ -25,6 +25,7 @@ final class Pass<S> {
 
   private final WorkerCore<S> core;
   private final Claimer claimer;
+  private final ScheduleFirer firer;
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
@@ -62,6 +63,7 @@ final class Pass<S> {
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
     this.claimer = new Claimer(core.keys, core.store);
+    this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
@@ -137,9 +139,10 @@ final class Pass<S> {
       boolean nextChangeRead = false; // maintenanceAt was read in this pass, after the moves
       if (!notifies || delayedChanged || now >= maintenanceAt) {
         delayedChanged = false;
-        boolean moreToMove = claimer.moveDue(now);
+        boolean moreToMove = firer.fireDue(now); // due slots push their jobs first
+        moreToMove |= claimer.moveDue(now);
         nextChangeRead = !moreToMove;
-        maintenanceAt = moreToMove ? now : claimer.nextChange(now + poll);
+        maintenanceAt = moreToMove ? now : nextChange(now + poll);
         more = moreToMove;
       }
       // Claim only once every due job is in the ready index: one left in the delayed or
@@ -156,7 +159,7 @@ final class Pass<S> {
         request();
       } else {
         if (!nextChangeRead) {
-          maintenanceAt = claimer.nextChange(now + poll);
+          maintenanceAt = nextChange(now + poll);
         }
         scheduleWake(Math.max(now, maintenanceAt));
       }
@@ -166,6 +169,14 @@ final class Pass<S> {
       core.reporter.failing(e);
       scheduleWake(now + poll);
     }
+  }
+
+  /**
+   * The earliest of {@code at}, the first delayed job's due time, the first lease's end and the
+   * first schedule's next slot: when this worker must look again at the latest.
+   */
+  private long nextChange(long at) {
+    return firer.nextChange(claimer.nextChange(at));
   }
 
   /**

@@ -15,6 +15,9 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "dead", failedAt, id]            failed for good, kept for inspection
  * ["kvmq", queue, "corrupt", id]                  a record that can't be read, moved aside
  * ["kvmq", queue, "paused"]                        present while the queue is paused
+ * ["kvmq", queue, "schedule", name]                schedule record (source of truth)
+ * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
+ * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -98,6 +101,44 @@ final class QueueKeys {
   /** Leased jobs whose lease has expired at {@code now}: leaseUntil <= now. */
   KeyRange leasedExpired(long now) {
     return KeyRange.prefix(leased).until(leased.append(now + 1));
+  }
+
+  // ---- schedules
+
+  /** A schedule's record. */
+  Key schedule(String name) {
+    return root.append("schedule", name);
+  }
+
+  /** Every schedule record, by name. */
+  KeyRange schedules() {
+    return KeyRange.prefix(root.append("schedule"));
+  }
+
+  /** The prefix of the schedules' due index: a change there can make a slot due earlier. */
+  Key dueIndex() {
+    return root.append("due");
+  }
+
+  /** The due index entry of a schedule whose next slot is {@code nextDue} (epoch ms). */
+  Key due(long nextDue, String name) {
+    return root.append("due", nextDue, name);
+  }
+
+  /** Schedules due at {@code now}: nextDue <= now. */
+  KeyRange schedulesDue(long now) {
+    Key due = dueIndex();
+    return KeyRange.prefix(due).until(due.append(now + 1));
+  }
+
+  /** Every due index entry, earliest first. */
+  KeyRange dueEntries() {
+    return KeyRange.prefix(dueIndex());
+  }
+
+  /** Where an unreadable schedule record's due entry is moved aside to. */
+  Key corruptSchedule(String name) {
+    return root.append("corrupt-schedule", name);
   }
 
   /** The index key that points at {@code r} in its current state. */

@@ -78,7 +78,11 @@ final class TransitionTable {
     /** A job not processed under a live lease is removed. */
     DELETE,
     /** An unreadable record's index entry is moved aside. */
-    QUARANTINE
+    QUARANTINE,
+    /** A due schedule pushes the job of a slot (ScheduleTransitions.fire). */
+    FIRE,
+    /** A schedule's job is pushed by hand (ScheduleTransitions.trigger). */
+    TRIGGER
   }
 
   /**
@@ -98,6 +102,8 @@ final class TransitionTable {
    *   DEAD       -replay-----> READY
    *   READY | DELAYED | DEAD | LEASED (expired) -delete-> ABSENT
    *   UNREADABLE -quarantine-> QUARANTINED
+   *   ABSENT     -fire-------> READY             (a schedule's slot)
+   *   ABSENT     -trigger----> READY             (a schedule run by hand)
    * </pre>
    */
   enum Edge {
@@ -120,7 +126,9 @@ final class TransitionTable {
     DELETE_DELAYED(Event.DELETE, Node.DELAYED, Node.ABSENT),
     DELETE_EXPIRED_LEASE(Event.DELETE, Node.LEASED, Node.ABSENT),
     DELETE_DEAD(Event.DELETE, Node.DEAD, Node.ABSENT),
-    QUARANTINE(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED);
+    QUARANTINE(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED),
+    FIRE(Event.FIRE, Node.ABSENT, Node.READY),
+    TRIGGER(Event.TRIGGER, Node.ABSENT, Node.READY);
 
     final Event event;
     final Node from;

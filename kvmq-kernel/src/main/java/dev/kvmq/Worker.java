@@ -124,6 +124,8 @@ public final class Worker<S> {
       subs.add(store.subscribe(core.keys.readyIndex(), pass::request));
       subs.add(store.subscribe(core.keys.delayedIndex(), pass::delayedChanged));
       subs.add(store.subscribe(core.keys.paused, pass::pausedChanged));
+      // a schedule defined, resumed or replaced may be due before the planned wake
+      subs.add(store.subscribe(core.keys.dueIndex(), pass::delayedChanged));
       KvStore.Subscription all = () -> subs.forEach(KvStore.Subscription::close);
       boolean stoppedMeanwhile;
       synchronized (lifecycle) {

@@ -81,7 +81,11 @@ public abstract class QueueModelContract {
   /** The edges of the transition table a full run of this test must walk. */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
-          EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
+          EnumSet.of(
+              TransitionTable.Edge.RELEASE,
+              TransitionTable.Edge.QUARANTINE,
+              TransitionTable.Edge.FIRE,
+              TransitionTable.Edge.TRIGGER));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws

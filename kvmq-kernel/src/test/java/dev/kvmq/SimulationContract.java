@@ -74,7 +74,9 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_DELAYED,
               TransitionTable.Edge.DELETE_EXPIRED_LEASE,
               TransitionTable.Edge.DELETE_DEAD,
-              TransitionTable.Edge.QUARANTINE));
+              TransitionTable.Edge.QUARANTINE,
+              TransitionTable.Edge.FIRE,
+              TransitionTable.Edge.TRIGGER));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
