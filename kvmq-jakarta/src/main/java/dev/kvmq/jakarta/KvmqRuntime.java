@@ -314,7 +314,10 @@ public class KvmqRuntime {
       QueueSettings settings = extension.settings(name, config);
       // Stored jobs are read leniently: a job pushed before a field left its state type still
       // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
-      Queue<Object> q = Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)).build();
+      Queue<Object> q =
+          Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type))
+              .heldTimeout(TransactionPush.heldTimeout(name, config))
+              .build();
       JsonbCodec<Object> input =
           new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
       activity(name);
@@ -344,13 +347,15 @@ public class KvmqRuntime {
     @SuppressWarnings("unchecked")
     Queue<S> q = (Queue<S>) queue(name, type);
     Runnable pushed = extension.handles(name) ? () -> {} : () -> warnUnhandled(name);
-    TransactionPush mode = TransactionPush.of(name, config, inTransaction != null);
+    TransactionPush mode = TransactionPush.of(name, config);
     return new JobQueue<>(
         q,
         transactions,
         queues.get(name).settings().jobDefaults(),
         pushed,
-        mode == TransactionPush.IN_TRANSACTION ? inTransaction : null);
+        mode == TransactionPush.AFTER_COMMIT
+            ? null
+            : inTransaction != null ? inTransaction : HeldInTransaction.INSTANCE);
   }
 
   /**

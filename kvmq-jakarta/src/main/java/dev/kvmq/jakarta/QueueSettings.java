@@ -41,7 +41,8 @@ record QueueSettings(
           "retry-max-delay",
           "retry-jitter",
           "ignore-unknown-properties",
-          TransactionPush.KEY);
+          TransactionPush.KEY,
+          TransactionPush.HELD_TIMEOUT_KEY);
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =
