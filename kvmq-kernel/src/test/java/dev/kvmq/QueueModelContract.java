@@ -23,8 +23,14 @@ import org.junit.jupiter.api.Test;
 /**
  * Model-based property test of the queue: random sequences of push, claim, renew, update, complete,
  * fail (with stale lease holders among them), delete, delete-waiting, replay, pause, resume and
- * clock advances, checked after every step against a small reference model: order, places,
- * statuses, tokens, counts and dead letters.
+ * clock advances (and outages: jumps of 20 to 80 s), checked after every step against a small
+ * reference model: order, places, statuses, tokens, counts and dead letters.
+ *
+ * <p>Schedules too: define (the same definition again, a changed one), pause, resume, trigger,
+ * delete and firing (before every claim, as a worker's pass does) of fixed-rate and cron schedules
+ * with every missed-run and overlap policy. The model walks every slot naively and says which jobs
+ * must exist with which schedule and slot, and each schedule's paused flag, next due time and last
+ * run; the queue must match after every step, with one due index entry per running schedule.
  *
  * <p>A store's test extends this and says how to open a fresh store. A failure names its seed;
  * {@code -Dkvmq.seed=N} replays it.
@@ -66,6 +72,8 @@ public abstract class QueueModelContract {
     long failedAt;
     String payload;
     long heldAt;
+    String schedule;
+    long slot = -1;
 
     JobStatus status(long now) {
       return switch (state) {
@@ -83,11 +91,7 @@ public abstract class QueueModelContract {
   /** The edges of the transition table a full run of this test must walk. */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
-          EnumSet.of(
-              TransitionTable.Edge.RELEASE,
-              TransitionTable.Edge.QUARANTINE,
-              TransitionTable.Edge.FIRE,
-              TransitionTable.Edge.TRIGGER));
+          EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
@@ -127,6 +131,8 @@ public abstract class QueueModelContract {
     final SplittableRandom r;
     final Queue<String> queue;
     final Claimer claimer;
+    final ScheduleFirer firer;
+    final ScheduleModel schedules = new ScheduleModel();
     final Map<String, M> model = new LinkedHashMap<>();
     final List<Held> held = new ArrayList<>();
     boolean paused;
@@ -141,10 +147,16 @@ public abstract class QueueModelContract {
               .build();
       // small batches: due jobs often outnumber one batch, as a million due at once would
       this.claimer = new Claimer(queue.keys, store, 1 + r.nextInt(3));
+      this.firer = new ScheduleFirer(queue.keys, store, queue::nextId, 1 + r.nextInt(2));
     }
 
     void steps(int n) {
       for (int i = 0; i < n; i++) {
+        if (r.nextInt(100) < 15) {
+          scheduleStep();
+          check();
+          continue;
+        }
         int op = r.nextInt(100);
         if (op < 22) {
           push();
@@ -169,6 +181,8 @@ public abstract class QueueModelContract {
           } else {
             queue.resume();
           }
+        } else if (r.nextInt(20) == 0) {
+          clock.advance(Duration.ofMillis(20_000 + r.nextInt(60_000))); // an outage
         } else {
           clock.advance(Duration.ofMillis(r.nextInt(4) * 1_000L + r.nextInt(2)));
         }
@@ -220,6 +234,7 @@ public abstract class QueueModelContract {
       if (paused) {
         return;
       }
+      fire(); // as a worker's pass: due schedules first
       long now = now();
       Optional<M> expected =
           model.values().stream().filter(m -> m.status(now) == JobStatus.WAITING).min(ORDER);
@@ -396,6 +411,162 @@ public abstract class QueueModelContract {
       m.delayUntil = 0;
     }
 
+    // ---- schedules: the reference model
+
+    void scheduleStep() {
+      int op = r.nextInt(100);
+      String name = "s" + r.nextInt(3);
+      if (op < 30) {
+        define(name);
+      } else if (op < 55) {
+        if (!paused) {
+          fire();
+        }
+      } else if (op < 67) {
+        MS ms = schedules.byName.get(name);
+        boolean done = queue.schedules().pause(name);
+        assertThat(done).isEqualTo(ms != null && !ms.paused);
+        if (done) {
+          ms.paused = true;
+          ms.nextDue = -1;
+        }
+      } else if (op < 79) {
+        MS ms = schedules.byName.get(name);
+        boolean done = queue.schedules().resume(name);
+        assertThat(done).isEqualTo(ms != null && ms.paused);
+        if (done) {
+          ms.paused = false;
+          ms.nextDue = ms.def.spec.next(now());
+        }
+      } else if (op < 90) {
+        MS ms = schedules.byName.get(name);
+        Optional<Job<String>> job = queue.schedules().trigger(name);
+        assertThat(job.isPresent()).isEqualTo(ms != null);
+        if (ms != null) {
+          Job<String> j = job.get();
+          assertThat(j.slot()).contains(java.time.Instant.ofEpochMilli(now()));
+          addJob(ms, j.id(), now());
+          ms.lastSlot = now();
+          ms.lastJobId = j.id();
+        }
+      } else {
+        boolean had = schedules.byName.remove(name) != null;
+        assertThat(queue.schedules().delete(name)).isEqualTo(had);
+      }
+    }
+
+    void define(String name) {
+      Def def = schedules.randomDef(r, now());
+      MS ms = schedules.byName.get(name);
+      Schedules.Defined got = queue.schedules().define(def.schedule(name));
+      if (ms != null && ms.def.equals(def)) {
+        assertThat(got).isEqualTo(Schedules.Defined.UNCHANGED);
+        return;
+      }
+      assertThat(got)
+          .isEqualTo(ms == null ? Schedules.Defined.CREATED : Schedules.Defined.REPLACED);
+      if (ms == null) {
+        ms = new MS();
+        ms.name = name;
+        schedules.byName.put(name, ms);
+      }
+      ms.def = def;
+      ms.nextDue = ms.paused ? -1 : def.spec.next(now());
+    }
+
+    /** Fires every due schedule as the firer does, and checks the jobs it pushed. */
+    void fire() {
+      long now = now();
+      Map<String, List<Long>> expected = new java.util.TreeMap<>();
+      for (Map.Entry<String, MS> e : schedules.byName.entrySet()) {
+        MS ms = e.getValue();
+        if (ms.paused || ms.nextDue < 0 || ms.nextDue > now) {
+          continue;
+        }
+        List<Long> due = new ArrayList<>();
+        for (long t = ms.nextDue; t >= 0 && t <= now; t = ms.def.spec.next(t)) {
+          due.add(t);
+        }
+        long latest = due.get(due.size() - 1);
+        boolean onTime = now - latest <= ms.def.lateness;
+        List<Long> run =
+            switch (ms.def.missed.kind()) {
+              case RUN_ONCE -> List.of(latest);
+              case SKIP -> onTime ? List.of(latest) : List.of();
+              case RUN_EACH ->
+                  due.subList(Math.max(0, due.size() - ms.def.missed.limit()), due.size());
+            };
+        M previous = ms.lastJobId == null ? null : model.get(ms.lastJobId);
+        if (ms.def.overlap == Overlap.SKIP
+            && previous != null
+            && previous.state != JobRecord.State.DEAD) {
+          run = List.of();
+        }
+        expected.put(e.getKey(), run);
+        ms.nextDue = ms.def.spec.next(now);
+      }
+      int batches = 0;
+      while (firer.fireDue(now)) {
+        assertThat(++batches).as("firing due schedules ends").isLessThan(1_000);
+      }
+      Map<String, List<Long>> got = new java.util.TreeMap<>();
+      List<Job<String>> fresh = new ArrayList<>();
+      for (JobEntry<String> e : queue.jobs()) {
+        if (!model.containsKey(e.job().id())) {
+          fresh.add(e.job());
+        }
+      }
+      fresh.sort(Comparator.comparing(Job::id));
+      for (Job<String> j : fresh) {
+        String name = j.schedule().orElseThrow();
+        got.computeIfAbsent(name, x -> new ArrayList<>())
+            .add(j.slot().orElseThrow().toEpochMilli());
+        MS ms = schedules.byName.get(name);
+        addJob(ms, j.id(), j.slot().orElseThrow().toEpochMilli());
+        ms.lastSlot = j.slot().orElseThrow().toEpochMilli();
+        ms.lastJobId = j.id();
+      }
+      expected.values().removeIf(List::isEmpty);
+      assertThat(got).as("jobs pushed by the schedules due at %d", now).isEqualTo(expected);
+    }
+
+    void addJob(MS ms, String id, long slot) {
+      M m = new M();
+      m.id = id;
+      m.priority = ms.def.priority;
+      m.delayUntil = now();
+      m.state = JobRecord.State.READY;
+      m.retriesLeft = ms.def.retries;
+      m.retryLimit = ms.def.retries;
+      m.backoff = 1_000;
+      m.payload = ms.def.state;
+      m.schedule = ms.name;
+      m.slot = slot;
+      model.put(id, m);
+    }
+
+    void checkSchedules() {
+      List<ScheduleEntry<String>> listed = queue.schedules().list();
+      assertThat(listed)
+          .extracting(ScheduleEntry::name)
+          .containsExactlyElementsOf(schedules.byName.keySet());
+      for (ScheduleEntry<String> e : listed) {
+        MS ms = schedules.byName.get(e.name());
+        assertThat(e.paused()).as("paused %s", e.name()).isEqualTo(ms.paused);
+        assertThat(e.nextDue().map(java.time.Instant::toEpochMilli).orElse(-1L))
+            .as("nextDue of %s", e.name())
+            .isEqualTo(ms.nextDue);
+        assertThat(e.lastSlot().map(java.time.Instant::toEpochMilli).orElse(-1L))
+            .as("lastSlot of %s", e.name())
+            .isEqualTo(ms.lastSlot);
+        assertThat(e.lastJobId()).isEqualTo(Optional.ofNullable(ms.lastJobId));
+        assertThat(e.schedule()).isEqualTo(ms.def.schedule(e.name()));
+      }
+      assertThat(queue.store.count(queue.keys.dueEntries()))
+          .as("one due entry per running schedule with a next slot")
+          .isEqualTo(schedules.byName.values().stream().filter(m -> m.nextDue >= 0).count());
+    }
+
     static final Comparator<M> ORDER =
         Comparator.<M>comparingLong(m -> QueueKeys.rank(m.priority)).thenComparing(m -> m.id);
 
@@ -495,6 +666,101 @@ public abstract class QueueModelContract {
           .isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size(), heldCount));
       assertThat(queue.deadLetters()).extracting(Job::id).containsExactlyElementsOf(dead);
       assertThat(queue.isPaused()).isEqualTo(paused);
+      for (int i = 0; i < queued.size(); i++) {
+        M m = queued.get(i);
+        Job<String> j = listed.get(i).job();
+        assertThat(j.schedule())
+            .as("schedule of %s", m.id)
+            .isEqualTo(Optional.ofNullable(m.schedule));
+        assertThat(j.slot().map(java.time.Instant::toEpochMilli).orElse(-1L))
+            .as("slot of %s", m.id)
+            .isEqualTo(m.slot);
+      }
+      checkSchedules();
+    }
+  }
+
+  /** A spec of the reference model: its slots by naive arithmetic. */
+  record Spec(ScheduleSpec spec, long every, long anchor, int cronStep) {
+    /** The first slot after t (epoch ms), walking second by second for a cron spec. */
+    long next(long t) {
+      if (cronStep == 0) {
+        return t < anchor ? anchor : anchor + ((t - anchor) / every + 1) * every;
+      }
+      long sec = Math.floorDiv(t, 1000) + 1;
+      while (Math.floorMod(sec, 60) % cronStep != 0) {
+        sec++;
+      }
+      return sec * 1000;
+    }
+  }
+
+  /** A definition of the reference model. */
+  record Def(
+      Spec spec,
+      String state,
+      double priority,
+      int retries,
+      MissedRuns missed,
+      Overlap overlap,
+      long lateness) {
+    Schedule<String> schedule(String name) {
+      return Schedule.builder(name, spec.spec(), state)
+          .options(
+              JobOptions.defaults()
+                  .priority(priority)
+                  .retry(retries, Backoff.fixed(Duration.ofSeconds(1))))
+          .missed(missed)
+          .overlap(overlap)
+          .lateness(Duration.ofMillis(lateness))
+          .build();
+    }
+  }
+
+  /** A schedule of the reference model. */
+  static final class MS {
+    String name;
+    Def def;
+    boolean paused;
+    long nextDue = -1;
+    long lastSlot = -1;
+    String lastJobId;
+  }
+
+  /** The schedules of the reference model, by name. */
+  static final class ScheduleModel {
+    final Map<String, MS> byName = new java.util.TreeMap<>();
+
+    Def randomDef(SplittableRandom r, long now) {
+      java.time.Instant t0 = java.time.Instant.parse("2026-01-01T00:00:00Z");
+      Spec spec =
+          switch (r.nextInt(3)) {
+            case 0 ->
+                new Spec(
+                    ScheduleSpec.fixedRate(Duration.ofMillis(1_500), t0.plusMillis(250)),
+                    1_500,
+                    t0.toEpochMilli() + 250,
+                    0);
+            case 1 ->
+                new Spec(
+                    ScheduleSpec.fixedRate(Duration.ofSeconds(3), t0), 3_000, t0.toEpochMilli(), 0);
+            default ->
+                new Spec(ScheduleSpec.cron("*/7 * * * * *", java.time.ZoneOffset.UTC), 0, 0, 7);
+          };
+      MissedRuns missed =
+          switch (r.nextInt(3)) {
+            case 0 -> MissedRuns.runOnce();
+            case 1 -> MissedRuns.skip();
+            default -> MissedRuns.runEach(1 + r.nextInt(4));
+          };
+      return new Def(
+          spec,
+          "st" + r.nextInt(2),
+          r.nextInt(2),
+          r.nextInt(2),
+          missed,
+          r.nextBoolean() ? Overlap.ALLOW : Overlap.SKIP,
+          new long[] {500, 2_000, 60_000}[r.nextInt(3)]);
     }
   }
 }

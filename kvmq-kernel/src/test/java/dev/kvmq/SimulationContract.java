@@ -36,7 +36,12 @@ import org.junit.jupiter.api.Test;
  *       job is reported completed twice;
  *   <li>held jobs (pushed in a simulated application transaction): a held job never runs before its
  *       release or the held timeout; a released one runs; a dropped one never does; one whose
- *       transaction never ended (its process died) runs once the held timeout has passed.
+ *       transaction never ended (its process died) runs once the held timeout has passed;
+ *   <li>one job per slot: the schedules defined at the start (fixed rate and cron, every missed-run
+ *       policy; the clock also jumps by up to a minute, an outage) pushed no slot twice and no job
+ *       before its slot, and each firing (a job's id holds the time it was pushed) pushed exactly
+ *       what its policy says for the slots due since the firing before it: with {@code runEach} of
+ *       a limit no outage reaches, every slot up to the last firing has its job, none missing.
  * </ul>
  *
  * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
@@ -78,7 +83,6 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_EXPIRED_LEASE,
               TransitionTable.Edge.DELETE_DEAD,
               TransitionTable.Edge.QUARANTINE,
-              TransitionTable.Edge.FIRE,
               TransitionTable.Edge.TRIGGER,
               TransitionTable.Edge.DELETE_HELD));
 
@@ -142,6 +146,10 @@ public abstract class SimulationContract {
     final Set<String> unacknowledged = new LinkedHashSet<>();
     final SplittableRandom faults;
     int chains;
+    final Map<String, Schedule<String>> defined = new java.util.TreeMap<>();
+    long definedAt;
+    // schedule -> slot -> ids of the jobs that ran for it
+    final Map<String, Map<Long, Set<String>>> slotJobs = new HashMap<>();
 
     /** Chains held in a transaction that has not ended (or never will): when they were held. */
     final Map<String, Long> heldSince = new HashMap<>();
@@ -157,7 +165,7 @@ public abstract class SimulationContract {
       this.r = r;
       this.faults = r.split();
       this.queue =
-          Queue.builder(store, "sim", Codecs.utf8())
+          Queue.builder(new RacingFirings(store, r.split()), "sim", Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
               .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
@@ -165,6 +173,7 @@ public abstract class SimulationContract {
     }
 
     void run() {
+      defineSchedules();
       int count = 2 + r.nextInt(3);
       for (int i = 0; i < count; i++) {
         workers.add(null);
@@ -186,6 +195,8 @@ public abstract class SimulationContract {
           store.failCommits(
               op -> faults.nextInt(100) < failPercent,
               r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
+        } else if (a < 35) {
+          clock.advance(Duration.ofMillis(10_000 + r.nextInt(50_000))); // an outage
         } else if (a < 38) {
           holdChain();
         } else if (a < 43) {
@@ -195,13 +206,53 @@ public abstract class SimulationContract {
         }
         drive();
       }
-      // Faults stop; the queue drains: every chain must reach its end.
+      // Faults stop; the schedules stop firing; the queue drains: every chain must reach its end.
       store.failCommits(null, FaultyStore.Mode.BEFORE_APPLY);
+      for (String name : defined.keySet()) {
+        queue.schedules().pause(name);
+      }
       for (int i = 0; i < 400 && !queue.jobs().isEmpty(); i++) {
         clock.advance(Duration.ofSeconds(1));
         drive();
       }
       check();
+    }
+
+    /**
+     * Another node's firing between this node's read and its commit: before a firing's commit
+     * (sometimes), a separate {@link ScheduleFirer} on the same store fires whatever is due now, so
+     * that two firings of the same slot race and only the check of the schedule's versionstamp
+     * keeps one of them. The other node may fail (a commit fault): it crashed.
+     */
+    final class RacingFirings extends dev.kvmq.testing.ForwardingKvStore {
+      private final SplittableRandom race;
+      private boolean racing;
+
+      RacingFirings(KvStore delegate, SplittableRandom race) {
+        super(delegate);
+        this.race = race;
+      }
+
+      @Override
+      public List<dev.kvmq.store.CommitResult> commitAll(
+          List<dev.kvmq.store.AtomicOperation> operations) {
+        if (!racing && race.nextInt(3) == 0 && operations.stream().anyMatch(this::fires)) {
+          racing = true;
+          try {
+            new ScheduleFirer(queue.keys, delegate, queue::nextId).fireDue(clock.millis());
+          } catch (KvStoreException crashed) {
+            // the other node's commit failed
+          } finally {
+            racing = false;
+          }
+        }
+        return super.commitAll(operations);
+      }
+
+      private boolean fires(dev.kvmq.store.AtomicOperation op) {
+        return op.mutations().stream()
+            .anyMatch(m -> m.key().startsWith(queue.keys.dueIndex()) && !m.isDelete());
+      }
     }
 
     ManualScheduler newWorker(int slot) {
@@ -211,6 +262,13 @@ public abstract class SimulationContract {
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
+                if (job.schedule().isPresent()) {
+                  slotJobs
+                      .computeIfAbsent(job.schedule().get(), x -> new HashMap<>())
+                      .computeIfAbsent(
+                          job.slot().orElseThrow().toEpochMilli(), x -> new LinkedHashSet<>())
+                      .add(job.id());
+                }
                 String chain = job.state();
                 Long held = heldSince.get(chain);
                 if (held != null && clock.millis() < held + HELD_TIMEOUT) {
@@ -339,7 +397,100 @@ public abstract class SimulationContract {
       }
     }
 
+    /** One to three schedules, before the faults start (a define is checked like any commit). */
+    void defineSchedules() {
+      java.time.Instant t0 = clock.instant();
+      int n = 1 + r.nextInt(3);
+      for (int i = 0; i < n; i++) {
+        ScheduleSpec spec =
+            r.nextBoolean()
+                ? ScheduleSpec.fixedRate(
+                    Duration.ofMillis(500 + r.nextInt(4) * 500L), t0.plusMillis(r.nextInt(1_000)))
+                : ScheduleSpec.cron(
+                    "*/" + (1 + r.nextInt(4)) + " * * * * *", java.time.ZoneOffset.UTC);
+        MissedRuns missed =
+            switch (r.nextInt(4)) {
+              case 0 -> MissedRuns.runOnce();
+              case 1 -> MissedRuns.skip();
+              case 2 -> MissedRuns.runEach(1 + r.nextInt(3));
+              default -> MissedRuns.runEach(MissedRuns.MAX_LIMIT);
+            };
+        Schedule<String> s =
+            Schedule.builder("s" + i, spec, "sched:s" + i)
+                .missed(missed)
+                .lateness(Duration.ofMillis(500 + r.nextInt(3_000)))
+                .options(
+                    JobOptions.defaults()
+                        .retry(3, Backoff.fixed(Duration.ofMillis(r.nextInt(2) * 700L))))
+                .build();
+        queue.schedules().define(s);
+        defined.put(s.name(), s);
+      }
+      definedAt = clock.millis();
+    }
+
+    /**
+     * Per schedule: no slot twice, no job before its slot, and each firing (the jobs of one push
+     * time) is what its policy makes of the slots due since the firing before it.
+     */
+    void checkSchedules() {
+      for (Schedule<String> s : defined.values()) {
+        Map<Long, Set<String>> bySlot = slotJobs.getOrDefault(s.name(), Map.of());
+        java.util.TreeMap<Long, List<Long>> firings = new java.util.TreeMap<>(); // time -> slots
+        for (Map.Entry<Long, Set<String>> e : bySlot.entrySet()) {
+          assertThat(e.getValue())
+              .as("jobs of schedule %s for slot %d", s.name(), e.getKey())
+              .hasSize(1);
+          long pushedAt = Ulid.timestamp(e.getValue().iterator().next());
+          assertThat(pushedAt)
+              .as("a job pushed at its slot or later")
+              .isGreaterThanOrEqualTo(e.getKey());
+          firings.computeIfAbsent(pushedAt, x -> new ArrayList<>()).add(e.getKey());
+        }
+        long previous = definedAt;
+        for (Map.Entry<Long, List<Long>> f : firings.entrySet()) {
+          long at = f.getKey();
+          List<Long> slots = new ArrayList<>(f.getValue());
+          slots.sort(null);
+          List<Long> due = new ArrayList<>();
+          for (java.time.Instant t :
+              s.spec()
+                  .slotsBetween(
+                      java.time.Instant.ofEpochMilli(previous),
+                      java.time.Instant.ofEpochMilli(at),
+                      100_000)) {
+            due.add(t.toEpochMilli());
+          }
+          String what =
+              "firing of " + s.name() + " (" + s.missed() + ") at " + at + " after " + previous;
+          long latest = due.get(due.size() - 1);
+          switch (s.missed().kind()) {
+            case RUN_ONCE -> assertThat(slots).as(what).containsExactly(latest);
+            case SKIP -> {
+              assertThat(slots).as(what).containsExactly(latest);
+              assertThat(at - latest)
+                  .as(what + ": on time")
+                  .isLessThanOrEqualTo(s.lateness().toMillis());
+            }
+            case RUN_EACH ->
+                assertThat(slots)
+                    .as(what)
+                    .containsExactlyElementsOf(
+                        due.subList(Math.max(0, due.size() - s.missed().limit()), due.size()));
+          }
+          previous = at;
+        }
+        if (!firings.isEmpty()) {
+          ScheduleEntry<String> entry = queue.schedules().get(s.name()).orElseThrow();
+          long lastSlot = bySlot.keySet().stream().max(Long::compare).orElseThrow();
+          assertThat(entry.lastSlot()).contains(java.time.Instant.ofEpochMilli(lastSlot));
+          assertThat(entry.lastJobId()).contains(bySlot.get(lastSlot).iterator().next());
+        }
+      }
+    }
+
     void check() {
+      checkSchedules();
       assertThat(problems).isEmpty();
       assertThat(queue.jobs()).as("the queue drained").isEmpty();
       Set<String> dead = new LinkedHashSet<>();
