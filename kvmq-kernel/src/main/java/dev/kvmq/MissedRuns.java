@@ -12,6 +12,14 @@ package dev.kvmq;
  *   <li>{@link #skip()}: no job for missed slots; the schedule goes on at its next slot.
  *   <li>{@link #runEach(int)}: one job per missed slot, the latest {@code limit} of them.
  * </ul>
+ *
+ * <p>Precisely: a firing finds the due slots (the schedule's next due slot and every later one up
+ * to now); {@code runOnce} pushes one job for the latest of them, {@code skip} one for the latest
+ * only if it is on time (at most the lateness before now), {@code runEach(n)} one per due slot, the
+ * latest n, oldest first. The schedule then goes on at its first slot after now. The work is
+ * bounded however long the schedule was down. A paused queue fires nothing: its slots are missed
+ * and the policy applies on resume; a paused schedule's slots are skipped ({@link
+ * Schedules#pause(String)}).
  */
 public final class MissedRuns {
 

@@ -94,8 +94,10 @@ public final class Schedule<S> {
   }
 
   /**
-   * Returns the options of the job each slot pushes. Its delay is not used: a slot's job is due at
-   * its slot.
+   * Returns the options of the job each slot pushes: its priority, retries and backoff. Their delay
+   * is not used (a slot's job is ready when its slot is fired) and not stored: a definition read
+   * back ({@link Schedules#get(String)}) has options with no delay, and its backoff in whole
+   * milliseconds.
    *
    * @return the options
    */
@@ -122,7 +124,9 @@ public final class Schedule<S> {
   }
 
   /**
-   * Returns how late a slot may be fired and still count as on time rather than missed.
+   * Returns how late a slot may be fired and still count as on time rather than missed: a slot
+   * fired more than this after it, or one with a later slot also due, is missed ({@link
+   * MissedRuns}).
    *
    * @return the lateness, positive
    */

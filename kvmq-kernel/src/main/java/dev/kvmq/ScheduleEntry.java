@@ -13,8 +13,10 @@ import java.util.Optional;
  * @param schedule the definition
  * @param paused whether the schedule is paused ({@link Schedules#pause(String)})
  * @param nextDue the next slot it fires at; empty when paused or when its spec has no slot left
- * @param lastSlot the slot of the latest job it pushed; empty before its first run
- * @param lastJobId the id of the latest job it pushed; empty before its first run
+ * @param lastSlot the slot of the latest job it pushed (fired or triggered); empty before its first
+ *     run
+ * @param lastJobId the id of the latest job it pushed (fired or triggered); empty before its first
+ *     run. The job may be gone (completed, deleted)
  */
 public record ScheduleEntry<S>(
     Schedule<S> schedule,

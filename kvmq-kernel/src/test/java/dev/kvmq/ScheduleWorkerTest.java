@@ -404,4 +404,40 @@ class ScheduleWorkerTest {
     scheduler.advance(Duration.ofMinutes(1));
     assertThat(slotsOf("bad")).containsExactly(minute(3));
   }
+
+  /**
+   * Two nodes define the same schedule at once: the other's define commits between this one's read
+   * and its commit. This one's check fails, it reads again and finds the same definition: one
+   * record, one due entry. With a different definition it replaces the other's.
+   */
+  @Test
+  void concurrentDefinesFromTwoNodesMakeOneRecordAndOneDueEntry() {
+    for (boolean same : new boolean[] {true, false}) {
+      InMemoryKvStore shared = new InMemoryKvStore();
+      Queue<String> otherNode = queue(shared);
+      Schedule<String> mine = daily("0 2 * * *");
+      Schedule<String> theirs = same ? mine : daily("0 3 * * *");
+      boolean[] raced = {false};
+      dev.kvmq.store.KvStore racing =
+          new dev.kvmq.testing.ForwardingKvStore(shared) {
+            @Override
+            public dev.kvmq.store.CommitResult commit(dev.kvmq.store.AtomicOperation op) {
+              if (!raced[0]) {
+                raced[0] = true;
+                assertThat(otherNode.schedules().define(theirs))
+                    .isEqualTo(Schedules.Defined.CREATED);
+              }
+              return super.commit(op);
+            }
+          };
+      Queue<String> thisNode =
+          Queue.builder(racing, "q", Codecs.utf8()).clock(clock).random(new Random(8)).build();
+      assertThat(thisNode.schedules().define(mine))
+          .isEqualTo(same ? Schedules.Defined.UNCHANGED : Schedules.Defined.REPLACED);
+      assertThat(shared.list(thisNode.keys.schedules())).hasSize(1);
+      assertThat(shared.list(thisNode.keys.dueEntries())).hasSize(1);
+      assertThat(otherNode.schedules().get("nightly").orElseThrow().schedule()).isEqualTo(mine);
+      shared.close();
+    }
+  }
 }
