@@ -8,7 +8,7 @@ import java.util.Objects;
  *
  * @param <S> the state type
  * @param job the job; its {@link Job#status()} is the status at listing time
- * @param place 0 while processing, else its 1-based position in the queue
+ * @param place 0 while processing or held, else its 1-based position in the queue
  */
 public record JobEntry<S>(Job<S> job, int place) {
 

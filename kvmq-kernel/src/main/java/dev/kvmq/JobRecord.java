@@ -29,7 +29,12 @@ final class JobRecord {
     READY,
     DELAYED,
     LEASED,
-    DEAD
+    DEAD,
+    /**
+     * Written in an application's transaction that has not ended yet: in the held index, run by no
+     * worker until released (appended: the record stores the ordinal).
+     */
+    HELD
   }
 
   private static final byte FORMAT_V1 = 1;
@@ -109,6 +114,7 @@ final class JobRecord {
       case LEASED -> leaseUntil > now ? JobStatus.PROCESSING : JobStatus.WAITING;
       case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
       case READY -> JobStatus.WAITING;
+      case HELD -> JobStatus.HELD;
     };
   }
 

@@ -9,5 +9,11 @@ public enum JobStatus {
   /** Leased by a worker whose lease has not expired: being processed. */
   PROCESSING,
   /** Failed with no retries left; kept with its last error until replayed or deleted. */
-  DEAD
+  DEAD,
+  /**
+   * Pushed in an application's transaction that has not ended: run by no worker until the commit
+   * releases it; removed by a rollback. One left by a crash waits for the queue's held-job policy
+   * or an operator (docs/semantics.md, "Held jobs").
+   */
+  HELD
 }

@@ -26,6 +26,7 @@ final class Pass<S> {
   private final WorkerCore<S> core;
   private final Claimer claimer;
   private final ScheduleFirer firer;
+  private final HeldResolver heldResolver;
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
@@ -64,6 +65,7 @@ final class Pass<S> {
     this.core = core;
     this.claimer = new Claimer(core.keys, core.store);
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
+    this.heldResolver = new HeldResolver(core.keys, core.store, core.queue.heldTimeout());
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
@@ -141,6 +143,7 @@ final class Pass<S> {
         delayedChanged = false;
         boolean moreToMove = firer.fireDue(now); // due slots push their jobs first
         moreToMove |= claimer.moveDue(now);
+        moreToMove |= heldResolver.resolveDue(now); // held past the policy's timeout
         nextChangeRead = !moreToMove;
         maintenanceAt = moreToMove ? now : nextChange(now + poll);
         more = moreToMove;
@@ -176,7 +179,7 @@ final class Pass<S> {
    * first schedule's next slot: when this worker must look again at the latest.
    */
   private long nextChange(long at) {
-    return firer.nextChange(claimer.nextChange(at));
+    return heldResolver.nextChange(firer.nextChange(claimer.nextChange(at)));
   }
 
   /**

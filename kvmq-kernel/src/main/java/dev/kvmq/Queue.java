@@ -51,6 +51,7 @@ public final class Queue<S> {
   private final QueueListing<S> listing;
   private final QueueCommands<S> commands;
   private final Schedules<S> schedules;
+  private final Duration heldTimeout; // null: held jobs are kept for an operator
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -63,6 +64,7 @@ public final class Queue<S> {
     this.listing = new QueueListing<>(this);
     this.commands = new QueueCommands<>(this, listing);
     this.schedules = new Schedules<>(this);
+    this.heldTimeout = b.heldTimeout;
   }
 
   /**
@@ -219,7 +221,8 @@ public final class Queue<S> {
 
   /**
    * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The seed's
-   * {@code getAllJobs}. Reads every job: for a large queue, prefer {@link #counts()}.
+   * {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones being processed.
+   * Reads every job: for a large queue, prefer {@link #counts()}.
    *
    * <p>A job whose state this queue's codec can't decode is listed with a null state.
    *
@@ -238,7 +241,8 @@ public final class Queue<S> {
    * jobs only: a page of a queue of 100,000 jobs costs a scan and sort of small binary records, not
    * 100,000 payload decodes.
    *
-   * @param status {@code WAITING}, {@code DELAYED}, {@code PROCESSING}, or null for all
+   * @param status {@code WAITING}, {@code DELAYED}, {@code PROCESSING}, {@code HELD}, or null for
+   *     all
    * @param offset how many matching jobs to skip, 0 or more
    * @param limit the most jobs to return, 0 or more
    * @return the page
@@ -266,8 +270,13 @@ public final class Queue<S> {
     long leased = store.count(keys.leased());
     long leasedExpired = store.count(keys.leasedExpired(now));
     long dead = store.count(keys.dead());
+    long held = store.count(keys.held());
     return new QueueCounts(
-        ready + delayedDue + leasedExpired, delayed - delayedDue, leased - leasedExpired, dead);
+        ready + delayedDue + leasedExpired,
+        delayed - delayedDue,
+        leased - leasedExpired,
+        dead,
+        held);
   }
 
   /**
@@ -351,6 +360,69 @@ public final class Queue<S> {
    */
   public boolean deleteDead(String id) {
     return commands.deleteDead(id);
+  }
+
+  // ---- held jobs (docs/semantics.md, "Held jobs")
+
+  /**
+   * Writes jobs held, in one atomic commit (all or none): stored durably now, with their ids, but
+   * run by no worker until {@link #releaseHeld released}; {@link #dropHeld} removes them. For a
+   * push in an application's transaction that this store can't join: hold in the transaction,
+   * release after its commit, drop after its rollback. A held job left by a crash in between is
+   * listed with status {@link JobStatus#HELD} and resolved by the queue's {@link
+   * Builder#heldTimeout held-job policy}. A delay counts from now.
+   *
+   * @param states the jobs' states
+   * @param options priority, delay, repeats, retries for each
+   * @return the held jobs, in the same order
+   * @throws NullPointerException if an argument or a state is null
+   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the jobs may or may not be stored
+   */
+  public List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
+    return commands.holdAll(states, options);
+  }
+
+  /**
+   * Releases held jobs in one atomic commit: each joins the queue (waiting, or delayed while its
+   * delay runs) in its place by priority and creation. Ids of jobs that are not held (gone,
+   * released already, or never held) are left out.
+   *
+   * @param ids the held jobs' ids
+   * @return how many were released
+   * @throws NullPointerException if {@code ids} or an id is null
+   * @throws IllegalStateException if the store is closed, or the jobs kept changing through 20
+   *     attempts
+   * @throws KvStoreException if the store fails; the jobs may or may not be released
+   */
+  public int releaseHeld(Collection<String> ids) {
+    return commands.releaseHeld(ids);
+  }
+
+  /**
+   * Removes held jobs in one atomic commit. Ids of jobs that are not held are left out: a job
+   * released already is not removed.
+   *
+   * @param ids the held jobs' ids
+   * @return how many were removed
+   * @throws NullPointerException if {@code ids} or an id is null
+   * @throws IllegalStateException if the store is closed, or the jobs kept changing through 20
+   *     attempts
+   * @throws KvStoreException if the store fails; the jobs may or may not be removed
+   */
+  public int dropHeld(Collection<String> ids) {
+    return commands.dropHeld(ids);
+  }
+
+  /**
+   * Returns the queue's held-job policy: how long a job may stay held before a worker releases it
+   * with a warning; empty to keep held jobs until an operator releases or deletes them.
+   *
+   * @return the held timeout, or empty
+   */
+  public Optional<Duration> heldTimeout() {
+    return Optional.ofNullable(heldTimeout);
   }
 
   // ---- listen and work
@@ -481,6 +553,7 @@ public final class Queue<S> {
     private final KvStore store;
     private final String name;
     private final Codec<S> codec;
+    private Duration heldTimeout;
     private InstantSource clock;
     private RandomGenerator random;
     private JobTracing tracing = JobTracing.none();
@@ -505,6 +578,25 @@ public final class Queue<S> {
      */
     public Builder<S> clock(InstantSource clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Sets the held-job policy (docs/semantics.md, "Held jobs"): a job held this long (its
+     * transaction neither committed nor rolled back: its process died in between) is released by a
+     * worker of this queue, with one warning naming it. Null (the default) keeps held jobs until an
+     * operator releases or deletes them: no job of a transaction that rolled back runs, and no job
+     * of one that committed is lost.
+     *
+     * @param timeout how long a job may stay held, at least 1 ms; null to keep held jobs
+     * @return this builder
+     * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms
+     */
+    public Builder<S> heldTimeout(Duration timeout) {
+      if (timeout != null && timeout.toMillis() < 1) {
+        throw new IllegalArgumentException("the held timeout must be at least 1 ms: " + timeout);
+      }
+      this.heldTimeout = timeout;
       return this;
     }
 

@@ -120,6 +120,88 @@ final class QueueCommands<S> {
         id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
   }
 
+  // ---- held jobs
+
+  /** See {@link Queue#holdAll}. */
+  List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (states.isEmpty()) {
+      return List.of();
+    }
+    List<byte[]> payloads = new ArrayList<>(states.size());
+    for (S state : states) {
+      payloads.add(queue.encode(state));
+    }
+    long now = queue.clock.millis();
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    List<JobRecord> records = new ArrayList<>(states.size());
+    for (byte[] payload : payloads) {
+      records.add(Transitions.holdInto(op, keys, queue.nextId(now), payload, options, now));
+    }
+    if (!queue.store.commit(op.build()).ok()) {
+      throw new IllegalStateException(
+          "a new job id was already taken in queue "
+              + queue.name()
+              + ": two id generators made the same ULID. Indicates a bug.");
+    }
+    List<Job<S>> jobs = new ArrayList<>(records.size());
+    int i = 0;
+    for (S state : states) {
+      jobs.add(Job.of(queue.name(), records.get(i++), state, now));
+    }
+    return jobs;
+  }
+
+  /** See {@link Queue#releaseHeld}. */
+  int releaseHeld(Collection<String> ids) {
+    return onHeld(
+        ids,
+        "release held jobs",
+        reads -> Transitions.releaseHeld(keys, reads, queue.clock.millis()));
+  }
+
+  /** See {@link Queue#dropHeld}. */
+  int dropHeld(Collection<String> ids) {
+    return onHeld(ids, "drop held jobs", reads -> Transitions.dropHeld(keys, reads));
+  }
+
+  /**
+   * Reads the jobs {@code ids} names, plans one move of the held ones, and commits it, again while
+   * they change under us (up to {@link #ATOMIC_RETRIES} times). Ids of no held job are left out.
+   */
+  private int onHeld(
+      Collection<String> ids,
+      String what,
+      java.util.function.Function<List<Transitions.Read>, Transitions.HeldMove> planner) {
+    Objects.requireNonNull(ids, "ids");
+    List<dev.kvmq.store.Key> jobKeys = new ArrayList<>(ids.size());
+    for (String id : ids) {
+      if (Ulid.isValid(Objects.requireNonNull(id, "id"))) {
+        jobKeys.add(keys.job(id));
+      }
+    }
+    if (jobKeys.isEmpty()) {
+      return 0;
+    }
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      List<Transitions.Read> reads = new ArrayList<>(jobKeys.size());
+      for (Optional<KvEntry> e : queue.store.getMany(jobKeys)) {
+        if (e.isPresent()) {
+          JobRecord r = listing.readable(e.get());
+          if (r != null) {
+            reads.add(new Transitions.Read(r, e.get().versionstamp()));
+          }
+        }
+      }
+      Transitions.HeldMove move = planner.apply(reads);
+      if (move.moved().isEmpty() || queue.store.commit(move.operation()).ok()) {
+        return move.moved().size();
+      }
+    }
+    throw contention(what);
+  }
+
   /** Plans a transition of one job from what the store holds. */
   @FunctionalInterface
   private interface Planner {

@@ -18,6 +18,7 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "schedule", name]                schedule record (source of truth)
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
+ * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -141,6 +142,27 @@ final class QueueKeys {
     return root.append("corrupt-schedule", name);
   }
 
+  // ---- held jobs
+
+  /**
+   * The held index entry of job {@code id}, held at {@code heldAt} (epoch ms): its creation time,
+   * the time of its ULID, since a job is held when it is pushed.
+   */
+  Key held(long heldAt, String id) {
+    return root.append("held", heldAt, id);
+  }
+
+  /** Every held job, oldest first. */
+  KeyRange held() {
+    return KeyRange.prefix(root.append("held"));
+  }
+
+  /** Held jobs held at {@code before} or earlier: heldAt <= before. */
+  KeyRange heldUntil(long before) {
+    Key held = root.append("held");
+    return KeyRange.prefix(held).until(held.append(before + 1));
+  }
+
   /** The index key that points at {@code r} in its current state. */
   Key indexOf(JobRecord r) {
     return switch (r.state) {
@@ -148,6 +170,7 @@ final class QueueKeys {
       case DELAYED -> delayed.append(r.delayUntil, r.id);
       case LEASED -> leased.append(r.leaseUntil, r.id);
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
+      case HELD -> held(r.createdAt(), r.id);
     };
   }
 

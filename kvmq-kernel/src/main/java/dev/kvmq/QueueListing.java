@@ -51,7 +51,7 @@ final class QueueListing<S> {
     int skipped = 0;
     for (JobRecord r : records) {
       JobStatus st = r.statusAt(now);
-      int at = st == JobStatus.PROCESSING ? 0 : ++place;
+      int at = st == JobStatus.PROCESSING || st == JobStatus.HELD ? 0 : ++place;
       if (status != null && st != status) {
         continue;
       }

@@ -38,7 +38,9 @@ final class TransitionTable {
     /** A record that can't be decoded, still in an index. */
     UNREADABLE,
     /** An unreadable record moved aside: in no index, kept for inspection. */
-    QUARANTINED;
+    QUARANTINED,
+    /** In the held index: written in an application's transaction, not released yet. */
+    HELD;
 
     /** The node of a decoded record. */
     static Node of(JobRecord r) {
@@ -47,6 +49,7 @@ final class TransitionTable {
         case DELAYED -> DELAYED;
         case LEASED -> LEASED;
         case DEAD -> DEAD;
+        case HELD -> HELD;
       };
     }
   }
@@ -82,7 +85,16 @@ final class TransitionTable {
     /** A due schedule pushes the job of a slot (ScheduleTransitions.fire). */
     FIRE,
     /** A schedule's job is pushed by hand (ScheduleTransitions.trigger). */
-    TRIGGER
+    TRIGGER,
+    /** A new job is written held, in an application's transaction that has not ended. */
+    HOLD,
+    /**
+     * A held job joins the queue: its transaction committed, the held-job policy's timeout passed,
+     * or an operator released it.
+     */
+    RELEASE_HELD,
+    /** A held job is removed: its transaction rolled back. */
+    DROP_HELD
   }
 
   /**
@@ -104,6 +116,10 @@ final class TransitionTable {
    *   UNREADABLE -quarantine-> QUARANTINED
    *   ABSENT     -fire-------> READY             (a schedule's slot)
    *   ABSENT     -trigger----> READY             (a schedule run by hand)
+   *   ABSENT     -hold-------> HELD              (in an application's transaction)
+   *   HELD       -release_held-> READY | DELAYED (commit, held timeout, operator)
+   *   HELD       -drop_held--> ABSENT            (rollback)
+   *   HELD       -delete-----> ABSENT            (an operator)
    * </pre>
    */
   enum Edge {
@@ -128,7 +144,12 @@ final class TransitionTable {
     DELETE_DEAD(Event.DELETE, Node.DEAD, Node.ABSENT),
     QUARANTINE(Event.QUARANTINE, Node.UNREADABLE, Node.QUARANTINED),
     FIRE(Event.FIRE, Node.ABSENT, Node.READY),
-    TRIGGER(Event.TRIGGER, Node.ABSENT, Node.READY);
+    TRIGGER(Event.TRIGGER, Node.ABSENT, Node.READY),
+    HOLD(Event.HOLD, Node.ABSENT, Node.HELD),
+    RELEASE_HELD_READY(Event.RELEASE_HELD, Node.HELD, Node.READY),
+    RELEASE_HELD_DELAYED(Event.RELEASE_HELD, Node.HELD, Node.DELAYED),
+    DROP_HELD(Event.DROP_HELD, Node.HELD, Node.ABSENT),
+    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT);
 
     final Event event;
     final Node from;

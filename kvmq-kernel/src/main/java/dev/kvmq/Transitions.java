@@ -332,6 +332,103 @@ final class Transitions {
     return new Removal(op.build(), n);
   }
 
+  // ---- held jobs (docs/semantics.md, "Held jobs")
+
+  /**
+   * Held jobs moved in one operation (released or dropped): the records after the move, or before
+   * it for a drop. The operation is empty when none moved.
+   */
+  record HeldMove(AtomicOperation operation, List<JobRecord> moved) {}
+
+  /**
+   * Adds a new held job to a larger operation: written in an application's transaction that has not
+   * ended, in the held index (at its creation time), run by no worker until released. Its delay, if
+   * any, counts from now.
+   */
+  static JobRecord holdInto(
+      AtomicOperation.Builder op, QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
+    JobRecord.Draft d = new JobRecord.Draft();
+    d.id = id;
+    d.priority = o.priority();
+    d.delayUntil = o.dueAt(Instant.ofEpochMilli(now)).toEpochMilli();
+    d.state = JobRecord.State.HELD;
+    d.repeatCount = o.repeatCount();
+    d.repeatDelay = o.repeatDelay().toMillis();
+    d.retriesLeft = o.retryCount();
+    d.retryLimit = o.retryCount();
+    d.backoff = o.retryBackoff();
+    d.payload = payload;
+    JobRecord r = d.build();
+    TransitionTable.check(Event.HOLD, Node.ABSENT, Node.of(r));
+    Key job = k.job(id);
+    op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
+    return r;
+  }
+
+  /**
+   * Releases, in one operation, every held job of {@code reads} (a committed transaction's, or the
+   * ones an operator names): READY, or DELAYED while its delay runs. Jobs of {@code reads} that are
+   * not held are left out; the operation checks the versionstamp of each one it moves.
+   */
+  static HeldMove releaseHeld(QueueKeys k, List<Read> reads, long now) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    List<JobRecord> moved = new java.util.ArrayList<>();
+    for (Read read : reads) {
+      JobRecord r = read.record();
+      if (r.state != JobRecord.State.HELD) {
+        continue;
+      }
+      JobRecord after =
+          r.draft()
+              .state(r.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY)
+              .build();
+      TransitionTable.check(Event.RELEASE_HELD, Node.HELD, Node.of(after));
+      Key job = k.job(r.id);
+      op.check(job, read.versionstamp())
+          .set(job, after.encode())
+          .delete(k.indexOf(r))
+          .set(k.indexOf(after), QueueKeys.EMPTY);
+      moved.add(after);
+    }
+    return new HeldMove(op.build(), List.copyOf(moved));
+  }
+
+  /**
+   * Removes, in one operation, every held job of {@code reads} (a rolled-back transaction's); jobs
+   * that are not held are left out. The operation checks the versionstamp of each one it removes.
+   */
+  static HeldMove dropHeld(QueueKeys k, List<Read> reads) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    List<JobRecord> moved = new java.util.ArrayList<>();
+    for (Read read : reads) {
+      JobRecord r = read.record();
+      if (r.state != JobRecord.State.HELD) {
+        continue;
+      }
+      TransitionTable.check(Event.DROP_HELD, Node.HELD, Node.ABSENT);
+      op.check(k.job(r.id), read.versionstamp()).delete(k.job(r.id)).delete(k.indexOf(r));
+      moved.add(r);
+    }
+    return new HeldMove(op.build(), List.copyOf(moved));
+  }
+
+  /**
+   * The held-job policy {@code release after a timeout}: releases, in one operation, the held jobs
+   * of {@code reads} held for {@code timeoutMillis} or longer at {@code now} (their transaction
+   * neither committed nor rolled back in that time: their process died, or it is still open). The
+   * caller logs each one it releases.
+   */
+  static HeldMove resolveHeld(QueueKeys k, List<Read> reads, long now, long timeoutMillis) {
+    List<Read> due = new java.util.ArrayList<>();
+    for (Read read : reads) {
+      JobRecord r = read.record();
+      if (r.state == JobRecord.State.HELD && r.createdAt() <= now - timeoutMillis) {
+        due.add(read);
+      }
+    }
+    return releaseHeld(k, due, now);
+  }
+
   private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read) {
     JobRecord r = read.record();
     TransitionTable.check(Event.DELETE, Node.of(r), Node.ABSENT);

@@ -71,6 +71,7 @@ public abstract class QueueModelContract {
     long backoff;
     long failedAt;
     String payload;
+    long heldAt;
     String schedule;
     long slot = -1;
 
@@ -80,6 +81,7 @@ public abstract class QueueModelContract {
         case LEASED -> leaseUntil > now ? JobStatus.PROCESSING : JobStatus.WAITING;
         case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
         case READY -> JobStatus.WAITING;
+        case HELD -> JobStatus.HELD;
       };
     }
   }
@@ -185,6 +187,10 @@ public abstract class QueueModelContract {
           clock.advance(Duration.ofMillis(r.nextInt(4) * 1_000L + r.nextInt(2)));
         }
         check();
+        if (r.nextInt(6) == 0) {
+          heldStep();
+          check();
+        }
       }
     }
 
@@ -564,6 +570,64 @@ public abstract class QueueModelContract {
     static final Comparator<M> ORDER =
         Comparator.<M>comparingLong(m -> QueueKeys.rank(m.priority)).thenComparing(m -> m.id);
 
+    /**
+     * Held jobs: hold (as a push in an application's transaction), release them (its commit), drop
+     * them (its rollback), or let a worker's held-job step release the ones held past the timeout.
+     */
+    void heldStep() {
+      long now = now();
+      List<M> heldJobs =
+          model.values().stream().filter(m -> m.state == JobRecord.State.HELD).toList();
+      int op = r.nextInt(4);
+      if (op == 0 || heldJobs.isEmpty()) {
+        long delay = r.nextBoolean() ? 0 : r.nextInt(8) * 1_000L;
+        double priority = r.nextInt(3) - 1;
+        List<String> payloads =
+            r.nextBoolean() ? List.of("h" + pushed++) : List.of("h" + pushed++, "h" + pushed++);
+        JobOptions o = JobOptions.defaults().priority(priority).delay(Duration.ofMillis(delay));
+        for (Job<String> j : queue.holdAll(payloads, o)) {
+          assertThat(j.status()).isEqualTo(JobStatus.HELD);
+          M m = new M();
+          m.id = j.id();
+          m.priority = priority;
+          m.delayUntil = now + delay;
+          m.state = JobRecord.State.HELD;
+          m.heldAt = now;
+          m.repeatLeft = 0;
+          m.payload = j.state();
+          model.put(m.id, m);
+        }
+      } else if (op == 1 || op == 2) {
+        List<M> some = heldJobs.subList(0, 1 + r.nextInt(heldJobs.size()));
+        List<String> ids = new ArrayList<>(some.stream().map(m -> m.id).toList());
+        ids.add(Ulid.format(1, 2, 3)); // no such job: left out
+        if (op == 1) {
+          assertThat(queue.releaseHeld(ids)).isEqualTo(some.size());
+          some.forEach(
+              m -> m.state = m.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY);
+        } else {
+          assertThat(queue.dropHeld(ids)).isEqualTo(some.size());
+          some.forEach(m -> model.remove(m.id));
+        }
+      } else {
+        long timeout = HELD_TIMEOUT;
+        HeldResolver resolver =
+            new HeldResolver(
+                queue.keys, queue.store, Optional.of(Duration.ofMillis(timeout)), 1 + r.nextInt(3));
+        int batches = 0;
+        while (resolver.resolveDue(now)) {
+          assertThat(++batches).as("resolving held jobs ends").isLessThan(10_000);
+        }
+        for (M m : heldJobs) {
+          if (m.heldAt <= now - timeout) {
+            m.state = m.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
+          }
+        }
+      }
+    }
+
+    static final long HELD_TIMEOUT = 3_000;
+
     void check() {
       long now = now();
       List<M> queued =
@@ -581,7 +645,8 @@ public abstract class QueueModelContract {
         JobEntry<String> e = listed.get(i);
         JobStatus status = m.status(now);
         assertThat(e.status()).as("status of %s", m.id).isEqualTo(status);
-        assertThat(e.place()).isEqualTo(status == JobStatus.PROCESSING ? 0 : ++place);
+        assertThat(e.place())
+            .isEqualTo(status == JobStatus.PROCESSING || status == JobStatus.HELD ? 0 : ++place);
         assertThat(e.job().token()).isEqualTo(m.token);
         assertThat(e.job().state()).isEqualTo(m.payload);
         assertThat(e.job().retriesLeft()).isEqualTo(m.retriesLeft);
@@ -590,6 +655,7 @@ public abstract class QueueModelContract {
       long waiting = queued.stream().filter(m -> m.status(now) == JobStatus.WAITING).count();
       long delayed = queued.stream().filter(m -> m.status(now) == JobStatus.DELAYED).count();
       long processing = queued.stream().filter(m -> m.status(now) == JobStatus.PROCESSING).count();
+      long heldCount = queued.stream().filter(m -> m.status(now) == JobStatus.HELD).count();
       List<String> dead =
           model.values().stream()
               .filter(m -> m.state == JobRecord.State.DEAD)
@@ -597,7 +663,7 @@ public abstract class QueueModelContract {
               .map(m -> m.id)
               .toList();
       assertThat(queue.counts())
-          .isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size()));
+          .isEqualTo(new QueueCounts(waiting, delayed, processing, dead.size(), heldCount));
       assertThat(queue.deadLetters()).extracting(Job::id).containsExactlyElementsOf(dead);
       assertThat(queue.isPaused()).isEqualTo(paused);
       for (int i = 0; i < queued.size(); i++) {

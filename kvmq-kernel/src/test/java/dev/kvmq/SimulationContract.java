@@ -34,6 +34,9 @@ import org.junit.jupiter.api.Test;
  *   <li>retries are exact: a dead letter has no retries left;
  *   <li>no stale completion: every reported completion carries the newest token of its job, and no
  *       job is reported completed twice;
+ *   <li>held jobs (pushed in a simulated application transaction): a held job never runs before its
+ *       release or the held timeout; a released one runs; a dropped one never does; one whose
+ *       transaction never ended (its process died) runs once the held timeout has passed;
  *   <li>one job per slot: the schedules defined at the start (fixed rate and cron, every missed-run
  *       policy; the clock also jumps by up to a minute, an outage) pushed no slot twice and no job
  *       before its slot, and each firing (a job's id holds the time it was pushed) pushed exactly
@@ -80,7 +83,8 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_EXPIRED_LEASE,
               TransitionTable.Edge.DELETE_DEAD,
               TransitionTable.Edge.QUARANTINE,
-              TransitionTable.Edge.TRIGGER));
+              TransitionTable.Edge.TRIGGER,
+              TransitionTable.Edge.DELETE_HELD));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
@@ -123,6 +127,9 @@ public abstract class SimulationContract {
         });
   }
 
+  /** The simulated queue's held-job policy: release after this long. */
+  static final long HELD_TIMEOUT = 10_000;
+
   private static final class Sim {
     final FaultyStore store;
     final SplittableRandom r;
@@ -144,6 +151,15 @@ public abstract class SimulationContract {
     // schedule -> slot -> ids of the jobs that ran for it
     final Map<String, Map<Long, Set<String>>> slotJobs = new HashMap<>();
 
+    /** Chains held in a transaction that has not ended (or never will): when they were held. */
+    final Map<String, Long> heldSince = new HashMap<>();
+
+    /** Chains held, whose transaction the simulation has not ended yet: their job ids. */
+    final Map<String, String> openTransactions = new java.util.LinkedHashMap<>();
+
+    /** Chains whose rollback (drop) was acknowledged: they must never run. */
+    final Set<String> dropped = new LinkedHashSet<>();
+
     Sim(FaultyStore store, SplittableRandom r) {
       this.store = store;
       this.r = r;
@@ -152,6 +168,7 @@ public abstract class SimulationContract {
           Queue.builder(new RacingFirings(store, r.split()), "sim", Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
+              .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
               .build();
     }
 
@@ -180,6 +197,10 @@ public abstract class SimulationContract {
               r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
         } else if (a < 35) {
           clock.advance(Duration.ofMillis(10_000 + r.nextInt(50_000))); // an outage
+        } else if (a < 38) {
+          holdChain();
+        } else if (a < 43) {
+          endTransaction();
         } else {
           clock.advance(Duration.ofMillis(r.nextInt(3_000)));
         }
@@ -249,6 +270,13 @@ public abstract class SimulationContract {
                       .add(job.id());
                 }
                 String chain = job.state();
+                Long held = heldSince.get(chain);
+                if (held != null && clock.millis() < held + HELD_TIMEOUT) {
+                  problems.add("held chain " + chain + " ran before its release or the timeout");
+                }
+                if (dropped.contains(chain)) {
+                  problems.add("chain " + chain + " ran after its transaction rolled back");
+                }
                 idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
                 maxToken.merge(job.id(), ctx.token(), Math::max);
                 if (outcomes.nextInt(100) < failPercent) {
@@ -290,6 +318,55 @@ public abstract class SimulationContract {
         queue.push(chain, options);
       } catch (KvStoreException e) {
         unacknowledged.add(chain); // stored or not: either is fine, but if it runs it runs right
+      }
+    }
+
+    /** A job pushed in a simulated application transaction: held until the transaction ends. */
+    void holdChain() {
+      String chain = "h" + chains++;
+      JobOptions options =
+          JobOptions.defaults()
+              .priority(r.nextInt(3))
+              .delay(Duration.ofMillis(r.nextBoolean() ? 0 : r.nextInt(4_000)));
+      repeatsOf.put(chain, 0);
+      try {
+        String id = queue.holdAll(List.of(chain), options).get(0).id();
+        heldSince.put(chain, clock.millis());
+        openTransactions.put(chain, id);
+      } catch (KvStoreException e) {
+        // the caller's transaction fails with the push; if the hold was applied, the job stays
+        // held until the timeout, and then runs (the documented policy)
+        unacknowledged.add(chain);
+      }
+    }
+
+    /**
+     * The oldest open transaction ends: it commits (release), rolls back (drop), or its process
+     * dies first (nothing: the job stays held until the timeout releases it).
+     */
+    void endTransaction() {
+      if (openTransactions.isEmpty()) {
+        return;
+      }
+      String chain = openTransactions.keySet().iterator().next();
+      String id = openTransactions.remove(chain);
+      int end = r.nextInt(5);
+      if (end == 0) {
+        return; // died before its end: held since heldSince, released by the timeout
+      }
+      long since = heldSince.remove(chain);
+      try {
+        if (end <= 2) {
+          queue.releaseHeld(List.of(id));
+        } else if (queue.dropHeld(List.of(id)) == 1) {
+          repeatsOf.remove(chain);
+          dropped.add(chain);
+        } else if (clock.millis() < since + HELD_TIMEOUT) {
+          problems.add("the rollback of " + chain + " found its job released before the timeout");
+        } // else the timeout released it first, as documented: it runs
+      } catch (KvStoreException e) {
+        unacknowledged.add(chain); // applied or not: if still held, the timeout releases it
+        repeatsOf.putIfAbsent(chain, 0);
       }
     }
 

@@ -74,6 +74,27 @@ class TransitionTableTest {
   }
 
   @Test
+  void aHeldJobLeavesTheHeldStateOnlyByARelease() {
+    assertThat(TransitionTable.next(Node.ABSENT, Event.HOLD)).containsExactly(Node.HELD);
+    assertThat(TransitionTable.next(Node.HELD, Event.RELEASE_HELD))
+        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED);
+    assertThat(TransitionTable.next(Node.HELD, Event.DROP_HELD)).containsExactly(Node.ABSENT);
+    assertThat(TransitionTable.next(Node.HELD, Event.DELETE)).containsExactly(Node.ABSENT);
+    Set<Event> fromHeld = EnumSet.noneOf(Event.class);
+    for (Edge e : Edge.values()) {
+      if (e.from == Node.HELD) {
+        fromHeld.add(e.event);
+      }
+      if (e.to == Node.HELD) {
+        assertThat(e).as("only a hold makes a held job").isEqualTo(Edge.HOLD);
+      }
+    }
+    assertThat(fromHeld)
+        .as("no claim, promote or reclaim: a held job never runs")
+        .containsExactlyInAnyOrder(Event.RELEASE_HELD, Event.DROP_HELD, Event.DELETE);
+  }
+
+  @Test
   void aMoveOutsideTheTableIsABug() {
     assertThatThrownBy(() -> TransitionTable.check(Event.CLAIM, Node.DEAD, Node.LEASED))
         .isInstanceOf(IllegalStateException.class)

@@ -25,14 +25,17 @@ import java.util.Optional;
  * kvmq.queue.NAME.transaction-push} says:
  *
  * <ul>
- *   <li>{@code in-transaction} (the default on the PostgreSQL store with {@code
- *       kvmq.postgres.jta-datasource}): the jobs are written through the transaction's own
- *       connection and returned at once; they exist exactly when the transaction commits, atomic
- *       with its other writes to that database, and vanish if it rolls back.
- *   <li>{@code after-commit} (the default on the other stores, which can't join a transaction): the
- *       jobs are pushed right after the commit, and not at all if it rolls back; the push returns
- *       nothing. Not atomic with the transaction: if the process dies between the commit and the
- *       push, the push is lost.
+ *   <li>{@code in-transaction} (the default): the jobs are returned at once. On the PostgreSQL
+ *       store with {@code kvmq.postgres.jta-datasource} they are written through the transaction's
+ *       own connection: they exist exactly when the transaction commits, atomic with its other
+ *       writes to that database, and vanish if it rolls back. On the other stores, which can't join
+ *       a transaction, they are written held at once (status {@link dev.kvmq.JobStatus#HELD}, run
+ *       by no worker), released by the commit and removed by the rollback; a crash in between
+ *       leaves them held for the queue's {@code kvmq.queue.NAME.held-timeout} policy or an operator
+ *       (docs/semantics.md, "Held jobs").
+ *   <li>{@code after-commit}: the jobs are pushed right after the commit, and not at all if it
+ *       rolls back; the push returns nothing. Not atomic with the transaction: if the process dies
+ *       between the commit and the push, the push is lost.
  * </ul>
  *
  * A push in a transaction that is marked for rollback is refused with {@link
@@ -113,8 +116,8 @@ public final class JobQueue<S> {
    * Pushes a job with the queue's {@link #defaultOptions()}.
    *
    * @param state the state
-   * @return the stored job, or empty when the push waits for the current transaction to commit
-   *     ({@code after-commit})
+   * @return the stored (or held) job, or empty when the push waits for the current transaction to
+   *     commit ({@code after-commit})
    * @throws NullPointerException if {@code state} is null
    * @throws IllegalArgumentException if the encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback
@@ -129,8 +132,8 @@ public final class JobQueue<S> {
    *
    * @param state the state
    * @param options priority, delay, repeats, retries
-   * @return the stored job, or empty when the push waits for the current transaction to commit
-   *     ({@code after-commit})
+   * @return the stored (or held) job, or empty when the push waits for the current transaction to
+   *     commit ({@code after-commit})
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback

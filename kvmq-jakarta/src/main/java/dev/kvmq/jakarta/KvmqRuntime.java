@@ -467,6 +467,7 @@ public class KvmqRuntime {
       Queue<Object> q =
           Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type))
               .tracing(observation())
+              .heldTimeout(TransactionPush.heldTimeout(name, config))
               .build();
       JsonbCodec<Object> input =
           new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
@@ -497,13 +498,15 @@ public class KvmqRuntime {
     @SuppressWarnings("unchecked")
     Queue<S> q = (Queue<S>) queue(name, type);
     Runnable pushed = extension.handles(name) ? () -> {} : () -> warnUnhandled(name);
-    TransactionPush mode = TransactionPush.of(name, config, inTransaction != null);
+    TransactionPush mode = TransactionPush.of(name, config);
     return new JobQueue<>(
         q,
         transactions,
         queues.get(name).settings().jobDefaults(),
         pushed,
-        mode == TransactionPush.IN_TRANSACTION ? inTransaction : null);
+        mode == TransactionPush.AFTER_COMMIT
+            ? null
+            : inTransaction != null ? inTransaction : HeldInTransaction.INSTANCE);
   }
 
   /**

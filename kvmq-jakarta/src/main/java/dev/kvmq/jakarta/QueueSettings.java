@@ -47,7 +47,8 @@ record QueueSettings(
           "retry-jitter",
           "ignore-unknown-properties",
           TransactionPush.KEY,
-          "thread-factory");
+          "thread-factory",
+          TransactionPush.HELD_TIMEOUT_KEY);
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =

@@ -73,7 +73,7 @@ public class QueuesResource {
   /**
    * Lists the queues this application knows (those with a handler or an injection point).
    *
-   * @return {@code [{name, paused, waiting, delayed, processing, dead}]}
+   * @return {@code [{name, paused, waiting, delayed, processing, dead, held}]}
    */
   @GET
   public String queues() {
@@ -89,7 +89,7 @@ public class QueuesResource {
    * One queue's summary.
    *
    * @param name the queue
-   * @return {@code {name, paused, waiting, delayed, processing, dead}}
+   * @return {@code {name, paused, waiting, delayed, processing, dead, held}}
    */
   @GET
   @Path("{q}")
@@ -102,7 +102,7 @@ public class QueuesResource {
    * The queue's jobs in queue order, optionally filtered by status and paged.
    *
    * @param name the queue
-   * @param status waiting, delayed or processing (optional)
+   * @param status waiting, delayed, processing or held (optional)
    * @param offset how many to skip (default 0)
    * @param limit the most to return (default 1000)
    * @return the jobs
@@ -365,9 +365,28 @@ public class QueuesResource {
   }
 
   /**
+   * Releases a held job (docs/semantics.md, "Held jobs"): an operator's decision for a job whose
+   * transaction never ended here. It joins the queue and runs. To discard it instead, {@code DELETE
+   * .../jobs/{id}}.
+   *
+   * @param name the queue
+   * @param id the held job
+   * @return 204, or 404 if there is no held job with that id
+   */
+  @POST
+  @Path("{q}/jobs/{id}/release")
+  public Response releaseHeld(@PathParam("q") String name, @PathParam("id") String id) {
+    admin();
+    if (find(name).queue().releaseHeld(java.util.List.of(id)) == 0) {
+      throw Problem.notFound("no held job " + id + " in queue " + name);
+    }
+    return Response.noContent().build();
+  }
+
+  /**
    * A server-sent event per change of the queue: event {@code queue} with the summary ({@code
-   * {name, paused, waiting, delayed, processing, dead}}), first at once, then after each change
-   * (changes that come close together are reported once).
+   * {name, paused, waiting, delayed, processing, dead, held}}), first at once, then after each
+   * change (changes that come close together are reported once).
    *
    * @param name the queue
    * @param sink the client's event stream
@@ -665,7 +684,7 @@ public class QueuesResource {
       return st;
     } catch (IllegalArgumentException e) {
       throw Problem.badRequest(
-          "status", "status is waiting, delayed or processing (dead letters: GET .../dead)");
+          "status", "status is waiting, delayed, processing or held (dead letters: GET .../dead)");
     }
   }
 
@@ -688,6 +707,7 @@ public class QueuesResource {
         .add("delayed", c.delayed())
         .add("processing", c.processing())
         .add("dead", c.dead())
+        .add("held", c.held())
         .build();
   }
 

@@ -1,5 +1,7 @@
 package dev.kvmq.jakarta;
 
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -9,9 +11,10 @@ import java.util.Optional;
  */
 enum TransactionPush {
   /**
-   * Written through the transaction's own connection: the job exists exactly when the transaction
-   * commits, and the push returns it at once. Needs {@code kvmq.store=postgres} with {@code
-   * kvmq.postgres.jta-datasource}.
+   * The push returns the job at once. On {@code kvmq.store=postgres} with {@code
+   * kvmq.postgres.jta-datasource}: written through the transaction's own connection, the job exists
+   * exactly when the transaction commits. On the other stores: written held at once, released by
+   * the commit, removed by the rollback (docs/semantics.md, "Held jobs").
    */
   IN_TRANSACTION("in-transaction"),
   /**
@@ -23,6 +26,34 @@ enum TransactionPush {
   /** The end of the configuration key. */
   static final String KEY = "transaction-push";
 
+  /** The end of the key of the held-job policy: an ISO-8601 duration, or {@code keep}. */
+  static final String HELD_TIMEOUT_KEY = "held-timeout";
+
+  /**
+   * The queue's held-job policy: how long a job may stay held before a worker releases it with a
+   * warning, or null ({@code keep}, the default) to keep it for an operator.
+   *
+   * @throws IllegalArgumentException if the value is neither {@code keep} nor a positive duration
+   */
+  static Duration heldTimeout(String queue, KvmqConfig config) {
+    String key = "kvmq.queue." + queue + "." + HELD_TIMEOUT_KEY;
+    Optional<String> configured = config.get(key);
+    if (configured.isEmpty() || configured.get().trim().equalsIgnoreCase("keep")) {
+      return null;
+    }
+    try {
+      Duration d = Duration.parse(configured.get().trim());
+      if (d.toMillis() < 1) {
+        throw new IllegalArgumentException(key + " must be at least 1 ms: " + configured.get());
+      }
+      return d;
+    } catch (DateTimeParseException e) {
+      throw new IllegalArgumentException(
+          key + " is \"" + configured.get() + "\"; use keep or an ISO-8601 duration such as PT10M",
+          e);
+    }
+  }
+
   final String value;
 
   TransactionPush(String value) {
@@ -30,32 +61,23 @@ enum TransactionPush {
   }
 
   /**
-   * The queue's mode: as configured, else the safest the store allows (in-transaction where it can
-   * join the transaction).
+   * The queue's mode: as configured, else in-transaction, the safest on every store: joined where
+   * the store can join the transaction, held where it can't (a crash leaves a held job, never a
+   * lost one).
    *
    * @param queue the queue's name
    * @param config the configuration
-   * @param canJoin whether the store can write in the JTA transaction (PostgreSQL with {@code
-   *     kvmq.postgres.jta-datasource})
-   * @throws IllegalArgumentException if the value is unknown, or in-transaction where the store
-   *     can't join
+   * @throws IllegalArgumentException if the value is unknown
    */
-  static TransactionPush of(String queue, KvmqConfig config, boolean canJoin) {
+  static TransactionPush of(String queue, KvmqConfig config) {
     String key = "kvmq.queue." + queue + "." + KEY;
     Optional<String> configured = config.get(key);
     if (configured.isEmpty()) {
-      return canJoin ? IN_TRANSACTION : AFTER_COMMIT;
+      return IN_TRANSACTION;
     }
     String v = configured.get().trim().toLowerCase(Locale.ROOT);
     for (TransactionPush mode : values()) {
       if (mode.value.equals(v)) {
-        if (mode == IN_TRANSACTION && !canJoin) {
-          throw new IllegalArgumentException(
-              key
-                  + " is in-transaction, which needs kvmq.store=postgres and"
-                  + " kvmq.postgres.jta-datasource (the JNDI name of a transactional DataSource"
-                  + " on kvmq's database); the store in use can't join a JTA transaction");
-        }
         return mode;
       }
     }

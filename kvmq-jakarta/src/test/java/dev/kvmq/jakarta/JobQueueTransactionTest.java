@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvmq.Codecs;
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
+import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
+import dev.kvmq.QueueCounts;
 import dev.kvmq.store.InMemoryKvStore;
 import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;
@@ -102,33 +104,99 @@ class JobQueueTransactionTest {
   }
 
   @Test
-  void theModeDefaultsToTheSafestTheStoreAllowsAndIsChecked() {
+  void onAStoreThatCantJoinAPushIsHeldAtOnceReleasedByTheCommitAndDroppedByTheRollback() {
+    List<Integer> woken = new ArrayList<>();
+    JobQueue<String> bills =
+        new JobQueue<>(
+            queue, tx, JobOptions.defaults(), () -> woken.add(1), HeldInTransaction.INSTANCE);
+
+    Job<String> committed = bills.push("committed").orElseThrow();
+    assertThat(committed.status()).isEqualTo(JobStatus.HELD);
+    assertThat(queue.job(committed.id())).as("written durably at once").isPresent();
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0, 1));
+    tx.complete(Status.STATUS_COMMITTED);
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(1, 0, 0, 0, 0));
+    assertThat(queue.job(committed.id()).orElseThrow().status()).isEqualTo(JobStatus.WAITING);
+
+    FakeTransaction second = new FakeTransaction();
+    JobQueue<String> again =
+        new JobQueue<>(queue, second, JobOptions.defaults(), () -> {}, HeldInTransaction.INSTANCE);
+    List<Job<String>> rolledBack = again.pushAll(List.of("a", "b"));
+    assertThat(queue.counts().held()).isEqualTo(2);
+    second.complete(Status.STATUS_ROLLEDBACK);
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(1, 0, 0, 0, 0));
+    assertThat(queue.job(rolledBack.get(0).id())).isEmpty();
+    assertThat(woken).isNotEmpty();
+  }
+
+  @Test
+  void aHeldPushInATransactionMarkedForRollbackIsRefusedAndWritesNothing() {
+    tx.status = Status.STATUS_MARKED_ROLLBACK;
+    JobQueue<String> bills =
+        new JobQueue<>(queue, tx, JobOptions.defaults(), () -> {}, HeldInTransaction.INSTANCE);
+    assertThatThrownBy(() -> bills.push("doomed"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("marked for rollback")
+        .hasMessageContaining("nothing was pushed");
+    assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0, 0));
+    assertThat(tx.synchronizations).isEmpty();
+  }
+
+  @Test
+  void aRollbackAfterTheHeldTimeoutReleasedTheJobCantUndoIt() {
+    JobQueue<String> bills =
+        new JobQueue<>(queue, tx, JobOptions.defaults(), () -> {}, HeldInTransaction.INSTANCE);
+    Job<String> job = bills.push("slow transaction").orElseThrow();
+    queue.releaseHeld(List.of(job.id())); // as the held timeout would
+    tx.complete(Status.STATUS_ROLLEDBACK);
+    assertThat(queue.job(job.id()).orElseThrow().status())
+        .as("released already: it runs, and the rollback logs that it could not drop it")
+        .isEqualTo(JobStatus.WAITING);
+  }
+
+  @Test
+  void theHeldTimeoutIsKeepByDefaultOrADuration() {
+    assertThat(TransactionPush.heldTimeout("q", new KvmqConfig(k -> Optional.empty()))).isNull();
+    KvmqConfig keep =
+        new KvmqConfig(
+            k -> Optional.ofNullable(Map.of("kvmq.queue.q.held-timeout", "keep").get(k)));
+    assertThat(TransactionPush.heldTimeout("q", keep)).isNull();
+    KvmqConfig ten =
+        new KvmqConfig(
+            k -> Optional.ofNullable(Map.of("kvmq.queue.q.held-timeout", "PT10M").get(k)));
+    assertThat(TransactionPush.heldTimeout("q", ten)).isEqualTo(java.time.Duration.ofMinutes(10));
+    for (String bad : List.of("soon", "PT0S", "-PT1S")) {
+      KvmqConfig c =
+          new KvmqConfig(k -> Optional.ofNullable(Map.of("kvmq.queue.q.held-timeout", bad).get(k)));
+      assertThatThrownBy(() -> TransactionPush.heldTimeout("q", c))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("kvmq.queue.q.held-timeout");
+    }
+  }
+
+  @Test
+  void theModeDefaultsToInTransactionAndIsChecked() {
     KvmqConfig none = new KvmqConfig(k -> Optional.empty());
-    assertThat(TransactionPush.of("q", none, true)).isEqualTo(TransactionPush.IN_TRANSACTION);
-    assertThat(TransactionPush.of("q", none, false)).isEqualTo(TransactionPush.AFTER_COMMIT);
+    assertThat(TransactionPush.of("q", none)).isEqualTo(TransactionPush.IN_TRANSACTION);
 
     KvmqConfig after =
         new KvmqConfig(
             k ->
                 Optional.ofNullable(
                     Map.of("kvmq.queue.q.transaction-push", "After-Commit").get(k)));
-    assertThat(TransactionPush.of("q", after, true)).isEqualTo(TransactionPush.AFTER_COMMIT);
+    assertThat(TransactionPush.of("q", after)).isEqualTo(TransactionPush.AFTER_COMMIT);
 
     KvmqConfig in =
         new KvmqConfig(
             k ->
                 Optional.ofNullable(
                     Map.of("kvmq.queue.q.transaction-push", "in-transaction").get(k)));
-    assertThat(TransactionPush.of("q", in, true)).isEqualTo(TransactionPush.IN_TRANSACTION);
-    assertThatThrownBy(() -> TransactionPush.of("q", in, false))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("kvmq.queue.q.transaction-push")
-        .hasMessageContaining("kvmq.postgres.jta-datasource");
+    assertThat(TransactionPush.of("q", in)).isEqualTo(TransactionPush.IN_TRANSACTION);
 
     KvmqConfig bad =
         new KvmqConfig(
             k -> Optional.ofNullable(Map.of("kvmq.queue.q.transaction-push", "xa").get(k)));
-    assertThatThrownBy(() -> TransactionPush.of("q", bad, true))
+    assertThatThrownBy(() -> TransactionPush.of("q", bad))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("\"xa\"")
         .hasMessageContaining("in-transaction or after-commit");

@@ -272,7 +272,9 @@ class QueueOnPayaraIT {
     tx.begin();
     Optional<Job<Task>> deferred = plain.push(Task.of("tx-rolled-back"));
     tx.rollback();
-    assertThat(deferred).as("a push in a transaction waits for the commit").isEmpty();
+    assertThat(deferred).as("a push in a transaction is held and returned at once").isPresent();
+    assertThat(deferred.get().status()).isEqualTo(JobStatus.HELD);
+    assertThat(plain.job(deferred.get().id())).as("the rollback dropped it").isEmpty();
 
     tx.begin();
     plain.push(Task.of("tx-committed"));

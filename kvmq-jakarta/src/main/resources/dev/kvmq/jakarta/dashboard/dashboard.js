@@ -289,6 +289,7 @@
     state.textContent = s.paused ? 'paused' : 'running';
     state.className = 'badge state-' + (s.paused ? 'paused' : 'running');
     for (const k of ['waiting', 'delayed', 'processing', 'dead']) $('q-' + k).textContent = fmt.format(s[k]);
+    $('q-held').textContent = fmt.format(s.held || 0);
     $('q-pause').textContent = s.paused ? 'Resume' : 'Pause';
     $('q-delete-waiting').disabled = s.waiting + s.delayed === 0;
   }
@@ -312,7 +313,7 @@
   function filterTotal() {
     const s = view.summary;
     if (!s) return null;
-    if (view.status === '') return s.waiting + s.delayed + s.processing;
+    if (view.status === '') return s.waiting + s.delayed + s.processing + (s.held || 0);
     return s[view.status];
   }
 
@@ -377,6 +378,11 @@
           el('button', { type: 'button', text: 'Retry', 'aria-label': 'Retry dead job ' + j.id, onclick: () => retryDead(j.id) }),
           el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete dead job ' + j.id,
             onclick: () => deleteJob(j.id, true) }));
+      } else if (j.status === 'held') {
+        actions.append(
+          el('button', { type: 'button', text: 'Release', 'aria-label': 'Release held job ' + j.id, onclick: () => releaseHeld(j.id) }),
+          el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete held job ' + j.id,
+            onclick: () => deleteJob(j.id, false) }));
       } else if (j.status !== 'processing') {
         actions.append(el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete job ' + j.id,
           onclick: () => deleteJob(j.id, false) }));
@@ -488,6 +494,14 @@
       await call('DELETE', q(view.name) + '/schedules/' + encodeURIComponent(name));
       announce('Deleted schedule ' + name);
       loadSchedules();
+    } catch (e) { showError(e); }
+  }
+
+  async function releaseHeld(id) {
+    try {
+      await call('POST', q(view.name) + '/jobs/' + encodeURIComponent(id) + '/release');
+      announce('Held job ' + id + ' is released to run');
+      loadJobs();
     } catch (e) { showError(e); }
   }
 
