@@ -134,10 +134,12 @@ final class QueueCommands<S> {
       payloads.add(queue.encode(state));
     }
     long now = queue.clock.millis();
+    Map<String, String> traceContext = queue.tracer.pushContext();
     AtomicOperation.Builder op = AtomicOperation.builder();
     List<JobRecord> records = new ArrayList<>(states.size());
     for (byte[] payload : payloads) {
-      records.add(Transitions.holdInto(op, keys, queue.nextId(now), payload, options, now));
+      records.add(
+          Transitions.holdInto(op, keys, queue.nextId(now), payload, options, now, traceContext));
     }
     if (!queue.store.commit(op.build()).ok()) {
       throw new IllegalStateException(

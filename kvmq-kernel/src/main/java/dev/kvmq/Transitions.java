@@ -343,11 +343,18 @@ final class Transitions {
   /**
    * Adds a new held job to a larger operation: written in an application's transaction that has not
    * ended, in the held index (at its creation time), run by no worker until released. Its delay, if
-   * any, counts from now.
+   * any, counts from now. It carries the pusher's trace context, as a pushed job does.
    */
   static JobRecord holdInto(
-      AtomicOperation.Builder op, QueueKeys k, String id, byte[] payload, JobOptions o, long now) {
+      AtomicOperation.Builder op,
+      QueueKeys k,
+      String id,
+      byte[] payload,
+      JobOptions o,
+      long now,
+      Map<String, String> traceContext) {
     JobRecord.Draft d = new JobRecord.Draft();
+    d.traceContext = traceContext;
     d.id = id;
     d.priority = o.priority();
     d.delayUntil = o.dueAt(Instant.ofEpochMilli(now)).toEpochMilli();

@@ -6,6 +6,7 @@ import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The held-job transitions as pure functions: hold, release, drop, and the timeout policy. */
@@ -17,7 +18,8 @@ class HeldTransitionsTest {
   final String b = Ulid.format(t0 + 10, 3, 4);
 
   JobRecord held(String id, JobOptions o, long now) {
-    return Transitions.holdInto(AtomicOperation.builder(), keys, id, new byte[] {7}, o, now);
+    return Transitions.holdInto(
+        AtomicOperation.builder(), keys, id, new byte[] {7}, o, now, Map.of());
   }
 
   static Transitions.Read read(JobRecord r, long versionstamp) {
@@ -36,7 +38,8 @@ class HeldTransitionsTest {
   void holdWritesANewJobInTheHeldIndexOnlyAtItsCreationTime() {
     AtomicOperation.Builder op = AtomicOperation.builder();
     JobRecord r =
-        Transitions.holdInto(op, keys, a, new byte[] {7}, JobOptions.defaults().priority(3), t0);
+        Transitions.holdInto(
+            op, keys, a, new byte[] {7}, JobOptions.defaults().priority(3), t0, Map.of());
     assertThat(r.state).isEqualTo(JobRecord.State.HELD);
     assertThat(r.statusAt(t0)).isEqualTo(JobStatus.HELD);
     assertThat(r.statusAt(t0 + 1_000_000)).as("held until released").isEqualTo(JobStatus.HELD);

@@ -162,6 +162,21 @@ class JobTracingTest {
   }
 
   @Test
+  void aHeldJobCarriesTheContextOfItsPushToItsRunOnceReleased() {
+    Map<String, String> a = parent("4bf92f3577b34da6a3ce929d0e0e4736");
+    tracing.current = a;
+    Job<String> held = queue.holdAll(List.of("h"), JobOptions.defaults()).get(0);
+    tracing.current = Map.of("traceparent", "the releasing side's context, never stored");
+    queue.releaseHeld(List.of(held.id()));
+    worker((job, ctx) -> {}, WorkerOptions.defaults());
+    scheduler.runUntilIdle();
+    assertThat(tracing.runs)
+        .extracting(Seen::id, Seen::context, Seen::outcome)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(held.id(), a, JobTracing.Outcome.COMPLETED));
+  }
+
+  @Test
   void aJobWithNoRetriesLeftEndsDead() {
     queue.push("x");
     worker(
