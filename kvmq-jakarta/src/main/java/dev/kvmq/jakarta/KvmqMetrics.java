@@ -23,8 +23,8 @@ import org.eclipse.microprofile.metrics.Tag;
  * queue=<name>}:
  *
  * <ul>
- *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead): the
- *       queue's depth, read from its indexes at each scrape;
+ *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead, held):
+ *       the queue's depth, read from its indexes at each scrape;
  *   <li>{@code kvmq.jobs.started} (counter): handler runs started; {@code kvmq.jobs.completed},
  *       {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code kvmq.jobs.leaseLost} (counters):
  *       outcomes recorded by this application's workers since it started ({@code retried} and
@@ -113,6 +113,7 @@ final class KvmqMetrics implements QueueMetrics {
     gauge(queue, q, "delayed", QueueCounts::delayed);
     gauge(queue, q, "processing", QueueCounts::processing);
     gauge(queue, q, "dead", QueueCounts::dead);
+    gauge(queue, q, "held", QueueCounts::held);
     for (String outcome : List.of("started", "completed", "retried", "dead", "leaseLost")) {
       String metric = "kvmq.jobs." + outcome;
       registered.add(new MetricID(metric, q));

@@ -244,7 +244,8 @@ final class KvmqTelemetry implements JobTracing {
             "waiting", QueueCounts::waiting,
             "delayed", QueueCounts::delayed,
             "processing", QueueCounts::processing,
-            "dead", QueueCounts::dead);
+            "dead", QueueCounts::dead,
+            "held", QueueCounts::held);
 
     private static LongCounter counter(Meter meter, String name, String outcome) {
       return meter

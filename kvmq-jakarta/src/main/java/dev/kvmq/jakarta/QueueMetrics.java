@@ -10,7 +10,7 @@ import dev.kvmq.Queue;
  */
 interface QueueMetrics {
 
-  /** Gauge: the jobs of a queue with a status (waiting, delayed, processing, dead). */
+  /** Gauge: the jobs of a queue with a status (waiting, delayed, processing, dead, held). */
   String JOBS = "kvmq.jobs";
 
   /** Counter: handler runs started. */

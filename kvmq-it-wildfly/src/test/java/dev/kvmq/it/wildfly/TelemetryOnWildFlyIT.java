@@ -161,7 +161,7 @@ class TelemetryOnWildFlyIT {
             });
     assertThat(metrics.get("kvmq.jobs").points())
         .extracting(p -> p.attributes().get("status"))
-        .contains("waiting", "delayed", "processing", "dead");
+        .contains("waiting", "delayed", "processing", "dead", "held");
   }
 
   /** The sum of a counter's points for the queue {@code traced}; 0 if not exported yet. */

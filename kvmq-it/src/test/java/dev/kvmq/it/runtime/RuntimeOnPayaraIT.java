@@ -130,7 +130,7 @@ class RuntimeOnPayaraIT {
     assertThat(sample(body, "kvmq_jobs_leaseLost_total", "retrying", ""))
         .as("kvmq_jobs_leaseLost_total in\n%s", retryingLines)
         .isGreaterThanOrEqualTo(0);
-    for (String status : new String[] {"waiting", "delayed", "processing", "dead"}) {
+    for (String status : new String[] {"waiting", "delayed", "processing", "dead", "held"}) {
       assertThat(sample(body, "kvmq_jobs", "retrying", "status=\"" + status + "\""))
           .as("kvmq_jobs{status=%s} in\n%s", status, retryingLines)
           .isGreaterThanOrEqualTo(0);
