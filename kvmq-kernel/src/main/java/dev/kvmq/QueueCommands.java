@@ -37,6 +37,24 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#pushAll}. */
   List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    return newJobs(states, options, Transitions::pushInto);
+  }
+
+  /** How a batch of new jobs is added to its operation: pushed, or held. */
+  @FunctionalInterface
+  private interface NewJob {
+    JobRecord addTo(
+        AtomicOperation.Builder op,
+        QueueKeys keys,
+        String id,
+        byte[] payload,
+        JobOptions options,
+        long now,
+        Map<String, String> traceContext);
+  }
+
+  /** Writes new jobs in one operation, with the pusher's trace context; returns them. */
+  private List<Job<S>> newJobs(Collection<? extends S> states, JobOptions options, NewJob newJob) {
     Objects.requireNonNull(states, "states");
     Objects.requireNonNull(options, "options");
     if (states.isEmpty()) {
@@ -51,8 +69,7 @@ final class QueueCommands<S> {
     AtomicOperation.Builder op = AtomicOperation.builder();
     List<JobRecord> records = new ArrayList<>(states.size());
     for (byte[] payload : payloads) {
-      records.add(
-          Transitions.pushInto(op, keys, queue.nextId(now), payload, options, now, traceContext));
+      records.add(newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext));
     }
     CommitResult result = queue.store.commit(op.build());
     if (!result.ok()) {
@@ -124,35 +141,7 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#holdAll}. */
   List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
-    Objects.requireNonNull(states, "states");
-    Objects.requireNonNull(options, "options");
-    if (states.isEmpty()) {
-      return List.of();
-    }
-    List<byte[]> payloads = new ArrayList<>(states.size());
-    for (S state : states) {
-      payloads.add(queue.encode(state));
-    }
-    long now = queue.clock.millis();
-    Map<String, String> traceContext = queue.tracer.pushContext();
-    AtomicOperation.Builder op = AtomicOperation.builder();
-    List<JobRecord> records = new ArrayList<>(states.size());
-    for (byte[] payload : payloads) {
-      records.add(
-          Transitions.holdInto(op, keys, queue.nextId(now), payload, options, now, traceContext));
-    }
-    if (!queue.store.commit(op.build()).ok()) {
-      throw new IllegalStateException(
-          "a new job id was already taken in queue "
-              + queue.name()
-              + ": two id generators made the same ULID. Indicates a bug.");
-    }
-    List<Job<S>> jobs = new ArrayList<>(records.size());
-    int i = 0;
-    for (S state : states) {
-      jobs.add(Job.of(queue.name(), records.get(i++), state, now));
-    }
-    return jobs;
+    return newJobs(states, options, Transitions::holdInto);
   }
 
   /** See {@link Queue#releaseHeld}. */

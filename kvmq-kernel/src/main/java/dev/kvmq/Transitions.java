@@ -108,23 +108,36 @@ final class Transitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext) {
+    JobRecord.Draft d = newJob(id, payload, o, now, traceContext);
+    d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
+    return addNew(op, k, d, Event.PUSH);
+  }
+
+  /** Adds the new job of {@code d} to {@code op}: checked absent, written with its index entry. */
+  private static JobRecord addNew(
+      AtomicOperation.Builder op, QueueKeys k, JobRecord.Draft d, Event event) {
+    JobRecord r = d.build();
+    TransitionTable.check(event, Node.ABSENT, Node.of(r));
+    Key job = k.job(r.id);
+    op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
+    return r;
+  }
+
+  /** The record of a new job from its options: everything but its state. */
+  private static JobRecord.Draft newJob(
+      String id, byte[] payload, JobOptions o, long now, Map<String, String> traceContext) {
     JobRecord.Draft d = new JobRecord.Draft();
     d.traceContext = traceContext;
     d.id = id;
     d.priority = o.priority();
     d.delayUntil = o.dueAt(Instant.ofEpochMilli(now)).toEpochMilli();
-    d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
     d.repeatCount = o.repeatCount();
     d.repeatDelay = o.repeatDelay().toMillis();
     d.retriesLeft = o.retryCount();
     d.retryLimit = o.retryCount();
     d.backoff = o.retryBackoff();
     d.payload = payload;
-    JobRecord r = d.build();
-    TransitionTable.check(Event.PUSH, Node.ABSENT, Node.of(r));
-    Key job = k.job(id);
-    op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
-    return r;
+    return d;
   }
 
   /** A delayed job whose time has come joins the ready index, in its priority place. */
@@ -353,23 +366,9 @@ final class Transitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext) {
-    JobRecord.Draft d = new JobRecord.Draft();
-    d.traceContext = traceContext;
-    d.id = id;
-    d.priority = o.priority();
-    d.delayUntil = o.dueAt(Instant.ofEpochMilli(now)).toEpochMilli();
+    JobRecord.Draft d = newJob(id, payload, o, now, traceContext);
     d.state = JobRecord.State.HELD;
-    d.repeatCount = o.repeatCount();
-    d.repeatDelay = o.repeatDelay().toMillis();
-    d.retriesLeft = o.retryCount();
-    d.retryLimit = o.retryCount();
-    d.backoff = o.retryBackoff();
-    d.payload = payload;
-    JobRecord r = d.build();
-    TransitionTable.check(Event.HOLD, Node.ABSENT, Node.of(r));
-    Key job = k.job(id);
-    op.checkAbsent(job).set(job, r.encode()).set(k.indexOf(r), QueueKeys.EMPTY);
-    return r;
+    return addNew(op, k, d, Event.HOLD);
   }
 
   /**

@@ -9,8 +9,6 @@ import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -116,16 +114,7 @@ public final class ConnectionStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return read(
-        "get " + key,
-        () -> {
-          try (PreparedStatement ps = connection.prepareStatement(tables.get)) {
-            ps.setBytes(1, key.encoded());
-            try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
-            }
-          }
-        });
+    return read("get " + key, () -> Reads.get(connection, tables, key));
   }
 
   /**
@@ -146,11 +135,7 @@ public final class ConnectionStore implements KvStore {
     }
     Map<ByteBuffer, KvEntry> found =
         read("getMany of " + keys.size() + " keys", () -> transactions.readKeys(connection, keys));
-    List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
-    for (Key k : keys) {
-      result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
-    }
-    return Collections.unmodifiableList(result);
+    return Reads.inKeyOrder(keys, found);
   }
 
   /**
@@ -172,23 +157,7 @@ public final class ConnectionStore implements KvStore {
       ensureUsable();
       return List.of();
     }
-    return read(
-        "list " + range,
-        () -> {
-          List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
-          try (PreparedStatement ps =
-              connection.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
-            ps.setBytes(1, range.lowerBound());
-            ps.setBytes(2, range.upperBound());
-            ps.setLong(3, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                result.add(Jdbc.entry(rs));
-              }
-            }
-          }
-          return Collections.unmodifiableList(result);
-        });
+    return read("list " + range, () -> Reads.list(connection, tables, range, limit, reverse));
   }
 
   // ---- commits

@@ -11,8 +11,6 @@ import dev.kvmq.store.SubscriberRegistry;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -167,16 +165,7 @@ public final class PostgresKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return call(
-        "get " + key,
-        (c, a) -> {
-          try (PreparedStatement ps = c.prepareStatement(tables.get)) {
-            ps.setBytes(1, key.encoded());
-            try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
-            }
-          }
-        });
+    return call("get " + key, (c, a) -> Reads.get(c, tables, key));
   }
 
   /**
@@ -196,11 +185,7 @@ public final class PostgresKvStore implements KvStore {
     }
     Map<ByteBuffer, KvEntry> found =
         call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys));
-    List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
-    for (Key k : keys) {
-      result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
-    }
-    return Collections.unmodifiableList(result);
+    return Reads.inKeyOrder(keys, found);
   }
 
   /**
@@ -221,23 +206,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    return call(
-        "list " + range,
-        (c, a) -> {
-          List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
-          try (PreparedStatement ps =
-              c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
-            ps.setBytes(1, range.lowerBound());
-            ps.setBytes(2, range.upperBound());
-            ps.setLong(3, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                result.add(Jdbc.entry(rs));
-              }
-            }
-          }
-          return Collections.unmodifiableList(result);
-        });
+    return call("list " + range, (c, a) -> Reads.list(c, tables, range, limit, reverse));
   }
 
   /**
@@ -254,18 +223,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return 0;
     }
-    return call(
-        "count " + range,
-        (c, a) -> {
-          try (PreparedStatement ps = c.prepareStatement(tables.count)) {
-            ps.setBytes(1, range.lowerBound());
-            ps.setBytes(2, range.upperBound());
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getLong(1);
-            }
-          }
-        });
+    return call("count " + range, (c, a) -> Reads.count(c, tables, range));
   }
 
   // ---- commits

@@ -1,0 +1,70 @@
+package dev.kvmq.store.postgres;
+
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The read statements of the store, on whatever connection the caller gives: the store's own (a
+ * pooled connection per call) and {@link ConnectionStore}'s (the application's, in its transaction)
+ * run the same SQL.
+ */
+final class Reads {
+
+  private Reads() {}
+
+  static Optional<KvEntry> get(Connection c, Tables tables, Key key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(tables.get)) {
+      ps.setBytes(1, key.encoded());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  /** The entries {@code readKeys} found, in the order of {@code keys}, empty where absent. */
+  static List<Optional<KvEntry>> inKeyOrder(List<Key> keys, Map<ByteBuffer, KvEntry> found) {
+    List<Optional<KvEntry>> result = new ArrayList<>(keys.size());
+    for (Key k : keys) {
+      result.add(Optional.ofNullable(found.get(ByteBuffer.wrap(k.encoded()))));
+    }
+    return Collections.unmodifiableList(result);
+  }
+
+  static List<KvEntry> list(Connection c, Tables tables, KeyRange range, int limit, boolean reverse)
+      throws SQLException {
+    List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
+    try (PreparedStatement ps = c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
+      ps.setBytes(1, range.lowerBound());
+      ps.setBytes(2, range.upperBound());
+      ps.setLong(3, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(Jdbc.entry(rs));
+        }
+      }
+    }
+    return Collections.unmodifiableList(result);
+  }
+
+  static long count(Connection c, Tables tables, KeyRange range) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(tables.count)) {
+      ps.setBytes(1, range.lowerBound());
+      ps.setBytes(2, range.upperBound());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+}
