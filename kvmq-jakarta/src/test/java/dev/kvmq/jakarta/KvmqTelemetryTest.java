@@ -205,6 +205,7 @@ class KvmqTelemetryTest {
     queue.push("a", JobOptions.defaults().retry(1, Backoff.fixed(Duration.ofSeconds(5))));
     queue.push("b");
     queue.push("later", JobOptions.defaults().delay(Duration.ofHours(1)));
+    queue.holdAll(java.util.List.of("in an open transaction"), JobOptions.defaults());
     clock.advance(Duration.ofMillis(250)); // both waited 250 ms for a worker
     queue
         .worker(
@@ -247,7 +248,7 @@ class KvmqTelemetryTest {
                     p -> p.getAttributes().get(KvmqTelemetry.STATUS), LongPointData::getValue));
     assertThat(depth)
         .containsExactlyInAnyOrderEntriesOf(
-            Map.of("waiting", 0L, "delayed", 2L, "processing", 0L, "dead", 0L));
+            Map.of("waiting", 0L, "delayed", 2L, "processing", 0L, "dead", 0L, "held", 1L));
   }
 
   private static long sum(Map<String, MetricData> m, String name) {
