@@ -60,25 +60,39 @@ class ScheduleDashboardIT {
             TestUsers.PASSWORD,
             work.resolve("chromedriver.log"))) {
       browser.driver.get(root + "kvmq/dashboard#/queue/" + ScheduledHandler.QUEUE);
-      WebElement row = row(browser);
-      assertThat(cell(row, 2)).isEqualTo("cron 0 0 1 1 * (Europe/Paris)");
-      assertThat(cell(row, 3)).isEqualTo("running");
-      assertThat(cell(row, 4)).isEqualTo("missed: run-once, overlap: allow, lateness: PT1M");
-      assertThat(row.findElement(By.cssSelector("td:nth-child(5) time")).getAttribute("datetime"))
-          .endsWith("-12-31T23:00:00Z");
-      assertThat(cell(row, 6)).isEqualTo("never");
-      assertThat(cell(row, 7)).isEqualTo("{\"fail\":false,\"text\":\"happy\"}");
+      // read in one go: the table may be drawn again between two reads (a stale row)
+      java.util.List<String> first =
+          Wait.until(
+              "the schedule's row, read whole",
+              () -> {
+                WebElement row = row(browser);
+                return java.util.List.of(
+                    cell(row, 2),
+                    cell(row, 3),
+                    cell(row, 4),
+                    row.findElement(By.cssSelector("td:nth-child(5) time"))
+                        .getAttribute("datetime"),
+                    cell(row, 6),
+                    cell(row, 7));
+              },
+              cells -> true);
+      assertThat(first.get(0)).isEqualTo("cron 0 0 1 1 * (Europe/Paris)");
+      assertThat(first.get(1)).isEqualTo("running");
+      assertThat(first.get(2)).isEqualTo("missed: run-once, overlap: allow, lateness: PT1M");
+      assertThat(first.get(3)).endsWith("-12-31T23:00:00Z");
+      assertThat(first.get(4)).isEqualTo("never");
+      assertThat(first.get(5)).isEqualTo("{\"fail\":false,\"text\":\"happy\"}");
 
-      button(row(browser), "Pause").click();
+      click(browser, "Pause");
       Wait.until("the paused badge", () -> cell(row(browser), 3), "paused"::equals);
       assertThat(get(api)).contains("\"paused\":true").doesNotContain("nextDue");
-      assertThat(cell(row(browser), 5)).isEqualTo("–");
+      Wait.until("no next due time while paused", () -> cell(row(browser), 5), "–"::equals);
 
-      button(row(browser), "Resume").click();
+      click(browser, "Resume");
       Wait.until("the running badge", () -> cell(row(browser), 3), "running"::equals);
       assertThat(get(api)).contains("\"paused\":false", "nextDue");
 
-      button(row(browser), "Run now").click();
+      click(browser, "Run now");
       String last =
           Wait.until(
               "the triggered run as the last run",
@@ -88,13 +102,13 @@ class ScheduleDashboardIT {
       String id = body.replaceAll("(?s).*\"lastJobId\":\"([^\"]+)\".*", "$1");
       assertThat(last).endsWith(id);
 
-      button(row(browser), "Delete…").click();
+      click(browser, "Delete…");
       Alert ask =
           Wait.until("the confirmation", () -> browser.driver.switchTo().alert(), a -> true);
       assertThat(ask.getText()).contains("Delete schedule new-year", "defined again");
       ask.dismiss();
       assertThat(status(api)).as("dismissed: kept").isEqualTo(200);
-      button(row(browser), "Delete…").click();
+      click(browser, "Delete…");
       Wait.until("the confirmation", () -> browser.driver.switchTo().alert(), a -> true).accept();
       Wait.until("the schedule deleted", () -> status(api), s -> s == 404);
       Wait.until(
@@ -115,6 +129,20 @@ class ScheduleDashboardIT {
     return row.findElement(By.cssSelector(":scope > :nth-child(" + column + ")"))
         .getAttribute("textContent")
         .strip();
+  }
+
+  /**
+   * Clicks the row's button. The table is drawn again after the queue's events, so a row found a
+   * moment ago may be gone (a stale element, and no click happened): find it again and retry.
+   */
+  private static void click(Browser browser, String text) {
+    Wait.until(
+        "a click on " + text,
+        () -> {
+          button(row(browser), text).click();
+          return true;
+        },
+        clicked -> clicked);
   }
 
   private static WebElement button(WebElement row, String text) {
