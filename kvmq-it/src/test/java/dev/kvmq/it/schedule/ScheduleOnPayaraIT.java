@@ -2,6 +2,7 @@ package dev.kvmq.it.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
 import dev.kvmq.it.support.KvmqWars;

@@ -2,13 +2,10 @@ package dev.kvmq.it.threads;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.ServerProcess;
-import dev.kvmq.it.support.Wait;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.junit.jupiter.api.Tag;
@@ -28,43 +25,21 @@ class ThreadFactoryProblemIT {
 
   @Test
   void aNameBoundToSomethingElseFailsTheStartNamingQueueAndSetting() throws Exception {
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("thread-factory-" + System.nanoTime()));
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    Path work = Payaras.work("thread-factory");
     Path war = work.resolve("misnamed.war");
     Wars.withKvmq(Wars.testWar("misnamed.war"))
         .addClasses(NotAFactoryHandler.class)
         .as(ZipExporter.class)
         .exportTo(war.toFile(), true);
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        List.of(
-            java,
-            "-Djava.io.tmpdir=" + tmp,
-            "-Dkvmq.data-dir=" + work.resolve("data"),
-            "-jar",
-            System.getProperty("payara.microJar"),
-            "--deploy",
-            war.toString(),
-            "--port",
-            Integer.toString(ServerProcess.freePort()),
-            "--nohazelcast");
 
     try (ServerProcess payara =
-        ServerProcess.start(command, work, Map.of(), work.resolve("payara.log"))) {
-      String log =
-          Wait.until(
-              "Payara Micro to finish starting",
-              Duration.ofMinutes(2),
-              () -> {
-                payara.assertAlive();
-                return payara.log();
-              },
-              text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
-
+        Payaras.start(
+            work,
+            war,
+            ServerProcess.freePort(),
+            Map.of("kvmq.data-dir", work.resolve("data").toString()),
+            "payara.log")) {
+      String log = payara.log();
       assertThat(log).contains("Exception while loading the app");
       assertThat(log)
           .as("the reason, in %s", payara.logFile())

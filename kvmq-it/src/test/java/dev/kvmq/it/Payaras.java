@@ -1,4 +1,4 @@
-package dev.kvmq.it.schedule;
+package dev.kvmq.it;
 
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
@@ -11,16 +11,22 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Starts Payara Micro as a process for the schedule ITs, which restart servers and run two at once:
- * Arquillian's adapter runs one server per class and reports a failed deployment without the
- * server's reasons.
+ * Starts Payara Micro as a process, for the ITs that restart servers, run two at once, or read why
+ * a deployment failed: Arquillian's adapter runs one server per class and reports a failed
+ * deployment without the server's reasons.
  */
-final class Payaras {
+public final class Payaras {
 
   private Payaras() {}
 
-  /** A new work directory under {@code kvmq.it.work}. */
-  static Path work(String name) throws IOException {
+  /**
+   * A new work directory under {@code kvmq.it.work}.
+   *
+   * @param name the start of its name
+   * @return the directory, made
+   * @throws IOException if it can't be made
+   */
+  public static Path work(String name) throws IOException {
     return Files.createDirectories(
         Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
             .toAbsolutePath()
@@ -36,8 +42,9 @@ final class Payaras {
    * @param properties system properties of the server's JVM
    * @param log the log file's name in {@code work}
    * @return the running server
+   * @throws IOException if the process can't be started
    */
-  static ServerProcess start(
+  public static ServerProcess start(
       Path work, Path war, int port, Map<String, String> properties, String log)
       throws IOException {
     Path tmp = Files.createDirectories(work.resolve("tmp-" + log));
