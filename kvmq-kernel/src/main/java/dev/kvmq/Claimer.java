@@ -76,21 +76,72 @@ final class Claimer {
       return false;
     }
     List<AtomicOperation> ops = new ArrayList<>(index.size());
-    for (Optional<KvEntry> e : store.getMany(jobKeys(index))) {
-      if (e.isPresent()) {
-        Transitions.Read read =
-            new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
-        Transitions.Plan plan =
-            promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
-        if (plan instanceof Transitions.Applied applied) {
-          ops.add(applied.operation());
-        }
+    List<Quarantine> quarantined = new ArrayList<>();
+    List<Optional<KvEntry>> records = store.getMany(jobKeys(index));
+    for (int i = 0; i < records.size(); i++) {
+      Optional<KvEntry> e = records.get(i);
+      if (e.isEmpty()) {
+        continue;
+      }
+      Optional<Transitions.Read> read = readOrQuarantine(index.get(i).key(), e.get(), quarantined);
+      if (read.isEmpty()) {
+        continue;
+      }
+      Transitions.Plan plan =
+          promote
+              ? Transitions.promote(keys, read.get(), now)
+              : Transitions.reclaim(keys, read.get(), now);
+      if (plan instanceof Transitions.Applied applied) {
+        ops.add(applied.operation());
       }
     }
     if (!ops.isEmpty()) {
       store.commitAll(ops); // a refused check means another worker moved the job first
     }
+    commitQuarantines(keys, store, quarantined);
     return index.size() == batch;
+  }
+
+  /**
+   * Decodes the record {@code indexKey} points at; if it can't be read, notes its quarantine
+   * (committed by {@link #commitQuarantines}) and returns empty, so that one bad record does not
+   * stop the moves of the others.
+   */
+  static Optional<Transitions.Read> readOrQuarantine(
+      Key indexKey, KvEntry record, List<Quarantine> quarantined) {
+    try {
+      return Optional.of(
+          new Transitions.Read(JobRecord.decode(record.value()), record.versionstamp()));
+    } catch (IllegalStateException corrupt) {
+      quarantined.add(new Quarantine(indexKey, record.versionstamp(), corrupt));
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Moves each unreadable record's index entry aside ({@link Transitions#quarantine}), one commit
+   * each, and logs the ones moved. A refused check means the record changed since: it is read again
+   * next time.
+   */
+  static void commitQuarantines(QueueKeys keys, KvStore store, List<Quarantine> quarantined) {
+    for (Quarantine q : quarantined) {
+      if (store.commit(Transitions.quarantine(keys, q.indexKey, q.versionstamp).operation()).ok()) {
+        logQuarantined(keys, q);
+      }
+    }
+  }
+
+  private static void logQuarantined(QueueKeys keys, Quarantine q) {
+    String id = QueueKeys.idOf(q.indexKey);
+    LOG.log(
+        System.Logger.Level.ERROR,
+        "job "
+            + id
+            + " of queue "
+            + keys.queue
+            + " can't be read; moved it aside to "
+            + keys.corrupt(id),
+        q.why);
   }
 
   /**
@@ -106,17 +157,8 @@ final class Claimer {
       CommitResult result = results.get(i);
       JobRecord after = plan.planned.get(i);
       if (after == null) {
-        Quarantine q = plan.quarantined.get(i);
         if (result.ok()) {
-          LOG.log(
-              System.Logger.Level.ERROR,
-              "job "
-                  + q.id
-                  + " of queue "
-                  + keys.queue
-                  + " can't be read; moved it aside to "
-                  + keys.corrupt(q.id),
-              q.why);
+          logQuarantined(keys, plan.quarantined.get(i));
         }
       } else if (result.ok()) {
         claimed.add(new Claimed(after, result.versionstamp()));
@@ -125,8 +167,11 @@ final class Claimer {
     return new Batch(claimed, plan.seen == max || claimed.size() < plan.seen);
   }
 
-  /** An unreadable record moved aside by a claim, and why it could not be read. */
-  private record Quarantine(String id, RuntimeException why) {}
+  /**
+   * An unreadable record to move aside: the index entry that points at it, the versionstamp it was
+   * read at, and why it could not be read.
+   */
+  record Quarantine(Key indexKey, long versionstamp, RuntimeException why) {}
 
   /**
    * Plans the claims of one {@link KvStore#claim} call with the pure {@link Transitions#claim}. An
@@ -179,7 +224,7 @@ final class Claimer {
           Key indexKey = index.get(i).key();
           ops.add(Transitions.quarantine(keys, indexKey, e.get().versionstamp()).operation());
           planned.add(null);
-          quarantined.add(new Quarantine(QueueKeys.idOf(indexKey), corrupt));
+          quarantined.add(new Quarantine(indexKey, e.get().versionstamp(), corrupt));
           continue;
         }
         Transitions.Plan plan =

@@ -13,8 +13,10 @@ import java.util.Optional;
  * The held-job step of a worker's pass, for a queue whose held-job policy is a timeout ({@link
  * Queue.Builder#heldTimeout}): reads a bounded batch of the held index up to {@code now - timeout},
  * releases those jobs with the pure {@link Transitions#resolveHeld} in one commit, and logs one
- * warning per job released (docs/semantics.md, "Held jobs"). A commit that loses a race (the job's
- * transaction ended, or another worker released it first) moves nothing; the next pass reads again.
+ * warning per job released (docs/semantics.md, "Held jobs"). A held record that can't be read is
+ * moved aside like an unreadable record anywhere else ({@link Transitions#quarantine}). A commit
+ * that loses a race (the job's transaction ended, or another worker released it first) moves
+ * nothing; the next pass reads again.
  *
  * <p>Locking: none; used by one pass at a time.
  */
@@ -56,11 +58,15 @@ final class HeldResolver {
       jobKeys.add(keys.job(QueueKeys.idOf(e.key())));
     }
     List<Transitions.Read> reads = new ArrayList<>(index.size());
-    for (Optional<KvEntry> e : store.getMany(jobKeys)) {
+    List<Claimer.Quarantine> quarantined = new ArrayList<>();
+    List<Optional<KvEntry>> records = store.getMany(jobKeys);
+    for (int i = 0; i < records.size(); i++) {
+      Optional<KvEntry> e = records.get(i);
       if (e.isPresent()) {
-        reads.add(new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp()));
+        Claimer.readOrQuarantine(index.get(i).key(), e.get(), quarantined).ifPresent(reads::add);
       }
     }
+    Claimer.commitQuarantines(keys, store, quarantined);
     Transitions.HeldMove move = Transitions.resolveHeld(keys, reads, now, timeoutMillis);
     if (!move.moved().isEmpty() && store.commit(move.operation()).ok()) {
       for (JobRecord r : move.moved()) {

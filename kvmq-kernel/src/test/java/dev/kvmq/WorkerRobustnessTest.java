@@ -142,4 +142,58 @@ class WorkerRobustnessTest {
     assertThat(queue.jobs()).isEmpty();
     assertThat(queue.counts().queued()).isZero();
   }
+
+  /**
+   * Breaks {@code job}'s record so that it can't be read (as {@link
+   * #aCorruptRecordDoesNotStallTheWorker}).
+   */
+  private void corrupt(Queue<String> q, Job<String> job) {
+    Key key = q.keys.job(job.id());
+    byte[] bytes = store.get(key).orElseThrow().value();
+    bytes[1 + 2 + 26 + 8] = 99; // an unknown state ordinal
+    store.commit(AtomicOperation.builder().set(key, bytes).build());
+  }
+
+  /**
+   * An unreadable delayed record failed every promote, and claims wait for promotes: the whole
+   * queue stopped. It is moved aside, and the other delayed and ready jobs run.
+   */
+  @Test
+  void anUnreadableDelayedRecordIsMovedAsideAndTheOthersRun() {
+    List<String> ran = new ArrayList<>();
+    queue.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults(), scheduler).start();
+    Job<String> bad = queue.push("bad", JobOptions.defaults().delay(Duration.ofSeconds(1)));
+    queue.push("later", JobOptions.defaults().delay(Duration.ofSeconds(2)));
+    corrupt(queue, bad);
+    scheduler.advance(Duration.ofSeconds(3));
+    queue.push("now");
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("later", "now");
+    assertThat(store.get(queue.keys.corrupt(bad.id()))).as("moved aside").isPresent();
+    assertThat(store.get(queue.keys.job(bad.id()))).as("kept for inspection").isPresent();
+    assertThat(queue.counts().delayed()).isZero();
+  }
+
+  /**
+   * An unreadable held record failed every pass of a queue with a held timeout. It is moved aside,
+   * and the other held job past the timeout is released and runs.
+   */
+  @Test
+  void anUnreadableHeldRecordIsMovedAsideAndTheOthersAreReleased() {
+    Queue<String> q =
+        Queue.builder(store, "h", Codecs.utf8())
+            .clock(clock)
+            .heldTimeout(Duration.ofMinutes(1))
+            .build();
+    List<String> ran = new ArrayList<>();
+    q.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults(), scheduler).start();
+    List<Job<String>> held = q.holdAll(List.of("bad", "left"), JobOptions.defaults());
+    corrupt(q, held.get(0));
+    scheduler.advance(Duration.ofMinutes(2));
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("left");
+    assertThat(store.get(q.keys.corrupt(held.get(0).id()))).as("moved aside").isPresent();
+    assertThat(store.get(q.keys.job(held.get(0).id()))).as("kept for inspection").isPresent();
+    assertThat(store.list(q.keys.held(), 10, false)).isEmpty();
+  }
 }
