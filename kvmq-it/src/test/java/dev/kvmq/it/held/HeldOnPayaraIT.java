@@ -2,16 +2,20 @@ package dev.kvmq.it.held;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
+import dev.kvmq.it.queue.TestUsers;
+import dev.kvmq.it.support.KvmqWars;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +24,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -30,33 +35,50 @@ import org.junit.jupiter.api.Test;
  * removes it; a push in a transaction marked for rollback is refused and writes nothing. Then a
  * transaction holds a job and stays open while Payara is killed with SIGKILL: after a restart on
  * the same data directory the job is held, and under the default policy ({@code keep}) it does not
- * run while other jobs do, until an operator releases it.
+ * run while other jobs do, until an operator releases it over the admin REST API (listed as held;
+ * 403 without the role, 404 for an unknown job, 204), and then it runs.
  *
  * <p>Payara is started as a process, so that it can be killed.
  */
 @Tag("payara")
 class HeldOnPayaraIT {
 
+  private static final String ADMIN = basic("admin");
+  private static final String VIEWER = basic("viewer");
+
   private final HttpClient http = HttpClient.newHttpClient();
+
+  private static String basic(String user) {
+    return "Basic "
+        + Base64.getEncoder()
+            .encodeToString((user + ":" + TestUsers.PASSWORD).getBytes(StandardCharsets.UTF_8));
+  }
 
   @Test
   void commitRunsRollbackRemovesAndAKillBeforeTheCommitLeavesAHeldJobForTheOperator()
       throws Exception {
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("held-" + System.nanoTime()));
+    Path work = Payaras.work("held");
     Path war = work.resolve("receipts.war");
     Wars.withKvmq(Wars.testWar("receipts.war"))
-        .addClasses(Receipt.class, ReceiptHandler.class, ReceiptServlet.class)
+        .addClasses(Receipt.class, ReceiptHandler.class, ReceiptServlet.class, TestUsers.class)
+        .addAsResource(
+            new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
+        .addAsWebInfResource(new StringAsset(KvmqWars.SECURE_WEB_XML), "web.xml")
+        .addAsWebInfResource(
+            new StringAsset(KvmqWars.SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml")
         .as(ZipExporter.class)
         .exportTo(war.toFile(), true);
     Random random = new Random(18);
     String heldJob;
 
     int port = ServerProcess.freePort();
-    try (ServerProcess payara = start(work, war, port, "payara-1.log")) {
+    try (ServerProcess payara =
+        Payaras.start(
+            work,
+            war,
+            port,
+            Map.of("kvmq.data-dir", work.resolve("data").toString()),
+            "payara-1.log")) {
       awaitPing(payara, port);
       Set<String> committed = new TreeSet<>();
       Map<String, String> rolledBack = new HashMap<>(); // receipt -> job id
@@ -94,7 +116,13 @@ class HeldOnPayaraIT {
     }
 
     int port2 = ServerProcess.freePort();
-    try (ServerProcess payara = start(work, war, port2, "payara-2.log")) {
+    try (ServerProcess payara =
+        Payaras.start(
+            work,
+            war,
+            port2,
+            Map.of("kvmq.data-dir", work.resolve("data").toString()),
+            "payara-2.log")) {
       awaitPing(payara, port2);
       assertThat(get(port2, "op=status&job=" + heldJob)).as("after the restart").isEqualTo("HELD");
       assertThat(get(port2, "op=place&id=after&rollback=false")).startsWith("committed ");
@@ -106,7 +134,20 @@ class HeldOnPayaraIT {
       assertThat(get(port2, "op=status&job=" + heldJob)).isEqualTo("HELD");
       assertThat(get(port2, "op=counts")).contains("held=1");
 
-      assertThat(get(port2, "op=release&job=" + heldJob)).isEqualTo("released 1");
+      assertThat(rest(port2, "GET", "/jobs?status=held", ADMIN).body())
+          .as("the admin API lists it as held")
+          .contains("\"id\":\"" + heldJob + "\"", "\"status\":\"held\"");
+      String release = "/jobs/" + heldJob + "/release";
+      assertThat(rest(port2, "POST", release, VIEWER).statusCode())
+          .as("release without the role")
+          .isEqualTo(403);
+      assertThat(rest(port2, "POST", "/jobs/01NOTAJOB000000000000000000/release", ADMIN))
+          .as("release of an unknown job")
+          .extracting(HttpResponse::statusCode)
+          .isEqualTo(404);
+      assertThat(rest(port2, "POST", release, ADMIN).statusCode())
+          .as("the operator releases it over REST")
+          .isEqualTo(204);
       Wait.until("the released job ran", Duration.ofMinutes(1), () -> ran(port2).contains("open"));
       assertThat(get(port2, "op=status&job=" + heldJob)).isEqualTo("absent");
       assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
@@ -140,29 +181,24 @@ class HeldOnPayaraIT {
         });
   }
 
+  /** Calls the admin API of queue {@code receipts}. */
+  private HttpResponse<String> rest(int port, String method, String path, String authorization)
+      throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/receipts/kvmq/queues/receipts" + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", authorization)
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build();
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
   private static HttpRequest request(int port, String query) {
     return HttpRequest.newBuilder(
             URI.create("http://127.0.0.1:" + port + "/receipts/receipts?" + query))
         .timeout(Duration.ofSeconds(30))
         .GET()
         .build();
-  }
-
-  private static ServerProcess start(Path work, Path war, int port, String log) throws Exception {
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        List.of(
-            java,
-            "-Djava.io.tmpdir=" + tmp,
-            "-Dkvmq.data-dir=" + work.resolve("data"),
-            "-jar",
-            System.getProperty("payara.microJar"),
-            "--deploy",
-            war.toString(),
-            "--port",
-            Integer.toString(port),
-            "--nohazelcast");
-    return ServerProcess.start(command, work, Map.of(), work.resolve(log));
   }
 }

@@ -12,7 +12,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.transaction.UserTransaction;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
 
@@ -27,7 +26,6 @@ import java.util.concurrent.CountDownLatch;
  *   <li>{@code rollback-only&id=ID}: pushes in a transaction marked for rollback; answers the
  *       refusal's message;
  *   <li>{@code status&job=JOB-ID}: the job's status, or {@code absent};
- *   <li>{@code release&job=JOB-ID}: an operator's release of a held job ({@code released N});
  *   <li>{@code ran}: the receipts that ran in this process, sorted, comma-separated;
  *   <li>{@code counts}: the queue's counts; {@code ping}: {@code ok}.
  * </ul>
@@ -57,7 +55,6 @@ public class ReceiptServlet extends HttpServlet {
         case "counts" -> out.print(receipts.counts());
         case "status" ->
             out.print(receipts.job(job).map(j -> j.status().toString()).orElse("absent"));
-        case "release" -> out.print("released " + receipts.queue().releaseHeld(List.of(job)));
         case "place" -> {
           ut.begin();
           String pushed = receipts.push(new Receipt(id)).orElseThrow().id();
