@@ -47,6 +47,30 @@ public final class Payaras {
   public static ServerProcess start(
       Path work, Path war, int port, Map<String, String> properties, String log)
       throws IOException {
+    return start(work, war, port, properties, List.of(), log);
+  }
+
+  /**
+   * Starts Payara Micro with a WAR and options of its own, and waits until it has finished starting
+   * (deployed or not).
+   *
+   * @param work the work directory (its {@code tmp} is the JVM's temporary directory)
+   * @param war the WAR, or an exploded WAR's directory
+   * @param port the HTTP port
+   * @param properties system properties of the server's JVM
+   * @param options Payara Micro's options after the usual ones, e.g. {@code --rootdir DIR}
+   * @param log the log file's name in {@code work}
+   * @return the running server
+   * @throws IOException if the process can't be started
+   */
+  public static ServerProcess start(
+      Path work,
+      Path war,
+      int port,
+      Map<String, String> properties,
+      List<String> options,
+      String log)
+      throws IOException {
     Path tmp = Files.createDirectories(work.resolve("tmp-" + log));
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -61,6 +85,7 @@ public final class Payaras {
             "--port",
             Integer.toString(port),
             "--nohazelcast"));
+    command.addAll(options);
     ServerProcess payara = ServerProcess.start(command, work, Map.of(), work.resolve(log));
     try {
       Wait.until(

@@ -2,6 +2,7 @@ package dev.kvmq.it.lifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.Fact;
 import dev.kvmq.it.support.KvmqWars;
@@ -51,38 +52,26 @@ class RedeployDrainIT {
 
   @Test
   void aRedeployDrainsRunningHandlersAndLosesNoJob() throws Exception {
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("redeploy-" + System.nanoTime()));
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    Path work = Payaras.work("redeploy");
     Path app = work.resolve("kvmq-it");
     KvmqWars.withLifecycleApp(Wars.withKvmq(Wars.testWar("kvmq-it.war")))
         .as(ExplodedExporter.class)
         .exportExplodedInto(app.toFile());
     Path journal = work.resolve("journal.txt");
     int port = ServerProcess.freePort();
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        List.of(
-            java,
-            "-Djava.io.tmpdir=" + tmp,
-            "-Dkvmq.data-dir=" + work.resolve("data"),
-            "-Dkvmq.shutdown-timeout=PT3S",
-            "-Dkvmq.queue.work.concurrency=1",
-            "-Dkvmq.it.journal=" + journal,
-            "-jar",
-            System.getProperty("payara.microJar"),
-            "--deploy",
-            app.toString(),
-            "--port",
-            Integer.toString(port),
-            "--nohazelcast");
+    Map<String, String> properties =
+        Map.of(
+            "kvmq.data-dir",
+            work.resolve("data").toString(),
+            "kvmq.shutdown-timeout",
+            "PT3S",
+            "kvmq.queue.work.concurrency",
+            "1",
+            "kvmq.it.journal",
+            journal.toString());
     String base = "http://127.0.0.1:" + port + "/kvmq-it/control?";
 
-    try (ServerProcess payara =
-        ServerProcess.start(command, work, Map.of(), work.resolve("payara.log"))) {
+    try (ServerProcess payara = Payaras.start(work, app, port, properties, "payara.log")) {
       String first =
           Wait.until(
               "the application to answer",

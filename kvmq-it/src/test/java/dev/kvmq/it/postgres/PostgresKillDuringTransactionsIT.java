@@ -2,6 +2,7 @@ package dev.kvmq.it.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
@@ -9,7 +10,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,11 +46,7 @@ class PostgresKillDuringTransactionsIT {
     PgServer.execute(
         "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY);"
             + " CREATE TABLE IF NOT EXISTS handled (id text PRIMARY KEY)");
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("pg-kill-" + System.nanoTime()));
+    Path work = Payaras.work("pg-kill");
     Path war = work.resolve("orders.war");
     PostgresTransactionalPushIT.war("orders.war", url)
         .addClass(OrderServlet.class)
@@ -64,7 +60,7 @@ class PostgresKillDuringTransactionsIT {
     Set<String> saidRolledBack = ConcurrentHashMap.newKeySet();
     AtomicInteger next = new AtomicInteger();
     int port = ServerProcess.freePort();
-    try (ServerProcess payara = start(work, war, port, "payara-1.log")) {
+    try (ServerProcess payara = Payaras.start(work, war, port, Map.of(), "payara-1.log")) {
       awaitPing(payara, port);
       int killAfter = 30 + random.nextInt(60);
       List<Thread> clients = new ArrayList<>();
@@ -92,7 +88,7 @@ class PostgresKillDuringTransactionsIT {
     int ranAtKill = handled().size();
 
     int port2 = ServerProcess.freePort();
-    try (ServerProcess payara = start(work, war, port2, "payara-2.log")) {
+    try (ServerProcess payara = Payaras.start(work, war, port2, Map.of(), "payara-2.log")) {
       awaitPing(payara, port2);
       Wait.until(
           "every order's job ran and none is left (" + run + ")",
@@ -188,22 +184,5 @@ class PostgresKillDuringTransactionsIT {
         .timeout(Duration.ofSeconds(30))
         .GET()
         .build();
-  }
-
-  private static ServerProcess start(Path work, Path war, int port, String log) throws Exception {
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        List.of(
-            java,
-            "-Djava.io.tmpdir=" + tmp,
-            "-jar",
-            System.getProperty("payara.microJar"),
-            "--deploy",
-            war.toString(),
-            "--port",
-            Integer.toString(port),
-            "--nohazelcast");
-    return ServerProcess.start(command, work, Map.of(), work.resolve(log));
   }
 }

@@ -3,6 +3,7 @@ package dev.kvmq.it.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
@@ -16,7 +17,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,11 +49,7 @@ class DataDirectoryIT {
 
   @Test
   void aTemporaryDefaultIsRefusedAndRootdirKeepsTheJobs() throws Exception {
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("datadir-" + System.nanoTime()));
+    Path work = Payaras.work("datadir");
     Path war = work.resolve("billing.war");
     Wars.withKvmq(Wars.testWar("billing.war"))
         .addClasses(Bill.class, LaterHandler.class, DurableServlet.class)
@@ -62,8 +58,8 @@ class DataDirectoryIT {
 
     // 1. No --rootdir, no kvmq.data-dir.
     int port = ServerProcess.freePort();
-    try (ServerProcess payara = start(work, war, port, List.of(), "temporary.log")) {
-      String log = awaitStarted(payara);
+    try (ServerProcess payara = Payaras.start(work, war, port, Map.of(), "temporary.log")) {
+      String log = payara.log();
       assertThat(log).contains("Exception while loading the app");
       String problem =
           log.lines()
@@ -89,7 +85,8 @@ class DataDirectoryIT {
     List<String> options =
         List.of("--rootdir", root.toString(), "--prebootcommandfile", preboot.toString());
     String id;
-    try (ServerProcess payara = start(work, war, port, options, "rootdir-1.log")) {
+    try (ServerProcess payara =
+        Payaras.start(work, war, port, Map.of(), options, "rootdir-1.log")) {
       id =
           Wait.until(
               "the application to answer",
@@ -126,7 +123,8 @@ class DataDirectoryIT {
           payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")).toList();
       assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
     }
-    try (ServerProcess payara = start(work, war, port, options, "rootdir-2.log")) {
+    try (ServerProcess payara =
+        Payaras.start(work, war, port, Map.of(), options, "rootdir-2.log")) {
       String status =
           Wait.until(
               "the application to answer again",
@@ -157,37 +155,6 @@ class DataDirectoryIT {
         .flatMap(NetworkInterface::inetAddresses)
         .filter(a -> a instanceof Inet4Address)
         .findFirst();
-  }
-
-  private static ServerProcess start(
-      Path work, Path war, int port, List<String> options, String log) throws Exception {
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                java,
-                "-Djava.io.tmpdir=" + tmp,
-                "-jar",
-                System.getProperty("payara.microJar"),
-                "--deploy",
-                war.toString(),
-                "--port",
-                Integer.toString(port),
-                "--nohazelcast"));
-    command.addAll(options);
-    return ServerProcess.start(command, work, Map.of(), work.resolve(log));
-  }
-
-  private static String awaitStarted(ServerProcess payara) {
-    return Wait.until(
-        "Payara Micro to finish starting",
-        Duration.ofMinutes(2),
-        () -> {
-          payara.assertAlive();
-          return payara.log();
-        },
-        text -> text.matches("(?s).*\\(build \\d+\\) ready in.*"));
   }
 
   private static HttpRequest request(int port, String query) {

@@ -1,13 +1,12 @@
 package dev.kvmq.it.security;
 
+import dev.kvmq.it.Payaras;
 import dev.kvmq.it.support.KvmqWars;
 import dev.kvmq.it.support.SecurityChecks;
 import dev.kvmq.it.support.ServerProcess;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
@@ -39,34 +38,22 @@ public final class SecurePayara implements AutoCloseable {
    * @throws AssertionError if the application does not answer within 3 min
    */
   public static SecurePayara start(String name) throws IOException {
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve(name + "-" + System.nanoTime()));
-    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    Path work = Payaras.work(name);
     Path war = work.resolve("secure.war");
     WebArchive archive =
         KvmqWars.withKvmq(
             KvmqWars.withSecureApp(ShrinkWrap.create(WebArchive.class, "secure.war")));
     archive.as(ZipExporter.class).exportTo(war.toFile(), true);
     int port = ServerProcess.freePort();
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command =
-        List.of(
-            java,
-            "-Djava.io.tmpdir=" + tmp,
-            "-Dkvmq.data-dir=" + work.resolve("data"),
-            "-jar",
-            System.getProperty("payara.microJar"),
-            "--deploy",
-            war.toString(),
-            "--port",
-            Integer.toString(port),
-            "--nohazelcast");
     SecurePayara payara =
         new SecurePayara(
-            ServerProcess.start(command, work, Map.of(), work.resolve("payara.log")), port);
+            Payaras.start(
+                work,
+                war,
+                port,
+                Map.of("kvmq.data-dir", work.resolve("data").toString()),
+                "payara.log"),
+            port);
     try {
       payara.checks.awaitUp(Duration.ofMinutes(3), payara.process::assertAlive);
     } catch (RuntimeException | Error e) {
