@@ -35,6 +35,7 @@ public final class Job<S> {
   private final Optional<JobError> lastError;
   private final Optional<String> schedule;
   private final Optional<Instant> slot;
+  private final Optional<String> group;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -58,6 +59,7 @@ public final class Job<S> {
     this.lastError = Optional.ofNullable(r.error);
     this.schedule = Optional.ofNullable(r.schedule);
     this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
+    this.group = Optional.ofNullable(r.group);
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -231,6 +233,16 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the group the job belongs to ({@link JobOptions#group(String)}), whose concurrency
+   * limit it shares.
+   *
+   * @return the group, or empty for a job of no group
+   */
+  public Optional<String> group() {
+    return group;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -261,7 +273,8 @@ public final class Job<S> {
         && retryBackoff.equals(j.retryBackoff)
         && lastError.equals(j.lastError)
         && schedule.equals(j.schedule)
-        && slot.equals(j.slot);
+        && slot.equals(j.slot)
+        && group.equals(j.group);
   }
 
   /**
@@ -289,7 +302,8 @@ public final class Job<S> {
         token,
         lastError,
         schedule,
-        slot);
+        slot,
+        group);
   }
 
   /**

@@ -49,6 +49,12 @@ final class JobRecord {
   /** Tag of {@link #traceContext}: a short count, then modified UTF-8 key and value pairs. */
   private static final byte TAG_TRACE_CONTEXT = 3;
 
+  /**
+   * Tag of {@link #group} and {@link #parked}: a byte (1 parked, 0 not), then the group as a short
+   * length and modified UTF-8.
+   */
+  private static final byte TAG_GROUP = 6;
+
   final String id;
   final double priority;
   final State state;
@@ -73,6 +79,15 @@ final class JobRecord {
   /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
   final Map<String, String> traceContext;
 
+  /** The job's group, or null (docs/flow-control.md, "Groups"). */
+  final String group;
+
+  /**
+   * True for a {@link State#READY} job of a group with no free slot: it waits in the group's parked
+   * index, not in the ready index, until a commit that frees a slot of its group admits it.
+   */
+  final boolean parked;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -91,6 +106,12 @@ final class JobRecord {
     this.schedule = d.schedule;
     this.slot = d.slot;
     this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+    this.group = d.group;
+    this.parked = d.parked;
+    if (parked && (group == null || state != State.READY)) {
+      throw new IllegalStateException(
+          "only a ready job of a group can be parked: " + state + ", group " + group);
+    }
   }
 
   private static Map<String, String> copyOrdered(Map<String, String> m) {
@@ -139,6 +160,11 @@ final class JobRecord {
     }
     if (traceBytes != null) {
       tagged += 5 + traceBytes.length;
+      fields++;
+    }
+    byte[] groupBytes = group == null ? null : modifiedUtf8(group);
+    if (groupBytes != null) {
+      tagged += 5 + 1 + 2 + groupBytes.length;
       fields++;
     }
     byte[] typeBytes = null;
@@ -199,6 +225,10 @@ final class JobRecord {
     if (traceBytes != null) {
       out.put(TAG_TRACE_CONTEXT).putInt(traceBytes.length).put(traceBytes);
     }
+    if (groupBytes != null) {
+      out.put(TAG_GROUP).putInt(1 + 2 + groupBytes.length).put((byte) (parked ? 1 : 0));
+      putUtf(out, groupBytes);
+    }
     return out.array();
   }
 
@@ -239,6 +269,10 @@ final class JobRecord {
             m.put(getUtf(in), getUtf(in));
           }
           d.traceContext = m;
+        }
+        case TAG_GROUP -> {
+          d.parked = in.get() == 1;
+          d.group = getUtf(in);
         }
         default ->
             throw new IllegalStateException(
@@ -387,6 +421,8 @@ final class JobRecord {
     String schedule;
     long slot = -1;
     Map<String, String> traceContext = Map.of();
+    String group;
+    boolean parked;
 
     Draft() {}
 
@@ -408,6 +444,8 @@ final class JobRecord {
       schedule = r.schedule;
       slot = r.slot;
       traceContext = r.traceContext;
+      group = r.group;
+      parked = r.parked;
     }
 
     Draft state(State s) {

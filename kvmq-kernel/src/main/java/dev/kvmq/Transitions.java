@@ -137,6 +137,7 @@ final class Transitions {
     d.retryLimit = o.retryCount();
     d.backoff = o.retryBackoff();
     d.payload = payload;
+    d.group = o.group();
     return d;
   }
 
@@ -259,6 +260,7 @@ final class Transitions {
       d.retryLimit = r.retryLimit;
       d.backoff = r.backoff;
       d.payload = r.payload;
+      d.group = r.group;
       JobRecord next = d.build();
       TransitionTable.check(Event.REPEAT, Node.ABSENT, Node.of(next));
       op.checkAbsent(k.job(nextId))
