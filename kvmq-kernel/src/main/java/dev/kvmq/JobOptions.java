@@ -25,6 +25,8 @@ import java.util.Objects;
  * @param repeatDelay the wait between a completion and the next repeat (default zero)
  * @param retryCount how many times a failed attempt is retried (default 0)
  * @param retryBackoff the wait before each retry (default none)
+ * @param unique the job's unique key and its scope, or null for none (default none); see {@link
+ *     Queue#offer}
  */
 public record JobOptions(
     double priority,
@@ -33,7 +35,8 @@ public record JobOptions(
     long repeatCount,
     Duration repeatDelay,
     int retryCount,
-    Backoff retryBackoff) {
+    Backoff retryBackoff,
+    UniqueKey unique) {
 
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
   public static final long REPEAT_FOREVER = -1;
@@ -51,7 +54,7 @@ public record JobOptions(
   public static final Instant MAX_DELAY_UNTIL = Instant.parse("9999-12-31T23:59:59.999Z");
 
   private static final JobOptions DEFAULTS =
-      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE);
+      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null);
 
   /**
    * Checks the components.
@@ -63,11 +66,13 @@ public record JobOptions(
    * @param repeatDelay the {@code repeatDelay} component
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
+   * @param unique the {@code unique} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
    *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
    *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
    *     #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1}, {@code repeatDelay} is negative or over
-   *     {@link #MAX_DELAY}, or {@code retryCount < 0}
+   *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code unique} is given with repeats (a
+   *     repeating job can't have a unique key: use a schedule, which runs one job per slot)
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -105,6 +110,14 @@ public record JobOptions(
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
     }
     Objects.requireNonNull(retryBackoff, "retryBackoff");
+    if (unique != null && repeatCount != 0) {
+      throw new IllegalArgumentException(
+          "a repeating job can't have a unique key (its runs would share it): use a schedule,"
+              + " which runs one job per slot; unique key \""
+              + unique.key()
+              + "\", repeatCount "
+              + repeatCount);
+    }
     priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
   }
 
@@ -126,7 +139,7 @@ public record JobOptions(
    */
   public JobOptions priority(double priority) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff, unique);
   }
 
   /**
@@ -140,7 +153,7 @@ public record JobOptions(
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     return new JobOptions(
-        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff, unique);
   }
 
   /**
@@ -154,7 +167,7 @@ public record JobOptions(
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
     return new JobOptions(
-        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff, unique);
   }
 
   /**
@@ -166,10 +179,11 @@ public record JobOptions(
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
    * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or over
-   *     {@link #MAX_DELAY}
+   *     {@link #MAX_DELAY}, or {@code count} is not 0 and these options have a unique key
    */
   public JobOptions repeat(long count, Duration delay) {
-    return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff, unique);
   }
 
   /**
@@ -183,7 +197,21 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code count < 0}
    */
   public JobOptions retry(int count, Backoff backoff) {
-    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff);
+    return new JobOptions(
+        priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff, unique);
+  }
+
+  /**
+   * Returns these options with a unique key: while the key is taken (per its scope), a push of
+   * another job with the same key in this queue makes no new job; {@link Queue#offer} says so.
+   *
+   * @param unique the key and its scope, or null for none
+   * @return the new options
+   * @throws IllegalArgumentException if {@code unique} is given and these options repeat
+   */
+  public JobOptions unique(UniqueKey unique) {
+    return new JobOptions(
+        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff, unique);
   }
 
   /**

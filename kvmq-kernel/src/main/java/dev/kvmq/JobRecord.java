@@ -73,6 +73,16 @@ final class JobRecord {
   /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
   final Map<String, String> traceContext;
 
+  /** The unique key the job was pushed with, or null. */
+  final UniqueKey unique;
+
+  /**
+   * Whether the job holds {@link #unique}'s index entry now: its commits that end the key's scope
+   * delete the entry (an entry and the record that holds it are written in the same commits).
+   * Always false for a {@link UniqueKey.Scope#PERIOD} key, whose entry is held by time.
+   */
+  final boolean holdsUnique;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -91,6 +101,8 @@ final class JobRecord {
     this.schedule = d.schedule;
     this.slot = d.slot;
     this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+    this.unique = d.unique;
+    this.holdsUnique = d.holdsUnique;
   }
 
   private static Map<String, String> copyOrdered(Map<String, String> m) {
@@ -387,6 +399,8 @@ final class JobRecord {
     String schedule;
     long slot = -1;
     Map<String, String> traceContext = Map.of();
+    UniqueKey unique;
+    boolean holdsUnique;
 
     Draft() {}
 
@@ -408,6 +422,8 @@ final class JobRecord {
       schedule = r.schedule;
       slot = r.slot;
       traceContext = r.traceContext;
+      unique = r.unique;
+      holdsUnique = r.holdsUnique;
     }
 
     Draft state(State s) {
