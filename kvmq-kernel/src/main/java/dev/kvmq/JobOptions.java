@@ -25,6 +25,8 @@ import java.util.Objects;
  * @param repeatDelay the wait between a completion and the next repeat (default zero)
  * @param retryCount how many times a failed attempt is retried (default 0)
  * @param retryBackoff the wait before each retry (default none)
+ * @param unique the job's unique key and its scope, or null for none (default none); see {@link
+ *     Queue#offer}
  * @param group the group the job belongs to, or null for none (default): jobs of one group share
  *     the queue's concurrency limit of that group ({@link Queue.Builder#groupLimit(String, int)},
  *     docs/flow-control.md); 1 to {@link #MAX_GROUP_LENGTH} characters
@@ -37,6 +39,7 @@ public record JobOptions(
     Duration repeatDelay,
     int retryCount,
     Backoff retryBackoff,
+    UniqueKey unique,
     String group) {
 
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
@@ -58,7 +61,7 @@ public record JobOptions(
   public static final int MAX_GROUP_LENGTH = 200;
 
   private static final JobOptions DEFAULTS =
-      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null);
+      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null, null);
 
   /**
    * Checks the components.
@@ -70,13 +73,16 @@ public record JobOptions(
    * @param repeatDelay the {@code repeatDelay} component
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
+   * @param unique the {@code unique} component
    * @param group the {@code group} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
    *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
    *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
    *     #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1}, {@code repeatDelay} is negative or over
-   *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code group} is empty, longer than
-   *     {@link #MAX_GROUP_LENGTH} characters, or has no UTF-8 form (an unpaired surrogate)
+   *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code unique} is given with repeats (a
+   *     repeating job can't have a unique key: use a schedule, which runs one job per slot); if
+   *     {@code group} is empty, longer than {@link #MAX_GROUP_LENGTH} characters, or has no UTF-8
+   *     form (an unpaired surrogate)
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -114,6 +120,14 @@ public record JobOptions(
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
     }
     Objects.requireNonNull(retryBackoff, "retryBackoff");
+    if (unique != null && repeatCount != 0) {
+      throw new IllegalArgumentException(
+          "a repeating job can't have a unique key (its runs would share it): use a schedule,"
+              + " which runs one job per slot; unique key \""
+              + unique.key()
+              + "\", repeatCount "
+              + repeatCount);
+    }
     checkGroup(group);
     priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
   }
@@ -136,7 +150,15 @@ public record JobOptions(
    */
   public JobOptions priority(double priority) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff, group);
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
   }
 
   /**
@@ -150,7 +172,7 @@ public record JobOptions(
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     return new JobOptions(
-        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff, group);
+        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -164,7 +186,7 @@ public record JobOptions(
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
     return new JobOptions(
-        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff, group);
+        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -176,11 +198,11 @@ public record JobOptions(
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
    * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or over
-   *     {@link #MAX_DELAY}
+   *     {@link #MAX_DELAY}, or {@code count} is not 0 and these options have a unique key
    */
   public JobOptions repeat(long count, Duration delay) {
     return new JobOptions(
-        priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff, group);
+        priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -195,7 +217,7 @@ public record JobOptions(
    */
   public JobOptions retry(int count, Backoff backoff) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff, group);
+        priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff, unique, group);
   }
 
   /**
@@ -208,7 +230,15 @@ public record JobOptions(
    */
   public JobOptions group(String group) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff, group);
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
   }
 
   /**
@@ -246,6 +276,27 @@ public record JobOptions(
         i++;
       }
     }
+  }
+
+  /**
+   * Returns these options with a unique key: while the key is taken (per its scope), a push of
+   * another job with the same key in this queue makes no new job; {@link Queue#offer} says so.
+   *
+   * @param unique the key and its scope, or null for none
+   * @return the new options
+   * @throws IllegalArgumentException if {@code unique} is given and these options repeat
+   */
+  public JobOptions unique(UniqueKey unique) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
   }
 
   /**

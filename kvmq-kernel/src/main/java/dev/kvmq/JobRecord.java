@@ -79,6 +79,16 @@ final class JobRecord {
   /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
   final Map<String, String> traceContext;
 
+  /** The unique key the job was pushed with, or null. */
+  final UniqueKey unique;
+
+  /**
+   * Whether the job holds {@link #unique}'s index entry now: its commits that end the key's scope
+   * delete the entry (an entry and the record that holds it are written in the same commits).
+   * Always false for a {@link UniqueKey.Scope#PERIOD} key, whose entry is held by time.
+   */
+  final boolean holdsUnique;
+
   /** The job's group, or null (docs/flow-control.md, "Groups"). */
   final String group;
 
@@ -106,6 +116,8 @@ final class JobRecord {
     this.schedule = d.schedule;
     this.slot = d.slot;
     this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+    this.unique = d.unique;
+    this.holdsUnique = d.holdsUnique;
     this.group = d.group;
     this.parked = d.parked;
     if (parked && (group == null || state != State.READY)) {
@@ -421,6 +433,8 @@ final class JobRecord {
     String schedule;
     long slot = -1;
     Map<String, String> traceContext = Map.of();
+    UniqueKey unique;
+    boolean holdsUnique;
     String group;
     boolean parked;
 
@@ -444,6 +458,8 @@ final class JobRecord {
       schedule = r.schedule;
       slot = r.slot;
       traceContext = r.traceContext;
+      unique = r.unique;
+      holdsUnique = r.holdsUnique;
       group = r.group;
       parked = r.parked;
     }

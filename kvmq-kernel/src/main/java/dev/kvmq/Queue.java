@@ -168,16 +168,47 @@ public final class Queue<S> {
   /**
    * Pushes a job.
    *
+   * <p>With a {@link JobOptions#unique unique key} whose key is taken, nothing is stored and the
+   * job holding the key is returned (changed by a {@link UniqueKey#debounce() debounce}); {@link
+   * #offer} says which happened.
+   *
    * @param state the job's state
-   * @param options priority, delay, repeats, retries
-   * @return the job as stored
+   * @param options priority, delay, repeats, retries, unique key
+   * @return the job as stored, or the job that holds its unique key
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
-   * @throws IllegalStateException if the store is closed
+   * @throws IllegalStateException if the store is closed; if the unique key is a {@link
+   *     UniqueKey.Scope#PERIOD throttle} key taken by a job that has finished within its period, so
+   *     that there is no job to return (use {@link #offer}, which says so)
    * @throws KvStoreException if the store fails; the job may or may not be stored
    */
   public Job<S> push(S state, JobOptions options) {
+    if (options != null && options.unique() != null) {
+      return commands.pushUnique(state, options);
+    }
     return pushAll(List.of(Objects.requireNonNull(state, "state")), options).get(0);
+  }
+
+  /**
+   * Pushes a job and says what the push did (docs/flow-control.md, "Unique jobs"). Without a {@link
+   * JobOptions#unique unique key} it is {@link #push(Object, JobOptions)}: always {@link
+   * PushResult.Outcome#CREATED}. With one, in one atomic commit: if the key is free, the job is
+   * stored and takes the key ({@code CREATED}); if another job holds it, nothing is stored and the
+   * result names that job ({@code DUPLICATE}); in {@link UniqueKey#debounce() debounce} mode, a
+   * holder that is still waiting gets this push's state and due time instead ({@code DEBOUNCED}).
+   * Two pushes of one key at the same instant, on any nodes, make one job.
+   *
+   * @param state the job's state
+   * @param options priority, delay, repeats, retries, unique key
+   * @return what the push did, and the job
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
+   * @throws IllegalStateException if the store is closed, or the key's holder kept changing through
+   *     20 attempts
+   * @throws KvStoreException if the store fails; the job may or may not be stored
+   */
+  public PushResult<S> offer(S state, JobOptions options) {
+    return commands.offer(state, options);
   }
 
   /**
@@ -188,7 +219,9 @@ public final class Queue<S> {
    * @param options priority, delay, repeats, retries for each
    * @return the jobs as stored, in the same order
    * @throws NullPointerException if an argument or a state is null
-   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}
+   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}, or
+   *     {@code options} has a unique key and there is more than one state (a key names one job:
+   *     {@link #offer} them one by one)
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails; the jobs may or may not be stored
    */

@@ -37,7 +37,32 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#pushAll}. */
   List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (options.unique() != null) {
+      if (states.size() > 1) {
+        throw new IllegalArgumentException(
+            "a unique key names one job, and these options give the key \""
+                + options.unique().key()
+                + "\" to "
+                + states.size()
+                + " jobs: push them one by one (Queue.offer)");
+      }
+      if (states.size() == 1) {
+        return List.of(pushUnique(states.iterator().next(), options));
+      }
+    }
     return newJobs(states, options, Transitions::pushInto);
+  }
+
+  /** See {@link Queue#push(Object, JobOptions)} with a unique key. */
+  Job<S> pushUnique(S state, JobOptions options) {
+    throw new UnsupportedOperationException("unique jobs: not yet");
+  }
+
+  /** See {@link Queue#offer}. */
+  PushResult<S> offer(S state, JobOptions options) {
+    throw new UnsupportedOperationException("unique jobs: not yet");
   }
 
   /** How a batch of new jobs is added to its operation: pushed, or held. */
@@ -141,6 +166,12 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#holdAll}. */
   List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
+    if (options != null && options.unique() != null) {
+      throw new IllegalArgumentException(
+          "a held job can't have a unique key (unique key \""
+              + options.unique().key()
+              + "\"): push it after the transaction commits");
+    }
     return newJobs(states, options, Transitions::holdInto);
   }
 

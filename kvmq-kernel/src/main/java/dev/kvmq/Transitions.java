@@ -437,6 +437,20 @@ final class Transitions {
     return releaseHeld(k, due, now);
   }
 
+  // ---- unique jobs (docs/flow-control.md, "Unique jobs")
+
+  /**
+   * Adds to {@code op} the release of {@code r}'s unique key, if {@code r} holds it ({@link
+   * JobRecord#holdsUnique}): the key's index entry is deleted. For every operation that ends a
+   * job's key scope (complete, dead letter, delete, a claim of a {@link UniqueKey.Scope#WAITING}
+   * key, and cancel): the operation must also check {@code r}'s versionstamp, which makes the entry
+   * this record's (an entry and its holder are written in the same commits). An operation that
+   * keeps the record writes it with {@code holdsUnique} false ({@code draft.holdsUnique = false}).
+   */
+  static void releaseUnique(AtomicOperation.Builder op, QueueKeys k, JobRecord r) {
+    throw new UnsupportedOperationException("unique jobs: not yet");
+  }
+
   private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read) {
     JobRecord r = read.record();
     TransitionTable.check(Event.DELETE, Node.of(r), Node.ABSENT);
