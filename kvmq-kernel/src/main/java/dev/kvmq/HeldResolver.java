@@ -40,6 +40,14 @@ final class HeldResolver {
     this.batch = batch;
   }
 
+  private GroupBook.Limits limits = g -> Queue.UNLIMITED;
+
+  /** Sets the queue's group limits (default: every group unlimited). */
+  HeldResolver limits(GroupBook.Limits limits) {
+    this.limits = limits;
+    return this;
+  }
+
   /**
    * Releases one batch of the jobs held past the timeout at {@code now}; true if there may be more.
    */
@@ -61,7 +69,12 @@ final class HeldResolver {
         reads.add(new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp()));
       }
     }
-    Transitions.HeldMove move = Transitions.resolveHeld(keys, reads, now, timeoutMillis);
+    List<JobRecord> records = new ArrayList<>(reads.size());
+    for (Transitions.Read read : reads) {
+      records.add(read.record());
+    }
+    GroupBook book = GroupReads.book(store, keys, limits, GroupReads.groupsOf(records));
+    Transitions.HeldMove move = Transitions.resolveHeld(keys, reads, now, timeoutMillis, book);
     if (!move.moved().isEmpty() && store.commit(move.operation()).ok()) {
       for (JobRecord r : move.moved()) {
         LOG.log(

@@ -89,6 +89,11 @@ public final class Queue<S> {
     return groupLimits.getOrDefault(group, defaultGroupLimit);
   }
 
+  /** The limits of this queue's groups, for a {@link GroupBook}. */
+  GroupBook.Limits groupLimits() {
+    return this::groupLimit;
+  }
+
   /**
    * Returns the queue's rate limit: how many jobs may start per period across all nodes.
    *

@@ -65,6 +65,10 @@ final class QueueCommands<S> {
     throw new UnsupportedOperationException("unique jobs: not yet");
   }
 
+  private GroupBook.Limits limits() {
+    return queue.groupLimits();
+  }
+
   /** How a batch of new jobs is added to its operation: pushed, or held. */
   @FunctionalInterface
   private interface NewJob {
@@ -75,7 +79,8 @@ final class QueueCommands<S> {
         byte[] payload,
         JobOptions options,
         long now,
-        Map<String, String> traceContext);
+        Map<String, String> traceContext,
+        GroupBook book);
   }
 
   /** Writes new jobs in one operation, with the pusher's trace context; returns them. */
@@ -89,19 +94,38 @@ final class QueueCommands<S> {
     for (S state : states) {
       payloads.add(queue.encode(state));
     }
-    long now = queue.clock.millis();
     Map<String, String> traceContext = queue.tracer.pushContext();
-    AtomicOperation.Builder op = AtomicOperation.builder();
+    long now = queue.clock.millis();
     List<JobRecord> records = new ArrayList<>(states.size());
-    for (byte[] payload : payloads) {
-      records.add(newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext));
-    }
-    CommitResult result = queue.store.commit(op.build());
-    if (!result.ok()) {
-      throw new IllegalStateException(
-          "a new job id was already taken in queue "
-              + queue.name()
-              + ": two id generators made the same ULID. Indicates a bug.");
+    for (int attempt = 0; ; attempt++) {
+      // A job of a group reads the group's record; a commit that fails its check read it before
+      // another commit of the group and is planned again. Without a group, a failed check is a
+      // duplicate id.
+      GroupBook book =
+          options.group() == null
+              ? GroupBook.none()
+              : GroupReads.book(queue.store, keys, limits(), java.util.Set.of(options.group()));
+      AtomicOperation.Builder op = AtomicOperation.builder();
+      records.clear();
+      for (byte[] payload : payloads) {
+        records.add(
+            newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext, book));
+      }
+      book.finishInto(op);
+      CommitResult result = queue.store.commit(op.build());
+      if (result.ok()) {
+        break;
+      }
+      if (options.group() == null) {
+        throw new IllegalStateException(
+            "a new job id was already taken in queue "
+                + queue.name()
+                + ": two id generators made the same ULID. Indicates a bug.");
+      }
+      if (attempt + 1 >= ATOMIC_RETRIES) {
+        throw contention("push jobs of group " + options.group());
+      }
+      now = queue.clock.millis();
     }
     List<Job<S>> jobs = new ArrayList<>(records.size());
     int i = 0;
@@ -116,8 +140,8 @@ final class QueueCommands<S> {
     return onJob(
         id,
         "delete job " + id,
-        (read, now) -> {
-          Transitions.Plan plan = Transitions.delete(keys, read, now);
+        (read, now, book) -> {
+          Transitions.Plan plan = Transitions.delete(keys, read, now, book);
           if (plan instanceof Transitions.Refused) {
             throw new JobProcessingException(
                 "job "
@@ -143,7 +167,12 @@ final class QueueCommands<S> {
           reads.add(new Transitions.Read(r, e.versionstamp()));
         }
       }
-      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now);
+      List<JobRecord> records = new ArrayList<>(reads.size());
+      for (Transitions.Read read : reads) {
+        records.add(read.record());
+      }
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), GroupReads.groupsOf(records));
+      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now, book);
       if (removal.count() == 0 || queue.store.commit(removal.operation()).ok()) {
         return removal.count();
       }
@@ -153,13 +182,13 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#replayDead}. */
   boolean replayDead(String id) {
-    return onJob(id, "replay job " + id, (read, now) -> Transitions.replay(keys, read));
+    return onJob(id, "replay job " + id, (read, now, book) -> Transitions.replay(keys, read, book));
   }
 
   /** See {@link Queue#deleteDead}. */
   boolean deleteDead(String id) {
     return onJob(
-        id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
+        id, "delete dead job " + id, (read, now, book) -> Transitions.deleteDead(keys, read, now));
   }
 
   // ---- held jobs
@@ -172,7 +201,11 @@ final class QueueCommands<S> {
               + options.unique().key()
               + "\"): push it after the transaction commits");
     }
-    return newJobs(states, options, Transitions::holdInto);
+    return newJobs(
+        states,
+        options,
+        (op, k, id, payload, o, now, trace, book) ->
+            Transitions.holdInto(op, k, id, payload, o, now, trace));
   }
 
   /** See {@link Queue#releaseHeld}. */
@@ -180,12 +213,12 @@ final class QueueCommands<S> {
     return onHeld(
         ids,
         "release held jobs",
-        reads -> Transitions.releaseHeld(keys, reads, queue.clock.millis()));
+        (reads, book) -> Transitions.releaseHeld(keys, reads, queue.clock.millis(), book));
   }
 
   /** See {@link Queue#dropHeld}. */
   int dropHeld(Collection<String> ids) {
-    return onHeld(ids, "drop held jobs", reads -> Transitions.dropHeld(keys, reads));
+    return onHeld(ids, "drop held jobs", (reads, book) -> Transitions.dropHeld(keys, reads));
   }
 
   /**
@@ -195,7 +228,8 @@ final class QueueCommands<S> {
   private int onHeld(
       Collection<String> ids,
       String what,
-      java.util.function.Function<List<Transitions.Read>, Transitions.HeldMove> planner) {
+      java.util.function.BiFunction<List<Transitions.Read>, GroupBook, Transitions.HeldMove>
+          planner) {
     Objects.requireNonNull(ids, "ids");
     List<dev.kvmq.store.Key> jobKeys = new ArrayList<>(ids.size());
     for (String id : ids) {
@@ -216,7 +250,12 @@ final class QueueCommands<S> {
           }
         }
       }
-      Transitions.HeldMove move = planner.apply(reads);
+      List<JobRecord> records = new ArrayList<>(reads.size());
+      for (Transitions.Read read : reads) {
+        records.add(read.record());
+      }
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), GroupReads.groupsOf(records));
+      Transitions.HeldMove move = planner.apply(reads, book);
       if (move.moved().isEmpty() || queue.store.commit(move.operation()).ok()) {
         return move.moved().size();
       }
@@ -227,7 +266,7 @@ final class QueueCommands<S> {
   /** Plans a transition of one job from what the store holds. */
   @FunctionalInterface
   private interface Planner {
-    Transitions.Plan plan(Transitions.Read read, long now);
+    Transitions.Plan plan(Transitions.Read read, long now, GroupBook book);
   }
 
   /**
@@ -246,7 +285,8 @@ final class QueueCommands<S> {
       }
       Transitions.Read read =
           new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
-      if (!(planner.plan(read, queue.clock.millis()) instanceof Transitions.Applied plan)) {
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), read.record());
+      if (!(planner.plan(read, queue.clock.millis(), book) instanceof Transitions.Applied plan)) {
         return false;
       }
       if (queue.store.commit(plan.operation()).ok()) {

@@ -199,7 +199,8 @@ public final class Schedule<S> {
      * @param options the options
      * @return this builder
      * @throws IllegalArgumentException if the options repeat the job ({@link
-     *     JobOptions#repeatCount()} is not zero): a schedule is the repeat
+     *     JobOptions#repeatCount()} is not zero): a schedule is the repeat; or if they give a group
+     *     ({@link JobOptions#group()}): a schedule's jobs belong to no group
      * @throws NullPointerException if {@code options} is null
      */
     public Builder<S> options(JobOptions options) {
@@ -207,6 +208,12 @@ public final class Schedule<S> {
       if (options.repeatCount() != 0) {
         throw new IllegalArgumentException(
             "schedule " + name + ": its job options must not repeat the job (the schedule does)");
+      }
+      if (options.group() != null) {
+        throw new IllegalArgumentException(
+            "schedule "
+                + name
+                + ": its jobs belong to no group (a schedule's job options must not give one)");
       }
       this.options = options;
       return this;

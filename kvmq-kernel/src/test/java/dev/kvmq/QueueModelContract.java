@@ -91,7 +91,18 @@ public abstract class QueueModelContract {
   /** The edges of the transition table a full run of this test must walk. */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
-          EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
+          EnumSet.of(
+              TransitionTable.Edge.RELEASE,
+              TransitionTable.Edge.QUARANTINE,
+              // groups and paused starts: GroupModelContract walks them
+              TransitionTable.Edge.PUSH_PARKED,
+              TransitionTable.Edge.REPEAT_PARKED,
+              TransitionTable.Edge.PROMOTE_PARKED,
+              TransitionTable.Edge.REPLAY_PARKED,
+              TransitionTable.Edge.RELEASE_HELD_PARKED,
+              TransitionTable.Edge.ADMIT,
+              TransitionTable.Edge.DELETE_PARKED,
+              TransitionTable.Edge.DEFER));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
