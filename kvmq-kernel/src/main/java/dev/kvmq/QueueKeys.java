@@ -19,6 +19,7 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
+ * ["kvmq", queue, "unique", key]                   a unique key taken: its holder's id (and until)
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -161,6 +162,21 @@ final class QueueKeys {
   KeyRange heldUntil(long before) {
     Key held = root.append("held");
     return KeyRange.prefix(held).until(held.append(before + 1));
+  }
+
+  // ---- unique keys
+
+  /**
+   * The entry of a taken unique key: its value names the job holding it, and for a throttle key
+   * until when ({@link UniqueTransitions.Holder}).
+   */
+  Key unique(String key) {
+    return root.append("unique", key);
+  }
+
+  /** Every taken unique key, by key. */
+  KeyRange uniqueKeys() {
+    return KeyRange.prefix(root.append("unique"));
   }
 
   /** The index key that points at {@code r} in its current state. */

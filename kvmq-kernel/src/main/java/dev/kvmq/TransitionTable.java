@@ -94,7 +94,12 @@ final class TransitionTable {
      */
     RELEASE_HELD,
     /** A held job is removed: its transaction rolled back. */
-    DROP_HELD
+    DROP_HELD,
+    /**
+     * A push of a taken unique key in debounce mode gives the waiting job that holds it the pushed
+     * state and due time (UniqueTransitions.push).
+     */
+    DEBOUNCE
   }
 
   /**
@@ -120,6 +125,7 @@ final class TransitionTable {
    *   HELD       -release_held-> READY | DELAYED (commit, held timeout, operator)
    *   HELD       -drop_held--> ABSENT            (rollback)
    *   HELD       -delete-----> ABSENT            (an operator)
+   *   READY | DELAYED -debounce-> READY | DELAYED (a push of its unique key, debounced)
    * </pre>
    */
   enum Edge {
@@ -149,7 +155,11 @@ final class TransitionTable {
     RELEASE_HELD_READY(Event.RELEASE_HELD, Node.HELD, Node.READY),
     RELEASE_HELD_DELAYED(Event.RELEASE_HELD, Node.HELD, Node.DELAYED),
     DROP_HELD(Event.DROP_HELD, Node.HELD, Node.ABSENT),
-    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT);
+    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT),
+    DEBOUNCE_READY(Event.DEBOUNCE, Node.READY, Node.READY),
+    DEBOUNCE_READY_DELAYED(Event.DEBOUNCE, Node.READY, Node.DELAYED),
+    DEBOUNCE_DELAYED_READY(Event.DEBOUNCE, Node.DELAYED, Node.READY),
+    DEBOUNCE_DELAYED(Event.DEBOUNCE, Node.DELAYED, Node.DELAYED);
 
     final Event event;
     final Node from;
