@@ -84,7 +84,12 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_DEAD,
               TransitionTable.Edge.QUARANTINE,
               TransitionTable.Edge.TRIGGER,
-              TransitionTable.Edge.DELETE_HELD));
+              TransitionTable.Edge.DELETE_HELD,
+              // walked by uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers
+              TransitionTable.Edge.DEBOUNCE_READY,
+              TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
+              TransitionTable.Edge.DEBOUNCE_DELAYED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
