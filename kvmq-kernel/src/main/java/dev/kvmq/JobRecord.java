@@ -55,6 +55,15 @@ final class JobRecord {
    */
   private static final byte TAG_GROUP = 6;
 
+  /** Tag of {@link #unique}'s key: a short length and modified UTF-8. */
+  private static final byte TAG_UNIQUE_KEY = 4;
+
+  /**
+   * Tag of {@link #unique}'s scope and mode and of {@link #holdsUnique}: a byte (the scope's
+   * ordinal), a byte of flags (1: held, 2: debounced), a long (the period in ms).
+   */
+  private static final byte TAG_UNIQUE_SCOPE = 5;
+
   final String id;
   final double priority;
   final State state;
@@ -179,6 +188,11 @@ final class JobRecord {
       tagged += 5 + 1 + 2 + groupBytes.length;
       fields++;
     }
+    byte[] uniqueBytes = unique == null ? null : modifiedUtf8(unique.key());
+    if (uniqueBytes != null) {
+      tagged += 5 + 2 + uniqueBytes.length + 5 + 1 + 1 + 8;
+      fields += 2;
+    }
     byte[] typeBytes = null;
     byte[] messageBytes = null;
     int size =
@@ -241,6 +255,14 @@ final class JobRecord {
       out.put(TAG_GROUP).putInt(1 + 2 + groupBytes.length).put((byte) (parked ? 1 : 0));
       putUtf(out, groupBytes);
     }
+    if (uniqueBytes != null) {
+      out.put(TAG_UNIQUE_KEY).putInt(2 + uniqueBytes.length);
+      putUtf(out, uniqueBytes);
+      out.put(TAG_UNIQUE_SCOPE).putInt(1 + 1 + 8);
+      out.put((byte) unique.scope().ordinal());
+      out.put((byte) ((holdsUnique ? 1 : 0) | (unique.debounced() ? 2 : 0)));
+      out.putLong(unique.period().toMillis());
+    }
     return out.array();
   }
 
@@ -266,6 +288,10 @@ final class JobRecord {
   }
 
   private static void decodeTagged(ByteBuffer in, Draft d) throws IOException {
+    String uniqueKey = null;
+    UniqueKey.Scope uniqueScope = null;
+    byte uniqueFlags = 0;
+    long uniquePeriod = 0;
     int fields = in.getShort();
     for (int f = 0; f < fields; f++) {
       byte tag = in.get();
@@ -286,6 +312,12 @@ final class JobRecord {
           d.parked = in.get() == 1;
           d.group = getUtf(in);
         }
+        case TAG_UNIQUE_KEY -> uniqueKey = getUtf(in);
+        case TAG_UNIQUE_SCOPE -> {
+          uniqueScope = UniqueKey.Scope.values()[in.get()];
+          uniqueFlags = in.get();
+          uniquePeriod = in.getLong();
+        }
         default ->
             throw new IllegalStateException(
                 "unknown field tag " + tag + " in a job record: written by a newer kvmq?");
@@ -296,6 +328,15 @@ final class JobRecord {
     }
     if (in.hasRemaining()) {
       throw new IllegalStateException(in.remaining() + " bytes after the last field");
+    }
+    if ((uniqueKey == null) != (uniqueScope == null)) {
+      throw new IllegalStateException("a unique key without its scope, or a scope without a key");
+    }
+    if (uniqueKey != null) {
+      d.unique =
+          new UniqueKey(
+              uniqueKey, uniqueScope, Duration.ofMillis(uniquePeriod), (uniqueFlags & 2) != 0);
+      d.holdsUnique = (uniqueFlags & 1) != 0;
     }
   }
 

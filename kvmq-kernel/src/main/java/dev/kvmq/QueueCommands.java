@@ -57,12 +57,77 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#push(Object, JobOptions)} with a unique key. */
   Job<S> pushUnique(S state, JobOptions options) {
-    throw new UnsupportedOperationException("unique jobs: not yet");
+    PushResult<S> result = offer(state, options);
+    return result
+        .job()
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "the throttle key \""
+                        + options.unique().key()
+                        + "\" of queue "
+                        + queue.name()
+                        + " is taken until its period ends, by job "
+                        + result.id()
+                        + ", which has finished: no job to return; Queue.offer says so without"
+                        + " an exception"));
   }
 
-  /** See {@link Queue#offer}. */
+  /**
+   * See {@link Queue#offer}: reads the key's entry and the job it names, plans ({@link
+   * UniqueTransitions#push}), commits; a commit that fails because the key or its holder changed
+   * under it is planned again from a fresh read.
+   */
   PushResult<S> offer(S state, JobOptions options) {
-    throw new UnsupportedOperationException("unique jobs: not yet");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(options, "options");
+    if (options.unique() == null) {
+      return PushResult.created(pushAll(List.of(state), options).get(0));
+    }
+    byte[] payload = queue.encode(state);
+    Map<String, String> traceContext = queue.tracer.pushContext();
+    dev.kvmq.store.Key entryKey = keys.unique(options.unique().key());
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      long now = queue.clock.millis();
+      UniqueTransitions.KeyRead read = readKey(entryKey);
+      String id = queue.nextId(now);
+      UniqueTransitions.Plan plan =
+          UniqueTransitions.push(keys, read, id, payload, options, now, traceContext);
+      if (plan instanceof UniqueTransitions.Duplicate d) {
+        return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
+      } else if (plan instanceof UniqueTransitions.Create c) {
+        if (queue.store.commit(c.applied().operation()).ok()) {
+          return PushResult.created(Job.of(queue.name(), c.applied().record(), state, now));
+        }
+      } else if (plan instanceof UniqueTransitions.Debounce d
+          && queue.store.commit(d.applied().operation()).ok()) {
+        return PushResult.debounced(Job.of(queue.name(), d.applied().record(), state, now));
+      }
+    }
+    throw contention("push a job with the unique key \"" + options.unique().key() + "\"");
+  }
+
+  /** Reads a unique key's entry and the job it names. */
+  private UniqueTransitions.KeyRead readKey(dev.kvmq.store.Key entryKey) {
+    Optional<KvEntry> entry = queue.store.get(entryKey);
+    if (entry.isEmpty()) {
+      return UniqueTransitions.KeyRead.free();
+    }
+    UniqueTransitions.Holder holder = UniqueTransitions.Holder.decode(entry.get().value());
+    Optional<KvEntry> job =
+        Ulid.isValid(holder.id()) ? queue.store.get(keys.job(holder.id())) : Optional.empty();
+    Optional<Transitions.Read> read = Optional.empty();
+    boolean unreadable = false;
+    if (job.isPresent()) {
+      JobRecord r = listing.readable(job.get());
+      if (r == null) {
+        unreadable = true;
+      } else {
+        read = Optional.of(new Transitions.Read(r, job.get().versionstamp()));
+      }
+    }
+    return new UniqueTransitions.KeyRead(
+        Optional.of(holder), entry.get().versionstamp(), read, unreadable);
   }
 
   private GroupBook.Limits limits() {

@@ -24,6 +24,7 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "rate", "slot", i]               a start slot of the rate limit: when taken
  * ["kvmq", queue, "rate", "taken", takenAt, i]     the same slots, oldest taken first
  * ["kvmq", queue, "rate", "paused"]                starts paused until (a handler's pause)
+ * ["kvmq", queue, "unique", key]                   a unique key taken: its holder's id (and until)
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -208,6 +209,21 @@ final class QueueKeys {
   /** Present while a handler paused the queue's starts: until when (epoch ms, a long). */
   Key startsPaused() {
     return root.append("rate", "paused");
+  }
+
+  // ---- unique keys
+
+  /**
+   * The entry of a taken unique key: its value names the job holding it, and for a throttle key
+   * until when ({@link UniqueTransitions.Holder}).
+   */
+  Key unique(String key) {
+    return root.append("unique", key);
+  }
+
+  /** Every taken unique key, by key. */
+  KeyRange uniqueKeys() {
+    return KeyRange.prefix(root.append("unique"));
   }
 
   /** The index key that points at {@code r} in its current state. */

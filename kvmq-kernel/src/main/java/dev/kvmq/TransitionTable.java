@@ -103,7 +103,12 @@ final class TransitionTable {
      * The holder says the remote side limits us: the job waits, unattempted, until the queue's
      * starts resume (JobContext.pauseQueueStarts).
      */
-    DEFER
+    DEFER,
+    /**
+     * A push of a taken unique key in debounce mode gives the waiting job that holds it the pushed
+     * state and due time (UniqueTransitions.push).
+     */
+    DEBOUNCE
   }
 
   /**
@@ -134,6 +139,7 @@ final class TransitionTable {
    *   PARKED     -admit------> READY             (a slot of its group freed)
    *   PARKED     -delete-----> ABSENT
    *   LEASED     -defer------> DELAYED           (the queue's starts paused; attempt - 1)
+   *   READY | DELAYED -debounce-> READY | DELAYED (a push of its unique key, debounced)
    * </pre>
    */
   enum Edge {
@@ -171,7 +177,11 @@ final class TransitionTable {
     RELEASE_HELD_PARKED(Event.RELEASE_HELD, Node.HELD, Node.PARKED),
     ADMIT(Event.ADMIT, Node.PARKED, Node.READY),
     DELETE_PARKED(Event.DELETE, Node.PARKED, Node.ABSENT),
-    DEFER(Event.DEFER, Node.LEASED, Node.DELAYED);
+    DEFER(Event.DEFER, Node.LEASED, Node.DELAYED),
+    DEBOUNCE_READY(Event.DEBOUNCE, Node.READY, Node.READY),
+    DEBOUNCE_READY_DELAYED(Event.DEBOUNCE, Node.READY, Node.DELAYED),
+    DEBOUNCE_DELAYED_READY(Event.DEBOUNCE, Node.DELAYED, Node.READY),
+    DEBOUNCE_DELAYED(Event.DEBOUNCE, Node.DELAYED, Node.DELAYED);
 
     final Event event;
     final Node from;

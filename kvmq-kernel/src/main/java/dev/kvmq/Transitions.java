@@ -155,6 +155,8 @@ final class Transitions {
     d.backoff = o.retryBackoff();
     d.payload = payload;
     d.group = o.group();
+    d.unique = o.unique();
+    d.holdsUnique = o.unique() != null && o.unique().scope() != UniqueKey.Scope.PERIOD;
     return d;
   }
 
@@ -204,6 +206,9 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
     d.attempt = r.attempt + 1;
+    if (r.holdsUnique && r.unique.scope() == UniqueKey.Scope.WAITING) {
+      d.holdsUnique = false; // its scope ends: move deletes the key's entry
+    }
     return move(Event.CLAIM, k, read, d);
   }
 
@@ -351,6 +356,7 @@ final class Transitions {
     AtomicOperation.Builder op =
         AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
     g.move(r, null);
+    releaseUnique(op, k, r);
     Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
@@ -408,6 +414,7 @@ final class Transitions {
       d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
     } else {
       d.state = JobRecord.State.DEAD;
+      d.holdsUnique = false; // a dead letter's scope is over: move deletes the key's entry
     }
     if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
       d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
@@ -595,7 +602,9 @@ final class Transitions {
    * keeps the record writes it with {@code holdsUnique} false ({@code draft.holdsUnique = false}).
    */
   static void releaseUnique(AtomicOperation.Builder op, QueueKeys k, JobRecord r) {
-    throw new UnsupportedOperationException("unique jobs: not yet");
+    if (r.holdsUnique) {
+      op.delete(k.unique(r.unique.key()));
+    }
   }
 
   private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read, GroupBook g) {
@@ -603,6 +612,7 @@ final class Transitions {
     g.move(r, null);
     TransitionTable.check(Event.DELETE, Node.of(r), Node.ABSENT);
     op.check(k.job(r.id), read.versionstamp()).delete(k.job(r.id)).delete(k.indexOf(r));
+    releaseUnique(op, k, r);
   }
 
   private static boolean holds(Holding h) {
@@ -644,6 +654,9 @@ final class Transitions {
     op.check(job, read.versionstamp()).set(job, after.encode());
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
+    }
+    if (before.holdsUnique && !after.holdsUnique) {
+      releaseUnique(op, k, before);
     }
     return after;
   }

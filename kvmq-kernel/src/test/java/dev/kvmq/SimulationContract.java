@@ -93,7 +93,12 @@ public abstract class SimulationContract {
               TransitionTable.Edge.RELEASE_HELD_PARKED,
               TransitionTable.Edge.ADMIT,
               TransitionTable.Edge.DELETE_PARKED,
-              TransitionTable.Edge.DEFER));
+              TransitionTable.Edge.DEFER,
+              // walked by uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers
+              TransitionTable.Edge.DEBOUNCE_READY,
+              TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
+              TransitionTable.Edge.DEBOUNCE_DELAYED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
