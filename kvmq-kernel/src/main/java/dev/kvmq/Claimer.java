@@ -8,7 +8,9 @@ import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStore.ClaimPlanner.RecordKeyRule;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -34,9 +36,27 @@ final class Claimer {
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
   private final int batch;
+  private GroupBook.Limits limits = g -> Queue.UNLIMITED;
+  private RateLimit rate;
+
+  /**
+   * When the last claim found the queue's starts paused or its rate limit reached: the time they
+   * resume; 0 when it did not.
+   */
+  private long blockedUntil;
 
   Claimer(QueueKeys keys, KvStore store) {
     this(keys, store, MAINTENANCE_BATCH);
+  }
+
+  /**
+   * Sets the queue's group limits (admission in promotions) and rate limit (a start slot taken in
+   * each claim's commit); by default every group is unlimited and starts are not limited.
+   */
+  Claimer flow(GroupBook.Limits limits, RateLimit rate) {
+    this.limits = limits;
+    this.rate = rate;
+    return this;
   }
 
   /**
@@ -60,6 +80,14 @@ final class Claimer {
     return reclaimExpired(now) | more;
   }
 
+  /**
+   * When the last claim found the queue's starts paused or its rate limit reached: when they
+   * resume; 0 when it did not.
+   */
+  long blockedUntil() {
+    return blockedUntil;
+  }
+
   /** Moves due delayed jobs to ready; true if there may be more to move. */
   boolean promoteDue(long now) {
     return move(keys.delayedDue(now), now, true);
@@ -77,22 +105,42 @@ final class Claimer {
     }
     List<AtomicOperation> ops = new ArrayList<>(index.size());
     List<Quarantine> quarantined = new ArrayList<>();
+    Map<String, List<Transitions.Read>> grouped = new LinkedHashMap<>();
     List<Optional<KvEntry>> records = store.getMany(jobKeys(index));
     for (int i = 0; i < records.size(); i++) {
       Optional<KvEntry> e = records.get(i);
-      if (e.isEmpty()) {
-        continue;
+      if (e.isPresent()) {
+        Optional<Transitions.Read> found =
+            readOrQuarantine(index.get(i).key(), e.get(), quarantined);
+        if (found.isEmpty()) {
+          continue;
+        }
+        Transitions.Read read = found.get();
+        if (promote && read.record().group != null) {
+          grouped.computeIfAbsent(read.record().group, g -> new ArrayList<>()).add(read);
+          continue;
+        }
+        Transitions.Plan plan =
+            promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+        if (plan instanceof Transitions.Applied applied) {
+          ops.add(applied.operation());
+        }
       }
-      Optional<Transitions.Read> read = readOrQuarantine(index.get(i).key(), e.get(), quarantined);
-      if (read.isEmpty()) {
-        continue;
-      }
-      Transitions.Plan plan =
-          promote
-              ? Transitions.promote(keys, read.get(), now)
-              : Transitions.reclaim(keys, read.get(), now);
-      if (plan instanceof Transitions.Applied applied) {
-        ops.add(applied.operation());
+    }
+    if (!grouped.isEmpty()) {
+      // One operation per group: its promotions share (check and rewrite) its record.
+      Map<String, GroupBook.Read> reads = GroupReads.read(store, keys, grouped.keySet());
+      for (Map.Entry<String, List<Transitions.Read>> g : grouped.entrySet()) {
+        GroupBook book = GroupBook.of(keys, limits, Map.of(g.getKey(), reads.get(g.getKey())));
+        AtomicOperation.Builder op = AtomicOperation.builder();
+        boolean any = false;
+        for (Transitions.Read read : g.getValue()) {
+          any |= Transitions.promoteInto(op, keys, read, now, book) != null;
+        }
+        if (any) {
+          book.finishInto(op);
+          ops.add(op.build());
+        }
       }
     }
     if (!ops.isEmpty()) {
@@ -150,7 +198,39 @@ final class Claimer {
    * the first ones; every claim still checks the versionstamp of the record it was planned from.
    */
   Batch claim(int max, long now, long leaseMillis) {
-    ClaimPlan plan = new ClaimPlan(now, leaseMillis);
+    blockedUntil = 0;
+    Optional<KvEntry> pause = store.get(keys.startsPaused());
+    long pausedVs = AtomicOperation.ABSENT;
+    if (pause.isPresent()) {
+      long until = Transitions.decodeTime(pause.get().value());
+      if (until > now) {
+        blockedUntil = until;
+        return new Batch(List.of(), false); // a handler paused the queue's starts
+      }
+      // The pause is over: remove it (checked: a new pause written since stays).
+      AtomicOperation end =
+          AtomicOperation.builder()
+              .check(keys.startsPaused(), pause.get().versionstamp())
+              .delete(keys.startsPaused())
+              .build();
+      if (!store.commit(end).ok()) {
+        return new Batch(List.of(), true);
+      }
+    }
+    List<Transitions.RateSlot> slots = null;
+    if (rate != null) {
+      slots = freeSlots(max, now);
+      if (slots.isEmpty()) {
+        List<KvEntry> oldest = store.list(keys.rateTaken(), 1, false);
+        blockedUntil =
+            oldest.isEmpty()
+                ? now + 1
+                : QueueKeys.timeOf(oldest.get(0).key()) + rate.period().toMillis();
+        return new Batch(List.of(), false); // the rate limit is reached until the next slot frees
+      }
+      max = slots.size();
+    }
+    ClaimPlan plan = new ClaimPlan(now, leaseMillis, pausedVs, slots);
     List<CommitResult> results = store.claim(keys.ready(), max, plan);
     List<Claimed> claimed = new ArrayList<>(results.size());
     for (int i = 0; i < results.size(); i++) {
@@ -182,6 +262,8 @@ final class Claimer {
   private final class ClaimPlan implements KvStore.ClaimPlanner {
     private final long now;
     private final long leaseMillis;
+    private final long pausedVs;
+    private final List<Transitions.RateSlot> slots; // null: no rate limit
 
     /** Per planned operation: the claimed record, or null for a quarantine. */
     final List<JobRecord> planned = new ArrayList<>();
@@ -191,9 +273,11 @@ final class Claimer {
 
     int seen;
 
-    ClaimPlan(long now, long leaseMillis) {
+    ClaimPlan(long now, long leaseMillis, long pausedVs, List<Transitions.RateSlot> slots) {
       this.now = now;
       this.leaseMillis = leaseMillis;
+      this.pausedVs = pausedVs;
+      this.slots = slots;
     }
 
     @Override
@@ -227,9 +311,21 @@ final class Claimer {
           quarantined.add(new Quarantine(indexKey, e.get().versionstamp(), corrupt));
           continue;
         }
+        Transitions.RateSlot slot = null;
+        if (slots != null) {
+          if (planned.size() >= slots.size()) {
+            break; // every free start slot is planned
+          }
+          slot = slots.get(planned.size());
+        }
         Transitions.Plan plan =
             Transitions.claim(
-                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+                keys,
+                new Transitions.Read(r, e.get().versionstamp()),
+                now,
+                leaseMillis,
+                pausedVs,
+                slot);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
           planned.add(applied.record());
@@ -240,13 +336,67 @@ final class Claimer {
     }
   }
 
-  /** The earliest of {@code at}, the first delayed job's due time and the first lease's end. */
+  /**
+   * Up to {@code max} start slots of the rate limit free at {@code now}: the ones taken longest
+   * ago, if a period has passed since, then slots never taken while fewer than the limit exist.
+   * Slots numbered at or over a lowered limit are deleted as they are met.
+   */
+  private List<Transitions.RateSlot> freeSlots(int max, long now) {
+    List<Transitions.RateSlot> free = new ArrayList<>(max);
+    long period = rate.period().toMillis();
+    List<KvEntry> taken = store.list(keys.rateTaken(), max, false);
+    List<AtomicOperation> stale = new ArrayList<>();
+    List<Key> slotKeys = new ArrayList<>();
+    List<KvEntry> candidates = new ArrayList<>();
+    for (KvEntry e : taken) {
+      long takenAt = QueueKeys.timeOf(e.key());
+      long slot = e.key().getLong(e.key().size() - 1);
+      if (slot >= rate.starts()) {
+        stale.add(AtomicOperation.builder().delete(e.key()).delete(keys.rateSlot(slot)).build());
+      } else if (takenAt + period <= now) {
+        candidates.add(e);
+        slotKeys.add(keys.rateSlot(slot));
+      }
+    }
+    if (!stale.isEmpty()) {
+      store.commitAll(stale);
+    }
+    if (!candidates.isEmpty()) {
+      List<Optional<KvEntry>> records = store.getMany(slotKeys);
+      for (int i = 0; i < candidates.size(); i++) {
+        Key k = candidates.get(i).key();
+        long takenAt = QueueKeys.timeOf(k);
+        Optional<KvEntry> slot = records.get(i);
+        if (slot.isPresent() && Transitions.decodeTime(slot.get().value()) == takenAt) {
+          free.add(
+              new Transitions.RateSlot(
+                  k.getLong(k.size() - 1), takenAt, slot.get().versionstamp()));
+        }
+      }
+    }
+    if (free.size() < max) {
+      List<KvEntry> last = store.list(keys.rateSlots(), 1, true);
+      long next = last.isEmpty() ? 0 : last.get(0).key().getLong(last.get(0).key().size() - 1) + 1;
+      for (long i = next; i < rate.starts() && free.size() < max; i++) {
+        free.add(new Transitions.RateSlot(i, Transitions.NEVER, AtomicOperation.ABSENT));
+      }
+    }
+    return free;
+  }
+
+  /**
+   * The earliest of {@code at}, the first delayed job's due time, the first lease's end, the end of
+   * a pause of the queue's starts and the time the rate limit's next slot frees.
+   */
   long nextChange(long at) {
     for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
       List<KvEntry> first = store.list(range, 1, false);
       if (!first.isEmpty()) {
         at = Math.min(at, QueueKeys.timeOf(first.get(0).key()));
       }
+    }
+    if (blockedUntil > 0) {
+      at = Math.min(at, blockedUntil);
     }
     return at;
   }

@@ -42,6 +42,14 @@ final class HeldResolver {
     this.batch = batch;
   }
 
+  private GroupBook.Limits limits = g -> Queue.UNLIMITED;
+
+  /** Sets the queue's group limits (default: every group unlimited). */
+  HeldResolver limits(GroupBook.Limits limits) {
+    this.limits = limits;
+    return this;
+  }
+
   /**
    * Releases one batch of the jobs held past the timeout at {@code now}; true if there may be more.
    */
@@ -67,7 +75,12 @@ final class HeldResolver {
       }
     }
     Claimer.commitQuarantines(keys, store, quarantined);
-    Transitions.HeldMove move = Transitions.resolveHeld(keys, reads, now, timeoutMillis);
+    List<JobRecord> held = new ArrayList<>(reads.size());
+    for (Transitions.Read read : reads) {
+      held.add(read.record());
+    }
+    GroupBook book = GroupReads.book(store, keys, limits, GroupReads.groupsOf(held));
+    Transitions.HeldMove move = Transitions.resolveHeld(keys, reads, now, timeoutMillis, book);
     if (!move.moved().isEmpty() && store.commit(move.operation()).ok()) {
       for (JobRecord r : move.moved()) {
         LOG.log(

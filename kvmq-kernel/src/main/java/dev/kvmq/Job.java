@@ -35,6 +35,9 @@ public final class Job<S> {
   private final Optional<JobError> lastError;
   private final Optional<String> schedule;
   private final Optional<Instant> slot;
+  private final Optional<UniqueKey> unique;
+  private final boolean holdsUnique;
+  private final Optional<String> group;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -58,6 +61,9 @@ public final class Job<S> {
     this.lastError = Optional.ofNullable(r.error);
     this.schedule = Optional.ofNullable(r.schedule);
     this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
+    this.unique = Optional.ofNullable(r.unique);
+    this.holdsUnique = r.holdsUnique;
+    this.group = Optional.ofNullable(r.group);
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -231,6 +237,39 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the unique key the job was pushed with, if any ({@link JobOptions#unique}). The key
+   * stays on the job after its scope ended; {@link #holdsUniqueKey()} tells whether it still holds
+   * it.
+   *
+   * @return the unique key, or empty
+   */
+  public Optional<UniqueKey> unique() {
+    return unique;
+  }
+
+  /**
+   * Tells whether the job holds its unique key now, so that a push of the same key is a duplicate
+   * of this job. False for a job without a key, after its scope ended (a {@link
+   * UniqueKey.Scope#WAITING} key after the first claim), and for a {@link UniqueKey.Scope#PERIOD}
+   * key, which is held by time, not by its job.
+   *
+   * @return true if the job holds its unique key
+   */
+  public boolean holdsUniqueKey() {
+    return holdsUnique;
+  }
+
+  /**
+   * Returns the group the job belongs to ({@link JobOptions#group(String)}), whose concurrency
+   * limit it shares.
+   *
+   * @return the group, or empty for a job of no group
+   */
+  public Optional<String> group() {
+    return group;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -261,7 +300,10 @@ public final class Job<S> {
         && retryBackoff.equals(j.retryBackoff)
         && lastError.equals(j.lastError)
         && schedule.equals(j.schedule)
-        && slot.equals(j.slot);
+        && slot.equals(j.slot)
+        && unique.equals(j.unique)
+        && holdsUnique == j.holdsUnique
+        && group.equals(j.group);
   }
 
   /**
@@ -289,7 +331,10 @@ public final class Job<S> {
         token,
         lastError,
         schedule,
-        slot);
+        slot,
+        unique,
+        holdsUnique,
+        group);
   }
 
   /**

@@ -90,4 +90,18 @@ public interface JobContext<S> {
    * this one included, are told and may finish.
    */
   void stopProcessing();
+
+  /**
+   * Tells the queue that the remote side limits us (an HTTP 429, a quota): no job of this queue
+   * starts on any node for {@code pause}, and this job goes back to wait, due when the pause ends,
+   * without using a retry or counting the attempt. Return from the handler after calling it: its
+   * outcome (a return or an exception) is then not recorded as a completion or a failure. Calls
+   * that overlap keep the latest end. Recorded when the handler returns, in the commit that puts
+   * the job back (docs/flow-control.md, "Rate limits").
+   *
+   * @param pause how long no job of the queue starts, 1 ms to {@link JobOptions#MAX_DELAY}
+   * @throws NullPointerException if {@code pause} is null
+   * @throws IllegalArgumentException if {@code pause} is shorter than 1 ms or too long
+   */
+  void pauseQueueStarts(Duration pause);
 }

@@ -25,6 +25,11 @@ import java.util.Objects;
  * @param repeatDelay the wait between a completion and the next repeat (default zero)
  * @param retryCount how many times a failed attempt is retried (default 0)
  * @param retryBackoff the wait before each retry (default none)
+ * @param unique the job's unique key and its scope, or null for none (default none); see {@link
+ *     Queue#offer}
+ * @param group the group the job belongs to, or null for none (default): jobs of one group share
+ *     the queue's concurrency limit of that group ({@link Queue.Builder#groupLimit(String, int)},
+ *     docs/flow-control.md); 1 to {@link #MAX_GROUP_LENGTH} characters
  */
 public record JobOptions(
     double priority,
@@ -33,7 +38,9 @@ public record JobOptions(
     long repeatCount,
     Duration repeatDelay,
     int retryCount,
-    Backoff retryBackoff) {
+    Backoff retryBackoff,
+    UniqueKey unique,
+    String group) {
 
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
   public static final long REPEAT_FOREVER = -1;
@@ -50,8 +57,11 @@ public record JobOptions(
   /** The latest {@link #delayUntil()}: the last millisecond of year 9999. */
   public static final Instant MAX_DELAY_UNTIL = Instant.parse("9999-12-31T23:59:59.999Z");
 
+  /** The longest {@link #group()}: 200 characters. */
+  public static final int MAX_GROUP_LENGTH = 200;
+
   private static final JobOptions DEFAULTS =
-      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE);
+      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null, null);
 
   /**
    * Checks the components.
@@ -63,11 +73,16 @@ public record JobOptions(
    * @param repeatDelay the {@code repeatDelay} component
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
+   * @param unique the {@code unique} component
+   * @param group the {@code group} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
    *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
    *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
    *     #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1}, {@code repeatDelay} is negative or over
-   *     {@link #MAX_DELAY}, or {@code retryCount < 0}
+   *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code unique} is given with repeats (a
+   *     repeating job can't have a unique key: use a schedule, which runs one job per slot); if
+   *     {@code group} is empty, longer than {@link #MAX_GROUP_LENGTH} characters, or has no UTF-8
+   *     form (an unpaired surrogate)
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -105,6 +120,15 @@ public record JobOptions(
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
     }
     Objects.requireNonNull(retryBackoff, "retryBackoff");
+    if (unique != null && repeatCount != 0) {
+      throw new IllegalArgumentException(
+          "a repeating job can't have a unique key (its runs would share it): use a schedule,"
+              + " which runs one job per slot; unique key \""
+              + unique.key()
+              + "\", repeatCount "
+              + repeatCount);
+    }
+    checkGroup(group);
     priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
   }
 
@@ -126,7 +150,15 @@ public record JobOptions(
    */
   public JobOptions priority(double priority) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
   }
 
   /**
@@ -140,7 +172,7 @@ public record JobOptions(
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     return new JobOptions(
-        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -154,7 +186,7 @@ public record JobOptions(
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
     return new JobOptions(
-        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -166,10 +198,11 @@ public record JobOptions(
    * @return the new options
    * @throws NullPointerException if {@code delay} is null
    * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or over
-   *     {@link #MAX_DELAY}
+   *     {@link #MAX_DELAY}, or {@code count} is not 0 and these options have a unique key
    */
   public JobOptions repeat(long count, Duration delay) {
-    return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff, unique, group);
   }
 
   /**
@@ -183,7 +216,87 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code count < 0}
    */
   public JobOptions retry(int count, Backoff backoff) {
-    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff);
+    return new JobOptions(
+        priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff, unique, group);
+  }
+
+  /**
+   * Returns these options with the job in a group: jobs of one group share the queue's concurrency
+   * limit of that group, across all nodes (docs/flow-control.md, "Groups").
+   *
+   * @param group the group, 1 to {@link #MAX_GROUP_LENGTH} characters; null for none
+   * @return the new options
+   * @throws IllegalArgumentException if {@code group} is empty, too long, or has no UTF-8 form
+   */
+  public JobOptions group(String group) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
+  }
+
+  /**
+   * Checks a group name: null (no group), or 1 to {@link #MAX_GROUP_LENGTH} characters with a UTF-8
+   * form.
+   *
+   * @param group the name
+   * @throws IllegalArgumentException if it is empty, too long, or has an unpaired surrogate
+   */
+  static void checkGroup(String group) {
+    if (group == null) {
+      return;
+    }
+    if (group.isEmpty()) {
+      throw new IllegalArgumentException("a group name must not be empty");
+    }
+    if (group.length() > MAX_GROUP_LENGTH) {
+      throw new IllegalArgumentException(
+          "a group name has at most "
+              + MAX_GROUP_LENGTH
+              + " characters: this one has "
+              + group.length());
+    }
+    for (int i = 0; i < group.length(); i++) {
+      char c = group.charAt(i);
+      if (Character.isSurrogate(c)) {
+        boolean paired =
+            Character.isHighSurrogate(c)
+                && i + 1 < group.length()
+                && Character.isLowSurrogate(group.charAt(i + 1));
+        if (!paired) {
+          throw new IllegalArgumentException(
+              "a group name must be valid text: an unpaired surrogate at index " + i);
+        }
+        i++;
+      }
+    }
+  }
+
+  /**
+   * Returns these options with a unique key: while the key is taken (per its scope), a push of
+   * another job with the same key in this queue makes no new job; {@link Queue#offer} says so.
+   *
+   * @param unique the key and its scope, or null for none
+   * @return the new options
+   * @throws IllegalArgumentException if {@code unique} is given and these options repeat
+   */
+  public JobOptions unique(UniqueKey unique) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group);
   }
 
   /**

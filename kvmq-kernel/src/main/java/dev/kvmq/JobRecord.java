@@ -49,6 +49,21 @@ final class JobRecord {
   /** Tag of {@link #traceContext}: a short count, then modified UTF-8 key and value pairs. */
   private static final byte TAG_TRACE_CONTEXT = 3;
 
+  /**
+   * Tag of {@link #group} and {@link #parked}: a byte (1 parked, 0 not), then the group as a short
+   * length and modified UTF-8.
+   */
+  private static final byte TAG_GROUP = 6;
+
+  /** Tag of {@link #unique}'s key: a short length and modified UTF-8. */
+  private static final byte TAG_UNIQUE_KEY = 4;
+
+  /**
+   * Tag of {@link #unique}'s scope and mode and of {@link #holdsUnique}: a byte (the scope's
+   * ordinal), a byte of flags (1: held, 2: debounced), a long (the period in ms).
+   */
+  private static final byte TAG_UNIQUE_SCOPE = 5;
+
   final String id;
   final double priority;
   final State state;
@@ -73,6 +88,25 @@ final class JobRecord {
   /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
   final Map<String, String> traceContext;
 
+  /** The unique key the job was pushed with, or null. */
+  final UniqueKey unique;
+
+  /**
+   * Whether the job holds {@link #unique}'s index entry now: its commits that end the key's scope
+   * delete the entry (an entry and the record that holds it are written in the same commits).
+   * Always false for a {@link UniqueKey.Scope#PERIOD} key, whose entry is held by time.
+   */
+  final boolean holdsUnique;
+
+  /** The job's group, or null (docs/flow-control.md, "Groups"). */
+  final String group;
+
+  /**
+   * True for a {@link State#READY} job of a group with no free slot: it waits in the group's parked
+   * index, not in the ready index, until a commit that frees a slot of its group admits it.
+   */
+  final boolean parked;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -91,6 +125,14 @@ final class JobRecord {
     this.schedule = d.schedule;
     this.slot = d.slot;
     this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+    this.unique = d.unique;
+    this.holdsUnique = d.holdsUnique;
+    this.group = d.group;
+    this.parked = d.parked;
+    if (parked && (group == null || state != State.READY)) {
+      throw new IllegalStateException(
+          "only a ready job of a group can be parked: " + state + ", group " + group);
+    }
   }
 
   private static Map<String, String> copyOrdered(Map<String, String> m) {
@@ -140,6 +182,16 @@ final class JobRecord {
     if (traceBytes != null) {
       tagged += 5 + traceBytes.length;
       fields++;
+    }
+    byte[] groupBytes = group == null ? null : modifiedUtf8(group);
+    if (groupBytes != null) {
+      tagged += 5 + 1 + 2 + groupBytes.length;
+      fields++;
+    }
+    byte[] uniqueBytes = unique == null ? null : modifiedUtf8(unique.key());
+    if (uniqueBytes != null) {
+      tagged += 5 + 2 + uniqueBytes.length + 5 + 1 + 1 + 8;
+      fields += 2;
     }
     byte[] typeBytes = null;
     byte[] messageBytes = null;
@@ -199,6 +251,18 @@ final class JobRecord {
     if (traceBytes != null) {
       out.put(TAG_TRACE_CONTEXT).putInt(traceBytes.length).put(traceBytes);
     }
+    if (groupBytes != null) {
+      out.put(TAG_GROUP).putInt(1 + 2 + groupBytes.length).put((byte) (parked ? 1 : 0));
+      putUtf(out, groupBytes);
+    }
+    if (uniqueBytes != null) {
+      out.put(TAG_UNIQUE_KEY).putInt(2 + uniqueBytes.length);
+      putUtf(out, uniqueBytes);
+      out.put(TAG_UNIQUE_SCOPE).putInt(1 + 1 + 8);
+      out.put((byte) unique.scope().ordinal());
+      out.put((byte) ((holdsUnique ? 1 : 0) | (unique.debounced() ? 2 : 0)));
+      out.putLong(unique.period().toMillis());
+    }
     return out.array();
   }
 
@@ -224,6 +288,10 @@ final class JobRecord {
   }
 
   private static void decodeTagged(ByteBuffer in, Draft d) throws IOException {
+    String uniqueKey = null;
+    UniqueKey.Scope uniqueScope = null;
+    byte uniqueFlags = 0;
+    long uniquePeriod = 0;
     int fields = in.getShort();
     for (int f = 0; f < fields; f++) {
       byte tag = in.get();
@@ -240,6 +308,16 @@ final class JobRecord {
           }
           d.traceContext = m;
         }
+        case TAG_GROUP -> {
+          d.parked = in.get() == 1;
+          d.group = getUtf(in);
+        }
+        case TAG_UNIQUE_KEY -> uniqueKey = getUtf(in);
+        case TAG_UNIQUE_SCOPE -> {
+          uniqueScope = UniqueKey.Scope.values()[in.get()];
+          uniqueFlags = in.get();
+          uniquePeriod = in.getLong();
+        }
         default ->
             throw new IllegalStateException(
                 "unknown field tag " + tag + " in a job record: written by a newer kvmq?");
@@ -250,6 +328,15 @@ final class JobRecord {
     }
     if (in.hasRemaining()) {
       throw new IllegalStateException(in.remaining() + " bytes after the last field");
+    }
+    if ((uniqueKey == null) != (uniqueScope == null)) {
+      throw new IllegalStateException("a unique key without its scope, or a scope without a key");
+    }
+    if (uniqueKey != null) {
+      d.unique =
+          new UniqueKey(
+              uniqueKey, uniqueScope, Duration.ofMillis(uniquePeriod), (uniqueFlags & 2) != 0);
+      d.holdsUnique = (uniqueFlags & 1) != 0;
     }
   }
 
@@ -387,6 +474,10 @@ final class JobRecord {
     String schedule;
     long slot = -1;
     Map<String, String> traceContext = Map.of();
+    UniqueKey unique;
+    boolean holdsUnique;
+    String group;
+    boolean parked;
 
     Draft() {}
 
@@ -408,6 +499,10 @@ final class JobRecord {
       schedule = r.schedule;
       slot = r.slot;
       traceContext = r.traceContext;
+      unique = r.unique;
+      holdsUnique = r.holdsUnique;
+      group = r.group;
+      parked = r.parked;
     }
 
     Draft state(State s) {

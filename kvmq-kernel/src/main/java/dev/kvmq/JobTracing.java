@@ -94,7 +94,12 @@ public interface JobTracing {
      */
     LEASE_LOST,
     /** Recording the outcome failed (the store): the job runs again when its lease expires. */
-    NOT_RECORDED
+    NOT_RECORDED,
+    /**
+     * The handler paused the queue's starts ({@link JobContext#pauseQueueStarts}): the job waits,
+     * its attempt not counted, until the pause ends.
+     */
+    DEFERRED
   }
 
   /** A handler run, as the hook follows it. */

@@ -229,6 +229,27 @@ final class Lease<S> implements JobContext<S> {
     core.stopWorker();
   }
 
+  /** Until when the handler asked that no job of the queue starts; 0 when it did not. */
+  private volatile long pauseQueueUntil;
+
+  @Override
+  public void pauseQueueStarts(Duration pause) {
+    Objects.requireNonNull(pause, "pause");
+    if (pause.toMillis() < 1 || pause.compareTo(JobOptions.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "a pause of the queue's starts is 1 ms to " + JobOptions.MAX_DELAY + ": " + pause);
+    }
+    long until = core.now() + pause.toMillis();
+    synchronized (this) {
+      pauseQueueUntil = Math.max(pauseQueueUntil, until);
+    }
+  }
+
+  /** Until when the handler paused the queue's starts ({@link #pauseQueueStarts}); 0 if not. */
+  long pauseQueueUntil() {
+    return pauseQueueUntil;
+  }
+
   private void runQuietly(Runnable r) {
     try {
       r.run();

@@ -63,9 +63,13 @@ final class Pass<S> {
 
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
-    this.claimer = new Claimer(core.keys, core.store);
+    this.claimer =
+        new Claimer(core.keys, core.store)
+            .flow(core.queue.groupLimits(), core.queue.rateLimit().orElse(null));
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
-    this.heldResolver = new HeldResolver(core.keys, core.store, core.queue.heldTimeout());
+    this.heldResolver =
+        new HeldResolver(core.keys, core.store, core.queue.heldTimeout())
+            .limits(core.queue.groupLimits());
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
@@ -156,6 +160,9 @@ final class Pass<S> {
         Claimer.Batch batch = claim(wanted, now);
         more |= batch.more();
         nextChangeRead &= batch.claimed().isEmpty(); // new leases may end before it
+        if (claimer.blockedUntil() > 0) { // starts paused or rate limited: look again then
+          maintenanceAt = Math.min(maintenanceAt, claimer.blockedUntil());
+        }
       }
       core.reporter.recovered();
       if (more) {

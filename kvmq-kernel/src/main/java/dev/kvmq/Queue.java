@@ -41,6 +41,9 @@ public final class Queue<S> {
 
   private static final int MAX_NAME_LENGTH = 200;
 
+  /** The group limit of a group with none: no limit. */
+  public static final int UNLIMITED = Integer.MAX_VALUE;
+
   final KvStore store;
   final QueueKeys keys;
   final Codec<S> codec;
@@ -52,6 +55,9 @@ public final class Queue<S> {
   private final QueueCommands<S> commands;
   private final Schedules<S> schedules;
   private final Duration heldTimeout; // null: held jobs are kept for an operator
+  final int defaultGroupLimit;
+  private final java.util.Map<String, Integer> groupLimits;
+  private final RateLimit rateLimit; // null: none
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -65,6 +71,36 @@ public final class Queue<S> {
     this.commands = new QueueCommands<>(this, listing);
     this.schedules = new Schedules<>(this);
     this.heldTimeout = b.heldTimeout;
+    this.defaultGroupLimit = b.defaultGroupLimit;
+    this.groupLimits = java.util.Map.copyOf(b.groupLimits);
+    this.rateLimit = b.rateLimit;
+  }
+
+  /**
+   * Returns how many jobs of {@code group} may run at once across all nodes, as this queue object
+   * was configured (docs/flow-control.md, "Groups"): its own limit, else the default limit.
+   *
+   * @param group a group name
+   * @return the limit; {@link #UNLIMITED} when none was set
+   * @throws NullPointerException if {@code group} is null
+   */
+  public int groupLimit(String group) {
+    Objects.requireNonNull(group, "group");
+    return groupLimits.getOrDefault(group, defaultGroupLimit);
+  }
+
+  /** The limits of this queue's groups, for a {@link GroupBook}. */
+  GroupBook.Limits groupLimits() {
+    return this::groupLimit;
+  }
+
+  /**
+   * Returns the queue's rate limit: how many jobs may start per period across all nodes.
+   *
+   * @return the rate limit, or empty when starts are not limited
+   */
+  public Optional<RateLimit> rateLimit() {
+    return Optional.ofNullable(rateLimit);
   }
 
   /**
@@ -137,16 +173,47 @@ public final class Queue<S> {
   /**
    * Pushes a job.
    *
+   * <p>With a {@link JobOptions#unique unique key} whose key is taken, nothing is stored and the
+   * job holding the key is returned (changed by a {@link UniqueKey#debounce() debounce}); {@link
+   * #offer} says which happened.
+   *
    * @param state the job's state
-   * @param options priority, delay, repeats, retries
-   * @return the job as stored
+   * @param options priority, delay, repeats, retries, unique key
+   * @return the job as stored, or the job that holds its unique key
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
-   * @throws IllegalStateException if the store is closed
+   * @throws IllegalStateException if the store is closed; if the unique key is a {@link
+   *     UniqueKey.Scope#PERIOD throttle} key taken by a job that has finished within its period, so
+   *     that there is no job to return (use {@link #offer}, which says so)
    * @throws KvStoreException if the store fails; the job may or may not be stored
    */
   public Job<S> push(S state, JobOptions options) {
+    if (options != null && options.unique() != null) {
+      return commands.pushUnique(state, options);
+    }
     return pushAll(List.of(Objects.requireNonNull(state, "state")), options).get(0);
+  }
+
+  /**
+   * Pushes a job and says what the push did (docs/flow-control.md, "Unique jobs"). Without a {@link
+   * JobOptions#unique unique key} it is {@link #push(Object, JobOptions)}: always {@link
+   * PushResult.Outcome#CREATED}. With one, in one atomic commit: if the key is free, the job is
+   * stored and takes the key ({@code CREATED}); if another job holds it, nothing is stored and the
+   * result names that job ({@code DUPLICATE}); in {@link UniqueKey#debounce() debounce} mode, a
+   * holder that is still waiting gets this push's state and due time instead ({@code DEBOUNCED}).
+   * Two pushes of one key at the same instant, on any nodes, make one job.
+   *
+   * @param state the job's state
+   * @param options priority, delay, repeats, retries, unique key
+   * @return what the push did, and the job
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
+   * @throws IllegalStateException if the store is closed, or the key's holder kept changing through
+   *     20 attempts
+   * @throws KvStoreException if the store fails; the job may or may not be stored
+   */
+  public PushResult<S> offer(S state, JobOptions options) {
+    return commands.offer(state, options);
   }
 
   /**
@@ -157,7 +224,9 @@ public final class Queue<S> {
    * @param options priority, delay, repeats, retries for each
    * @return the jobs as stored, in the same order
    * @throws NullPointerException if an argument or a state is null
-   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}
+   * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}, or
+   *     {@code options} has a unique key and there is more than one state (a key names one job:
+   *     {@link #offer} them one by one)
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails; the jobs may or may not be stored
    */
@@ -557,6 +626,9 @@ public final class Queue<S> {
     private InstantSource clock;
     private RandomGenerator random;
     private JobTracing tracing = JobTracing.none();
+    private int defaultGroupLimit = UNLIMITED;
+    private final java.util.Map<String, Integer> groupLimits = new java.util.HashMap<>();
+    private RateLimit rateLimit;
 
     private Builder(KvStore store, String name, Codec<S> codec) {
       this.store = Objects.requireNonNull(store, "store");
@@ -624,6 +696,57 @@ public final class Queue<S> {
      */
     public Builder<S> tracing(JobTracing tracing) {
       this.tracing = Objects.requireNonNull(tracing, "tracing");
+      return this;
+    }
+
+    /**
+     * Sets the default concurrency limit of every group (default {@link #UNLIMITED}): at most this
+     * many jobs of one group are admitted to run (ready or leased) at once, across every node. The
+     * limit is this queue object's: every node should configure the same (docs/flow-control.md,
+     * "Groups", says what happens when they differ).
+     *
+     * @param limit 0 (no job of a group starts) or more; {@link #UNLIMITED} for none
+     * @return this builder
+     * @throws IllegalArgumentException if {@code limit} is negative
+     */
+    public Builder<S> groupLimit(int limit) {
+      this.defaultGroupLimit = checkLimit(limit, "the default group limit");
+      return this;
+    }
+
+    /**
+     * Sets the concurrency limit of one group, in place of the default.
+     *
+     * @param group the group, 1 to {@link JobOptions#MAX_GROUP_LENGTH} characters
+     * @param limit 0 (no job of the group starts) or more; {@link #UNLIMITED} for none
+     * @return this builder
+     * @throws NullPointerException if {@code group} is null
+     * @throws IllegalArgumentException if {@code group} is empty or too long, or {@code limit} is
+     *     negative
+     */
+    public Builder<S> groupLimit(String group, int limit) {
+      Objects.requireNonNull(group, "group");
+      JobOptions.checkGroup(group);
+      groupLimits.put(group, checkLimit(limit, "the limit of group \"" + group + "\""));
+      return this;
+    }
+
+    private static int checkLimit(int limit, String what) {
+      if (limit < 0) {
+        throw new IllegalArgumentException(what + " must not be negative: " + limit);
+      }
+      return limit;
+    }
+
+    /**
+     * Sets the queue's rate limit (default none): at most {@code limit.starts()} jobs start in any
+     * {@code limit.period()}, across every node (docs/flow-control.md, "Rate limits").
+     *
+     * @param limit the rate limit, or null for none
+     * @return this builder
+     */
+    public Builder<S> rateLimit(RateLimit limit) {
+      this.rateLimit = limit;
       return this;
     }
 

@@ -37,7 +37,101 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#pushAll}. */
   List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
+    Objects.requireNonNull(states, "states");
+    Objects.requireNonNull(options, "options");
+    if (options.unique() != null) {
+      if (states.size() > 1) {
+        throw new IllegalArgumentException(
+            "a unique key names one job, and these options give the key \""
+                + options.unique().key()
+                + "\" to "
+                + states.size()
+                + " jobs: push them one by one (Queue.offer)");
+      }
+      if (states.size() == 1) {
+        return List.of(pushUnique(states.iterator().next(), options));
+      }
+    }
     return newJobs(states, options, Transitions::pushInto);
+  }
+
+  /** See {@link Queue#push(Object, JobOptions)} with a unique key. */
+  Job<S> pushUnique(S state, JobOptions options) {
+    PushResult<S> result = offer(state, options);
+    return result
+        .job()
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "the throttle key \""
+                        + options.unique().key()
+                        + "\" of queue "
+                        + queue.name()
+                        + " is taken until its period ends, by job "
+                        + result.id()
+                        + ", which has finished: no job to return; Queue.offer says so without"
+                        + " an exception"));
+  }
+
+  /**
+   * See {@link Queue#offer}: reads the key's entry and the job it names, plans ({@link
+   * UniqueTransitions#push}), commits; a commit that fails because the key or its holder changed
+   * under it is planned again from a fresh read.
+   */
+  PushResult<S> offer(S state, JobOptions options) {
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(options, "options");
+    if (options.unique() == null) {
+      return PushResult.created(pushAll(List.of(state), options).get(0));
+    }
+    byte[] payload = queue.encode(state);
+    Map<String, String> traceContext = queue.tracer.pushContext();
+    dev.kvmq.store.Key entryKey = keys.unique(options.unique().key());
+    for (int i = 0; i < ATOMIC_RETRIES; i++) {
+      long now = queue.clock.millis();
+      UniqueTransitions.KeyRead read = readKey(entryKey);
+      String id = queue.nextId(now);
+      UniqueTransitions.Plan plan =
+          UniqueTransitions.push(keys, read, id, payload, options, now, traceContext);
+      if (plan instanceof UniqueTransitions.Duplicate d) {
+        return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
+      } else if (plan instanceof UniqueTransitions.Create c) {
+        if (queue.store.commit(c.applied().operation()).ok()) {
+          return PushResult.created(Job.of(queue.name(), c.applied().record(), state, now));
+        }
+      } else if (plan instanceof UniqueTransitions.Debounce d
+          && queue.store.commit(d.applied().operation()).ok()) {
+        return PushResult.debounced(Job.of(queue.name(), d.applied().record(), state, now));
+      }
+    }
+    throw contention("push a job with the unique key \"" + options.unique().key() + "\"");
+  }
+
+  /** Reads a unique key's entry and the job it names. */
+  private UniqueTransitions.KeyRead readKey(dev.kvmq.store.Key entryKey) {
+    Optional<KvEntry> entry = queue.store.get(entryKey);
+    if (entry.isEmpty()) {
+      return UniqueTransitions.KeyRead.free();
+    }
+    UniqueTransitions.Holder holder = UniqueTransitions.Holder.decode(entry.get().value());
+    Optional<KvEntry> job =
+        Ulid.isValid(holder.id()) ? queue.store.get(keys.job(holder.id())) : Optional.empty();
+    Optional<Transitions.Read> read = Optional.empty();
+    boolean unreadable = false;
+    if (job.isPresent()) {
+      JobRecord r = listing.readable(job.get());
+      if (r == null) {
+        unreadable = true;
+      } else {
+        read = Optional.of(new Transitions.Read(r, job.get().versionstamp()));
+      }
+    }
+    return new UniqueTransitions.KeyRead(
+        Optional.of(holder), entry.get().versionstamp(), read, unreadable);
+  }
+
+  private GroupBook.Limits limits() {
+    return queue.groupLimits();
   }
 
   /** How a batch of new jobs is added to its operation: pushed, or held. */
@@ -50,7 +144,8 @@ final class QueueCommands<S> {
         byte[] payload,
         JobOptions options,
         long now,
-        Map<String, String> traceContext);
+        Map<String, String> traceContext,
+        GroupBook book);
   }
 
   /** Writes new jobs in one operation, with the pusher's trace context; returns them. */
@@ -64,19 +159,38 @@ final class QueueCommands<S> {
     for (S state : states) {
       payloads.add(queue.encode(state));
     }
-    long now = queue.clock.millis();
     Map<String, String> traceContext = queue.tracer.pushContext();
-    AtomicOperation.Builder op = AtomicOperation.builder();
+    long now = queue.clock.millis();
     List<JobRecord> records = new ArrayList<>(states.size());
-    for (byte[] payload : payloads) {
-      records.add(newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext));
-    }
-    CommitResult result = queue.store.commit(op.build());
-    if (!result.ok()) {
-      throw new IllegalStateException(
-          "a new job id was already taken in queue "
-              + queue.name()
-              + ": two id generators made the same ULID. Indicates a bug.");
+    for (int attempt = 0; ; attempt++) {
+      // A job of a group reads the group's record; a commit that fails its check read it before
+      // another commit of the group and is planned again. Without a group, a failed check is a
+      // duplicate id.
+      GroupBook book =
+          options.group() == null
+              ? GroupBook.none()
+              : GroupReads.book(queue.store, keys, limits(), java.util.Set.of(options.group()));
+      AtomicOperation.Builder op = AtomicOperation.builder();
+      records.clear();
+      for (byte[] payload : payloads) {
+        records.add(
+            newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext, book));
+      }
+      book.finishInto(op);
+      CommitResult result = queue.store.commit(op.build());
+      if (result.ok()) {
+        break;
+      }
+      if (options.group() == null) {
+        throw new IllegalStateException(
+            "a new job id was already taken in queue "
+                + queue.name()
+                + ": two id generators made the same ULID. Indicates a bug.");
+      }
+      if (attempt + 1 >= ATOMIC_RETRIES) {
+        throw contention("push jobs of group " + options.group());
+      }
+      now = queue.clock.millis();
     }
     List<Job<S>> jobs = new ArrayList<>(records.size());
     int i = 0;
@@ -91,8 +205,8 @@ final class QueueCommands<S> {
     return onJob(
         id,
         "delete job " + id,
-        (read, now) -> {
-          Transitions.Plan plan = Transitions.delete(keys, read, now);
+        (read, now, book) -> {
+          Transitions.Plan plan = Transitions.delete(keys, read, now, book);
           if (plan instanceof Transitions.Refused) {
             throw new JobProcessingException(
                 "job "
@@ -118,7 +232,12 @@ final class QueueCommands<S> {
           reads.add(new Transitions.Read(r, e.versionstamp()));
         }
       }
-      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now);
+      List<JobRecord> records = new ArrayList<>(reads.size());
+      for (Transitions.Read read : reads) {
+        records.add(read.record());
+      }
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), GroupReads.groupsOf(records));
+      Transitions.Removal removal = Transitions.deleteWaiting(keys, reads, now, book);
       if (removal.count() == 0 || queue.store.commit(removal.operation()).ok()) {
         return removal.count();
       }
@@ -128,20 +247,30 @@ final class QueueCommands<S> {
 
   /** See {@link Queue#replayDead}. */
   boolean replayDead(String id) {
-    return onJob(id, "replay job " + id, (read, now) -> Transitions.replay(keys, read));
+    return onJob(id, "replay job " + id, (read, now, book) -> Transitions.replay(keys, read, book));
   }
 
   /** See {@link Queue#deleteDead}. */
   boolean deleteDead(String id) {
     return onJob(
-        id, "delete dead job " + id, (read, now) -> Transitions.deleteDead(keys, read, now));
+        id, "delete dead job " + id, (read, now, book) -> Transitions.deleteDead(keys, read, now));
   }
 
   // ---- held jobs
 
   /** See {@link Queue#holdAll}. */
   List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
-    return newJobs(states, options, Transitions::holdInto);
+    if (options != null && options.unique() != null) {
+      throw new IllegalArgumentException(
+          "a held job can't have a unique key (unique key \""
+              + options.unique().key()
+              + "\"): push it after the transaction commits");
+    }
+    return newJobs(
+        states,
+        options,
+        (op, k, id, payload, o, now, trace, book) ->
+            Transitions.holdInto(op, k, id, payload, o, now, trace));
   }
 
   /** See {@link Queue#releaseHeld}. */
@@ -149,12 +278,12 @@ final class QueueCommands<S> {
     return onHeld(
         ids,
         "release held jobs",
-        reads -> Transitions.releaseHeld(keys, reads, queue.clock.millis()));
+        (reads, book) -> Transitions.releaseHeld(keys, reads, queue.clock.millis(), book));
   }
 
   /** See {@link Queue#dropHeld}. */
   int dropHeld(Collection<String> ids) {
-    return onHeld(ids, "drop held jobs", reads -> Transitions.dropHeld(keys, reads));
+    return onHeld(ids, "drop held jobs", (reads, book) -> Transitions.dropHeld(keys, reads));
   }
 
   /**
@@ -164,7 +293,8 @@ final class QueueCommands<S> {
   private int onHeld(
       Collection<String> ids,
       String what,
-      java.util.function.Function<List<Transitions.Read>, Transitions.HeldMove> planner) {
+      java.util.function.BiFunction<List<Transitions.Read>, GroupBook, Transitions.HeldMove>
+          planner) {
     Objects.requireNonNull(ids, "ids");
     List<dev.kvmq.store.Key> jobKeys = new ArrayList<>(ids.size());
     for (String id : ids) {
@@ -185,7 +315,12 @@ final class QueueCommands<S> {
           }
         }
       }
-      Transitions.HeldMove move = planner.apply(reads);
+      List<JobRecord> records = new ArrayList<>(reads.size());
+      for (Transitions.Read read : reads) {
+        records.add(read.record());
+      }
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), GroupReads.groupsOf(records));
+      Transitions.HeldMove move = planner.apply(reads, book);
       if (move.moved().isEmpty() || queue.store.commit(move.operation()).ok()) {
         return move.moved().size();
       }
@@ -196,7 +331,7 @@ final class QueueCommands<S> {
   /** Plans a transition of one job from what the store holds. */
   @FunctionalInterface
   private interface Planner {
-    Transitions.Plan plan(Transitions.Read read, long now);
+    Transitions.Plan plan(Transitions.Read read, long now, GroupBook book);
   }
 
   /**
@@ -215,7 +350,8 @@ final class QueueCommands<S> {
       }
       Transitions.Read read =
           new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
-      if (!(planner.plan(read, queue.clock.millis()) instanceof Transitions.Applied plan)) {
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), read.record());
+      if (!(planner.plan(read, queue.clock.millis(), book) instanceof Transitions.Applied plan)) {
         return false;
       }
       if (queue.store.commit(plan.operation()).ok()) {

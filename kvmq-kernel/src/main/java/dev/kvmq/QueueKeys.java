@@ -19,6 +19,12 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
+ * ["kvmq", queue, "group", "record", group]         a group's admitted and parked counts
+ * ["kvmq", queue, "group", "parked", group, rank(priority), id]  ready, no free slot in its group
+ * ["kvmq", queue, "rate", "slot", i]               a start slot of the rate limit: when taken
+ * ["kvmq", queue, "rate", "taken", takenAt, i]     the same slots, oldest taken first
+ * ["kvmq", queue, "rate", "paused"]                starts paused until (a handler's pause)
+ * ["kvmq", queue, "unique", key]                   a unique key taken: its holder's id (and until)
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -163,10 +169,70 @@ final class QueueKeys {
     return KeyRange.prefix(held).until(held.append(before + 1));
   }
 
+  // ---- groups and rate limits (docs/flow-control.md)
+
+  /** A group's record: how many of its jobs are admitted and parked. */
+  Key group(String group) {
+    return root.append("group", "record", group);
+  }
+
+  /** A group's parked jobs, in queue order (priority, then push). */
+  KeyRange parked(String group) {
+    return KeyRange.prefix(root.append("group", "parked", group));
+  }
+
+  /** Every group record. */
+  KeyRange groups() {
+    return KeyRange.prefix(root.append("group", "record"));
+  }
+
+  /** The rate limit's slot {@code i}: the time it was last taken. */
+  Key rateSlot(long i) {
+    return root.append("rate", "slot", i);
+  }
+
+  /** Every slot of the rate limit, by number. */
+  KeyRange rateSlots() {
+    return KeyRange.prefix(root.append("rate", "slot"));
+  }
+
+  /** The taken-time entry of slot {@code i}, taken at {@code takenAt}. */
+  Key rateTaken(long takenAt, long i) {
+    return root.append("rate", "taken", takenAt, i);
+  }
+
+  /** The slots of the rate limit, the one taken longest ago first. */
+  KeyRange rateTaken() {
+    return KeyRange.prefix(root.append("rate", "taken"));
+  }
+
+  /** Present while a handler paused the queue's starts: until when (epoch ms, a long). */
+  Key startsPaused() {
+    return root.append("rate", "paused");
+  }
+
+  // ---- unique keys
+
+  /**
+   * The entry of a taken unique key: its value names the job holding it, and for a throttle key
+   * until when ({@link UniqueTransitions.Holder}).
+   */
+  Key unique(String key) {
+    return root.append("unique", key);
+  }
+
+  /** Every taken unique key, by key. */
+  KeyRange uniqueKeys() {
+    return KeyRange.prefix(root.append("unique"));
+  }
+
   /** The index key that points at {@code r} in its current state. */
   Key indexOf(JobRecord r) {
     return switch (r.state) {
-      case READY -> ready.append(rank(r.priority), r.id);
+      case READY ->
+          r.parked
+              ? root.append("group", "parked", r.group, rank(r.priority), r.id)
+              : ready.append(rank(r.priority), r.id);
       case DELAYED -> delayed.append(r.delayUntil, r.id);
       case LEASED -> leased.append(r.leaseUntil, r.id);
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);

@@ -198,15 +198,29 @@ public final class Schedule<S> {
      *
      * @param options the options
      * @return this builder
-     * @throws IllegalArgumentException if the options repeat the job ({@link
-     *     JobOptions#repeatCount()} is not zero): a schedule is the repeat
+     * @throws IllegalArgumentException if the options have a unique key, or repeat the job ({@link
+     *     JobOptions#repeatCount()} is not zero): a schedule is the repeat; or if they give a group
+     *     ({@link JobOptions#group()}): a schedule's jobs belong to no group
      * @throws NullPointerException if {@code options} is null
      */
     public Builder<S> options(JobOptions options) {
       Objects.requireNonNull(options, "options");
+      if (options.unique() != null) {
+        throw new IllegalArgumentException(
+            "schedule "
+                + name
+                + ": its job options must not have a unique key (the schedule runs one job per"
+                + " slot; see Overlap for one at a time)");
+      }
       if (options.repeatCount() != 0) {
         throw new IllegalArgumentException(
             "schedule " + name + ": its job options must not repeat the job (the schedule does)");
+      }
+      if (options.group() != null) {
+        throw new IllegalArgumentException(
+            "schedule "
+                + name
+                + ": its jobs belong to no group (a schedule's job options must not give one)");
       }
       this.options = options;
       return this;

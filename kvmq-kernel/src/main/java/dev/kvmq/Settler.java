@@ -1,6 +1,8 @@
 package dev.kvmq;
 
+import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.KvEntry;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
@@ -38,7 +40,7 @@ final class Settler<S> {
     }
     Transitions.Plan plan;
     try {
-      plan = plan(held.get(), failure);
+      plan = plan(lease, held.get(), failure);
     } catch (RuntimeException e) {
       core.reporter.couldNot("record the outcome of", lease, e, true);
       traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
@@ -65,18 +67,31 @@ final class Settler<S> {
     return failure == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
-  private Transitions.Plan plan(Transitions.Holding held, Throwable failure) {
+  private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Throwable failure) {
     long now = core.now();
+    GroupBook book =
+        GroupReads.book(core.store, core.keys, core.queue.groupLimits(), held.record());
+    long pauseUntil = lease.pauseQueueUntil();
+    if (pauseUntil > 0) {
+      Optional<KvEntry> paused = core.store.get(core.keys.startsPaused());
+      return Transitions.defer(
+          core.keys,
+          held,
+          pauseUntil,
+          paused.map(e -> Transitions.decodeTime(e.value())).orElse(0L),
+          paused.map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT),
+          book);
+    }
     if (failure == null) {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
-      return Transitions.complete(core.keys, held, now, nextId);
+      return Transitions.complete(core.keys, held, now, nextId, book);
     }
     JobError error =
         new JobError(
             failure.getClass().getName(),
             Objects.toString(failure.getMessage(), ""),
             Instant.ofEpochMilli(now));
-    return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble());
+    return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble(), book);
   }
 
   private void committed(
@@ -96,7 +111,9 @@ final class Settler<S> {
     if (result.ok()) {
       core.reporter.recovered();
       long now = core.now();
-      if (failure == null) {
+      if (lease.pauseQueueUntil() > 0) {
+        traced(lease, JobTracing.Outcome.DEFERRED, failure);
+      } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);
         core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
@@ -116,8 +133,11 @@ final class Settler<S> {
     }
     // The record changed since we planned (a renewal landed, or someone else took the job).
     Transitions.Plan again = null;
-    if (retries < Lease.RETRIES && lease.refresh()) {
-      again = plan(lease.holding(), failure);
+    // A job of a group also checks its group's record, which every job of the group changes:
+    // more tries, since another job's commit is no sign that this lease is lost.
+    int tries = lease.record().group != null ? QueueCommands.ATOMIC_RETRIES : Lease.RETRIES;
+    if (retries < tries && lease.refresh()) {
+      again = plan(lease, lease.holding(), failure);
     }
     if (!(again instanceof Transitions.Applied retry)) {
       core.reporter.leaseLost(lease, refused(failure));

@@ -40,12 +40,14 @@ final class TransitionTable {
     /** An unreadable record moved aside: in no index, kept for inspection. */
     QUARANTINED,
     /** In the held index: written in an application's transaction, not released yet. */
-    HELD;
+    HELD,
+    /** Ready, in its group's parked index: its group has no free slot (docs/flow-control.md). */
+    PARKED;
 
     /** The node of a decoded record. */
     static Node of(JobRecord r) {
       return switch (r.state) {
-        case READY -> READY;
+        case READY -> r.parked ? PARKED : READY;
         case DELAYED -> DELAYED;
         case LEASED -> LEASED;
         case DEAD -> DEAD;
@@ -94,7 +96,19 @@ final class TransitionTable {
      */
     RELEASE_HELD,
     /** A held job is removed: its transaction rolled back. */
-    DROP_HELD
+    DROP_HELD,
+    /** A parked job takes its group's free slot: it joins the ready index. */
+    ADMIT,
+    /**
+     * The holder says the remote side limits us: the job waits, unattempted, until the queue's
+     * starts resume (JobContext.pauseQueueStarts).
+     */
+    DEFER,
+    /**
+     * A push of a taken unique key in debounce mode gives the waiting job that holds it the pushed
+     * state and due time (UniqueTransitions.push).
+     */
+    DEBOUNCE
   }
 
   /**
@@ -120,6 +134,12 @@ final class TransitionTable {
    *   HELD       -release_held-> READY | DELAYED (commit, held timeout, operator)
    *   HELD       -drop_held--> ABSENT            (rollback)
    *   HELD       -delete-----> ABSENT            (an operator)
+   *   ABSENT | DELAYED | DEAD | HELD -push, repeat, promote, replay, release_held-> PARKED
+   *                                                (a job of a group with no free slot)
+   *   PARKED     -admit------> READY             (a slot of its group freed)
+   *   PARKED     -delete-----> ABSENT
+   *   LEASED     -defer------> DELAYED           (the queue's starts paused; attempt - 1)
+   *   READY | DELAYED -debounce-> READY | DELAYED (a push of its unique key, debounced)
    * </pre>
    */
   enum Edge {
@@ -149,7 +169,19 @@ final class TransitionTable {
     RELEASE_HELD_READY(Event.RELEASE_HELD, Node.HELD, Node.READY),
     RELEASE_HELD_DELAYED(Event.RELEASE_HELD, Node.HELD, Node.DELAYED),
     DROP_HELD(Event.DROP_HELD, Node.HELD, Node.ABSENT),
-    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT);
+    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT),
+    PUSH_PARKED(Event.PUSH, Node.ABSENT, Node.PARKED),
+    REPEAT_PARKED(Event.REPEAT, Node.ABSENT, Node.PARKED),
+    PROMOTE_PARKED(Event.PROMOTE, Node.DELAYED, Node.PARKED),
+    REPLAY_PARKED(Event.REPLAY, Node.DEAD, Node.PARKED),
+    RELEASE_HELD_PARKED(Event.RELEASE_HELD, Node.HELD, Node.PARKED),
+    ADMIT(Event.ADMIT, Node.PARKED, Node.READY),
+    DELETE_PARKED(Event.DELETE, Node.PARKED, Node.ABSENT),
+    DEFER(Event.DEFER, Node.LEASED, Node.DELAYED),
+    DEBOUNCE_READY(Event.DEBOUNCE, Node.READY, Node.READY),
+    DEBOUNCE_READY_DELAYED(Event.DEBOUNCE, Node.READY, Node.DELAYED),
+    DEBOUNCE_DELAYED_READY(Event.DEBOUNCE, Node.DELAYED, Node.READY),
+    DEBOUNCE_DELAYED(Event.DEBOUNCE, Node.DELAYED, Node.DELAYED);
 
     final Event event;
     final Node from;

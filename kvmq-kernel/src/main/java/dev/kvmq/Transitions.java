@@ -108,14 +108,31 @@ final class Transitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext) {
+    return pushInto(op, k, id, payload, o, now, traceContext, GroupBook.none());
+  }
+
+  /**
+   * Adds a new job to a larger operation, booked in {@code g} (the caller finishes the book into
+   * the operation once every job is added): a ready job of a group with no free slot is parked.
+   */
+  static JobRecord pushInto(
+      AtomicOperation.Builder op,
+      QueueKeys k,
+      String id,
+      byte[] payload,
+      JobOptions o,
+      long now,
+      Map<String, String> traceContext,
+      GroupBook g) {
     JobRecord.Draft d = newJob(id, payload, o, now, traceContext);
     d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
-    return addNew(op, k, d, Event.PUSH);
+    return addNew(op, k, d, Event.PUSH, g);
   }
 
   /** Adds the new job of {@code d} to {@code op}: checked absent, written with its index entry. */
   private static JobRecord addNew(
-      AtomicOperation.Builder op, QueueKeys k, JobRecord.Draft d, Event event) {
+      AtomicOperation.Builder op, QueueKeys k, JobRecord.Draft d, Event event, GroupBook g) {
+    g.move(null, d);
     JobRecord r = d.build();
     TransitionTable.check(event, Node.ABSENT, Node.of(r));
     Key job = k.job(r.id);
@@ -137,16 +154,38 @@ final class Transitions {
     d.retryLimit = o.retryCount();
     d.backoff = o.retryBackoff();
     d.payload = payload;
+    d.group = o.group();
+    d.unique = o.unique();
+    d.holdsUnique = o.unique() != null && o.unique().scope() != UniqueKey.Scope.PERIOD;
     return d;
   }
 
   /** A delayed job whose time has come joins the ready index, in its priority place. */
   static Plan promote(QueueKeys k, Read read, long now) {
+    return promote(k, read, now, GroupBook.none());
+  }
+
+  /** A delayed job whose time has come is admitted to the ready index or parked ({@code g}). */
+  static Plan promote(QueueKeys k, Read read, long now, GroupBook g) {
     JobRecord r = read.record();
     if (r.state != JobRecord.State.DELAYED || r.delayUntil > now) {
       return WRONG_STATE;
     }
-    return move(Event.PROMOTE, k, read, r.draft().state(JobRecord.State.READY));
+    return move(Event.PROMOTE, k, read, r.draft().state(JobRecord.State.READY), g);
+  }
+
+  /**
+   * Adds the promotion of a due delayed job to a larger operation (the promotions of one group's
+   * jobs, which share its record); the caller finishes {@code g} into it. Null when the job is not
+   * due or not delayed (nothing added).
+   */
+  static JobRecord promoteInto(
+      AtomicOperation.Builder op, QueueKeys k, Read read, long now, GroupBook g) {
+    JobRecord r = read.record();
+    if (r.state != JobRecord.State.DELAYED || r.delayUntil > now) {
+      return null;
+    }
+    return moveInto(op, Event.PROMOTE, k, read, r.draft().state(JobRecord.State.READY), g);
   }
 
   /** A job whose lease expired (its worker died or stalled) returns to the ready index. */
@@ -161,13 +200,78 @@ final class Transitions {
   /** A ready job is leased until {@code now + lease}, under a new, larger fencing token. */
   static Plan claim(QueueKeys k, Read read, long now, long leaseMillis) {
     JobRecord r = read.record();
-    if (r.state != JobRecord.State.READY) {
+    if (r.state != JobRecord.State.READY || r.parked) {
       return WRONG_STATE;
     }
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
     d.attempt = r.attempt + 1;
+    if (r.holdsUnique && r.unique.scope() == UniqueKey.Scope.WAITING) {
+      d.holdsUnique = false; // its scope ends: move deletes the key's entry
+    }
     return move(Event.CLAIM, k, read, d);
+  }
+
+  /**
+   * A start slot of the queue's rate limit, as read (docs/flow-control.md, "Rate limits"): slot
+   * {@code slot} was last taken at {@code takenAt} ({@link #NEVER} for a slot not written yet, then
+   * {@code versionstamp} is {@link AtomicOperation#ABSENT}). It is free at {@code now} when {@code
+   * takenAt + period <= now}.
+   */
+  record RateSlot(long slot, long takenAt, long versionstamp) {}
+
+  /** The {@link RateSlot#takenAt} of a slot never taken. */
+  static final long NEVER = -1;
+
+  /**
+   * A claim in a queue whose starts are paused now and then, or rate limited: as {@link
+   * #claim(QueueKeys, Read, long, long)}, and the operation also checks that the pause is as read
+   * ({@code pausedVs}: a pause committed since refuses the claim) and, with a rate limit, takes
+   * {@code slot} (checked at its versionstamp, so two claims cannot take one slot): the slot's time
+   * becomes {@code now}.
+   *
+   * @param pausedVs the versionstamp the pause was read at, {@link AtomicOperation#ABSENT} if none
+   * @param slot the free start slot this claim takes, or null with no rate limit
+   */
+  static Plan claim(
+      QueueKeys k, Read read, long now, long leaseMillis, long pausedVs, RateSlot slot) {
+    if (!(claim(k, read, now, leaseMillis) instanceof Applied plain)) {
+      return WRONG_STATE;
+    }
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    for (AtomicOperation.Check c : plain.operation().checks()) {
+      op.check(c.key(), c.versionstamp());
+    }
+    for (AtomicOperation.Mutation m : plain.operation().mutations()) {
+      if (m.isDelete()) {
+        op.delete(m.key());
+      } else {
+        op.set(m.key(), m.value());
+      }
+    }
+    op.check(k.startsPaused(), pausedVs);
+    if (slot != null) {
+      op.check(k.rateSlot(slot.slot()), slot.versionstamp())
+          .set(k.rateSlot(slot.slot()), encodeTime(now));
+      if (slot.takenAt() != NEVER) {
+        op.delete(k.rateTaken(slot.takenAt(), slot.slot()));
+      }
+      op.set(k.rateTaken(now, slot.slot()), QueueKeys.EMPTY);
+    }
+    return new Applied(op.build(), plain.after(), Optional.empty());
+  }
+
+  /** A time (epoch ms) as the value of a pause or a rate slot. */
+  static byte[] encodeTime(long t) {
+    return java.nio.ByteBuffer.allocate(8).putLong(t).array();
+  }
+
+  /** The time of {@link #encodeTime}. */
+  static long decodeTime(byte[] value) {
+    if (value.length != 8) {
+      throw new IllegalStateException("not a time of this kvmq: " + value.length + " bytes");
+    }
+    return java.nio.ByteBuffer.wrap(value).getLong();
   }
 
   /**
@@ -235,6 +339,14 @@ final class Transitions {
    * @param nextId the id of the next run; read only when the job repeats
    */
   static Plan complete(QueueKeys k, Holding h, long now, String nextId) {
+    return complete(k, h, now, nextId, GroupBook.none());
+  }
+
+  /**
+   * As {@link #complete(QueueKeys, Holding, long, String)}, for a job of a group: its slot is freed
+   * (and the group's next parked job admitted) in the same operation, booked in {@code g}.
+   */
+  static Plan complete(QueueKeys k, Holding h, long now, String nextId, GroupBook g) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
@@ -243,6 +355,8 @@ final class Transitions {
     Key job = k.job(r.id);
     AtomicOperation.Builder op =
         AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
+    g.move(r, null);
+    releaseUnique(op, k, r);
     Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
@@ -259,6 +373,8 @@ final class Transitions {
       d.retryLimit = r.retryLimit;
       d.backoff = r.backoff;
       d.payload = r.payload;
+      d.group = r.group;
+      g.move(null, d);
       JobRecord next = d.build();
       TransitionTable.check(Event.REPEAT, Node.ABSENT, Node.of(next));
       op.checkAbsent(k.job(nextId))
@@ -266,6 +382,7 @@ final class Transitions {
           .set(k.indexOf(next), QueueKeys.EMPTY);
       spawned = Optional.of(next);
     }
+    g.finishInto(op);
     return new Applied(op.build(), Optional.empty(), spawned);
   }
 
@@ -279,6 +396,11 @@ final class Transitions {
    * @param random a number in [0, 1) for the backoff's jitter
    */
   static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random) {
+    return fail(k, h, now, error, random, GroupBook.none());
+  }
+
+  /** As {@link #fail(QueueKeys, Holding, long, JobError, double)}, booked in {@code g}. */
+  static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random, GroupBook g) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
@@ -292,15 +414,21 @@ final class Transitions {
       d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
     } else {
       d.state = JobRecord.State.DEAD;
+      d.holdsUnique = false; // a dead letter's scope is over: move deletes the key's entry
     }
     if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
       d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
     }
-    return move(Event.FAIL, k, read(h), d);
+    return move(Event.FAIL, k, read(h), d, g);
   }
 
   /** A dead letter goes back to the queue with its retries restored. */
   static Plan replay(QueueKeys k, Read read) {
+    return replay(k, read, GroupBook.none());
+  }
+
+  /** As {@link #replay(QueueKeys, Read)}: a job of a group is admitted or parked ({@code g}). */
+  static Plan replay(QueueKeys k, Read read, GroupBook g) {
     JobRecord r = read.record();
     if (r.state != JobRecord.State.DEAD) {
       return WRONG_STATE;
@@ -308,17 +436,23 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY);
     d.retriesLeft = r.retryLimit;
     d.delayUntil = 0;
-    return move(Event.REPLAY, k, read, d);
+    return move(Event.REPLAY, k, read, d, g);
   }
 
   /** Removes a job that is not being processed under a live lease. */
   static Plan delete(QueueKeys k, Read read, long now) {
+    return delete(k, read, now, GroupBook.none());
+  }
+
+  /** As {@link #delete(QueueKeys, Read, long)}: a job of a group frees its slot ({@code g}). */
+  static Plan delete(QueueKeys k, Read read, long now, GroupBook g) {
     JobRecord r = read.record();
     if (r.state == JobRecord.State.LEASED && r.leaseUntil > now) {
       return PROCESSING;
     }
     AtomicOperation.Builder op = AtomicOperation.builder();
-    deleteInto(op, k, read);
+    deleteInto(op, k, read, g);
+    g.finishInto(op);
     return new Applied(op.build(), Optional.empty(), Optional.empty());
   }
 
@@ -333,14 +467,22 @@ final class Transitions {
    * letters.
    */
   static Removal deleteWaiting(QueueKeys k, List<Read> reads, long now) {
+    return deleteWaiting(k, reads, now, GroupBook.none());
+  }
+
+  /** As {@link #deleteWaiting(QueueKeys, List, long)}, booked in {@code g}. */
+  static Removal deleteWaiting(QueueKeys k, List<Read> reads, long now, GroupBook g) {
     AtomicOperation.Builder op = AtomicOperation.builder();
     int n = 0;
     for (Read read : reads) {
       JobStatus status = read.record().statusAt(now);
       if (status == JobStatus.WAITING || status == JobStatus.DELAYED) {
-        deleteInto(op, k, read);
+        deleteInto(op, k, read, g);
         n++;
       }
+    }
+    if (n > 0) {
+      g.finishInto(op);
     }
     return new Removal(op.build(), n);
   }
@@ -368,7 +510,7 @@ final class Transitions {
       Map<String, String> traceContext) {
     JobRecord.Draft d = newJob(id, payload, o, now, traceContext);
     d.state = JobRecord.State.HELD;
-    return addNew(op, k, d, Event.HOLD);
+    return addNew(op, k, d, Event.HOLD, GroupBook.none());
   }
 
   /**
@@ -377,6 +519,11 @@ final class Transitions {
    * not held are left out; the operation checks the versionstamp of each one it moves.
    */
   static HeldMove releaseHeld(QueueKeys k, List<Read> reads, long now) {
+    return releaseHeld(k, reads, now, GroupBook.none());
+  }
+
+  /** As {@link #releaseHeld(QueueKeys, List, long)}: jobs of a group admitted or parked. */
+  static HeldMove releaseHeld(QueueKeys k, List<Read> reads, long now, GroupBook g) {
     AtomicOperation.Builder op = AtomicOperation.builder();
     List<JobRecord> moved = new java.util.ArrayList<>();
     for (Read read : reads) {
@@ -384,10 +531,10 @@ final class Transitions {
       if (r.state != JobRecord.State.HELD) {
         continue;
       }
-      JobRecord after =
-          r.draft()
-              .state(r.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY)
-              .build();
+      JobRecord.Draft d =
+          r.draft().state(r.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY);
+      g.move(r, d);
+      JobRecord after = d.build();
       TransitionTable.check(Event.RELEASE_HELD, Node.HELD, Node.of(after));
       Key job = k.job(r.id);
       op.check(job, read.versionstamp())
@@ -395,6 +542,9 @@ final class Transitions {
           .delete(k.indexOf(r))
           .set(k.indexOf(after), QueueKeys.EMPTY);
       moved.add(after);
+    }
+    if (!moved.isEmpty()) {
+      g.finishInto(op);
     }
     return new HeldMove(op.build(), List.copyOf(moved));
   }
@@ -425,6 +575,12 @@ final class Transitions {
    * caller logs each one it releases.
    */
   static HeldMove resolveHeld(QueueKeys k, List<Read> reads, long now, long timeoutMillis) {
+    return resolveHeld(k, reads, now, timeoutMillis, GroupBook.none());
+  }
+
+  /** As {@link #resolveHeld(QueueKeys, List, long, long)}, booked in {@code g}. */
+  static HeldMove resolveHeld(
+      QueueKeys k, List<Read> reads, long now, long timeoutMillis, GroupBook g) {
     List<Read> due = new java.util.ArrayList<>();
     for (Read read : reads) {
       JobRecord r = read.record();
@@ -432,13 +588,31 @@ final class Transitions {
         due.add(read);
       }
     }
-    return releaseHeld(k, due, now);
+    return releaseHeld(k, due, now, g);
   }
 
-  private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read) {
+  // ---- unique jobs (docs/flow-control.md, "Unique jobs")
+
+  /**
+   * Adds to {@code op} the release of {@code r}'s unique key, if {@code r} holds it ({@link
+   * JobRecord#holdsUnique}): the key's index entry is deleted. For every operation that ends a
+   * job's key scope (complete, dead letter, delete, a claim of a {@link UniqueKey.Scope#WAITING}
+   * key, and cancel): the operation must also check {@code r}'s versionstamp, which makes the entry
+   * this record's (an entry and its holder are written in the same commits). An operation that
+   * keeps the record writes it with {@code holdsUnique} false ({@code draft.holdsUnique = false}).
+   */
+  static void releaseUnique(AtomicOperation.Builder op, QueueKeys k, JobRecord r) {
+    if (r.holdsUnique) {
+      op.delete(k.unique(r.unique.key()));
+    }
+  }
+
+  private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read, GroupBook g) {
     JobRecord r = read.record();
+    g.move(r, null);
     TransitionTable.check(Event.DELETE, Node.of(r), Node.ABSENT);
     op.check(k.job(r.id), read.versionstamp()).delete(k.job(r.id)).delete(k.indexOf(r));
+    releaseUnique(op, k, r);
   }
 
   private static boolean holds(Holding h) {
@@ -451,16 +625,68 @@ final class Transitions {
 
   /** The record moves from one state (or index position) to another, as the table allows. */
   private static Applied move(Event event, QueueKeys k, Read read, JobRecord.Draft d) {
+    return move(event, k, read, d, GroupBook.none());
+  }
+
+  /** As {@link #move(Event, QueueKeys, Read, JobRecord.Draft)}, booked in {@code g}. */
+  private static Applied move(Event event, QueueKeys k, Read read, JobRecord.Draft d, GroupBook g) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    JobRecord after = moveInto(op, event, k, read, d, g);
+    g.finishInto(op);
+    return new Applied(op.build(), Optional.of(after), Optional.empty());
+  }
+
+  /** Adds a move to a larger operation; the caller finishes {@code g} into it. */
+  private static JobRecord moveInto(
+      AtomicOperation.Builder op,
+      Event event,
+      QueueKeys k,
+      Read read,
+      JobRecord.Draft d,
+      GroupBook g) {
     JobRecord before = read.record();
+    g.move(before, d);
     JobRecord after = d.build();
     TransitionTable.check(event, Node.of(before), Node.of(after));
     Key oldIndex = k.indexOf(before);
     Key newIndex = k.indexOf(after);
     Key job = k.job(before.id);
-    AtomicOperation.Builder op =
-        AtomicOperation.builder().check(job, read.versionstamp()).set(job, after.encode());
+    op.check(job, read.versionstamp()).set(job, after.encode());
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
+    }
+    if (before.holdsUnique && !after.holdsUnique) {
+      releaseUnique(op, k, before);
+    }
+    return after;
+  }
+
+  // ---- rate limits and paused starts (docs/flow-control.md, "Rate limits")
+
+  /**
+   * The lease holder says the remote side limits us: the job waits, due at {@code until}, with the
+   * attempt it made not counted and no retry used (its slot of a group freed, booked in {@code g}),
+   * and the queue's starts are paused until {@code until} (or the later end already stored) in the
+   * same operation, which checks the pause's versionstamp.
+   *
+   * @param paused the pause as read: its end (0 when none) and versionstamp ({@link
+   *     AtomicOperation#ABSENT} when absent)
+   */
+  static Plan defer(
+      QueueKeys k, Holding h, long until, long pausedUntil, long pausedVs, GroupBook g) {
+    if (!holds(h)) {
+      return LEASE_LOST;
+    }
+    JobRecord r = h.record();
+    JobRecord.Draft d = r.draft().state(JobRecord.State.DELAYED).leaseUntil(0);
+    d.delayUntil = until;
+    d.attempt = r.attempt - 1;
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    JobRecord after = moveInto(op, Event.DEFER, k, read(h), d, g);
+    g.finishInto(op);
+    op.check(k.startsPaused(), pausedVs);
+    if (until > pausedUntil) {
+      op.set(k.startsPaused(), encodeTime(until));
     }
     return new Applied(op.build(), Optional.of(after), Optional.empty());
   }

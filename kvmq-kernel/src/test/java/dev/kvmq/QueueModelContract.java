@@ -74,6 +74,8 @@ public abstract class QueueModelContract {
     long heldAt;
     String schedule;
     long slot = -1;
+    UniqueKey unique;
+    boolean uniqueLost; // replayed: its scope ended for good
 
     JobStatus status(long now) {
       return switch (state) {
@@ -91,7 +93,18 @@ public abstract class QueueModelContract {
   /** The edges of the transition table a full run of this test must walk. */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
-          EnumSet.of(TransitionTable.Edge.RELEASE, TransitionTable.Edge.QUARANTINE));
+          EnumSet.of(
+              TransitionTable.Edge.RELEASE,
+              TransitionTable.Edge.QUARANTINE,
+              // groups and paused starts: GroupModelContract walks them
+              TransitionTable.Edge.PUSH_PARKED,
+              TransitionTable.Edge.REPEAT_PARKED,
+              TransitionTable.Edge.PROMOTE_PARKED,
+              TransitionTable.Edge.REPLAY_PARKED,
+              TransitionTable.Edge.RELEASE_HELD_PARKED,
+              TransitionTable.Edge.ADMIT,
+              TransitionTable.Edge.DELETE_PARKED,
+              TransitionTable.Edge.DEFER));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
@@ -159,7 +172,11 @@ public abstract class QueueModelContract {
         }
         int op = r.nextInt(100);
         if (op < 22) {
-          push();
+          if (r.nextInt(3) == 0) {
+            uniquePush();
+          } else {
+            push();
+          }
         } else if (op < 40) {
           claim();
         } else if (op < 52) {
@@ -406,6 +423,7 @@ public abstract class QueueModelContract {
       }
       assertThat(queue.replayDead(dead.get().id)).isTrue();
       M m = dead.get();
+      m.uniqueLost = m.unique != null;
       m.state = JobRecord.State.READY;
       m.retriesLeft = m.retryLimit;
       m.delayUntil = 0;
@@ -677,6 +695,118 @@ public abstract class QueueModelContract {
             .isEqualTo(m.slot);
       }
       checkSchedules();
+      checkUnique();
+    }
+
+    // ---- unique jobs: the reference model (docs/flow-control.md, "Unique jobs")
+
+    /** Throttle keys taken, by key: the job that took each and the end of its period. */
+    final Map<String, Throttle> throttles = new java.util.TreeMap<>();
+
+    record Throttle(String id, long until) {}
+
+    /** Whether {@code m} holds its unique key: its scope has not ended. */
+    static boolean holds(M m) {
+      if (m.unique == null) {
+        return false;
+      }
+      return switch (m.unique.scope()) {
+        case WAITING -> m.token == 0; // until its first claim
+        case WAITING_OR_RUNNING -> m.state != JobRecord.State.DEAD && !m.uniqueLost;
+        case PERIOD -> false; // held by time
+      };
+    }
+
+    M holder(String key) {
+      return model.values().stream()
+          .filter(m -> m.unique != null && m.unique.key().equals(key) && holds(m))
+          .findFirst()
+          .orElse(null);
+    }
+
+    /**
+     * A push with one of three keys, in a random scope and mode: the model says whether it makes a
+     * job, is a duplicate of which job, or debounces its waiting holder.
+     */
+    void uniquePush() {
+      long now = now();
+      String key = "k" + r.nextInt(3);
+      long delay = r.nextBoolean() ? 0 : (1 + r.nextInt(7)) * 1_000L;
+      UniqueKey u =
+          switch (r.nextInt(3)) {
+            case 0 -> UniqueKey.whileWaiting(key);
+            case 1 -> UniqueKey.whileWaitingOrRunning(key);
+            default -> UniqueKey.throttle(key, Duration.ofMillis((1 + r.nextInt(10)) * 1_000L));
+          };
+      if (r.nextInt(3) == 0) {
+        u = u.debounce();
+      }
+      double priority = r.nextInt(3) - 1;
+      int retries = r.nextInt(3);
+      JobOptions o =
+          JobOptions.defaults()
+              .priority(priority)
+              .delay(Duration.ofMillis(delay))
+              .retry(retries, Backoff.fixed(Duration.ofMillis(r.nextInt(2) * 1_000L)))
+              .unique(u);
+      String payload = "u" + pushed++;
+      M h = holder(key);
+      Throttle t = throttles.get(key);
+      String takenBy = h != null ? h.id : t != null && t.until() > now ? t.id() : null;
+      PushResult<String> got = queue.offer(payload, o);
+      if (takenBy == null) {
+        assertThat(got.outcome())
+            .as("push of free key %s", key)
+            .isEqualTo(PushResult.Outcome.CREATED);
+        M m = new M();
+        m.id = got.id();
+        m.priority = priority;
+        m.delayUntil = now + delay;
+        m.state = delay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+        m.retriesLeft = retries;
+        m.retryLimit = retries;
+        m.backoff = o.retryBackoff().initial().toMillis();
+        m.payload = payload;
+        m.unique = u;
+        model.put(m.id, m);
+        if (u.scope() == UniqueKey.Scope.PERIOD) {
+          throttles.put(key, new Throttle(m.id, now + u.period().toMillis()));
+        } else {
+          throttles.remove(key);
+        }
+        return;
+      }
+      assertThat(got.id()).as("the holder of %s", key).isEqualTo(takenBy);
+      M x = model.get(takenBy);
+      boolean waiting =
+          x != null && (x.state == JobRecord.State.READY || x.state == JobRecord.State.DELAYED);
+      if (u.debounced() && waiting) {
+        assertThat(got.outcome()).isEqualTo(PushResult.Outcome.DEBOUNCED);
+        x.payload = payload;
+        x.delayUntil = now + delay;
+        x.state = delay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+      } else {
+        assertThat(got.outcome()).isEqualTo(PushResult.Outcome.DUPLICATE);
+      }
+      assertThat(got.job().isPresent()).as("the holder's job is returned").isEqualTo(x != null);
+    }
+
+    /** Every job's key and hold, and one key entry per holder and per throttle key taken. */
+    void checkUnique() {
+      long holders = 0;
+      for (M m : model.values()) {
+        Job<String> j = queue.job(m.id).orElseThrow();
+        assertThat(j.unique())
+            .as("unique key of %s", m.id)
+            .isEqualTo(Optional.ofNullable(m.unique));
+        assertThat(j.holdsUniqueKey()).as("%s holds its key", m.id).isEqualTo(holds(m));
+        if (holds(m)) {
+          holders++;
+        }
+      }
+      assertThat(queue.store.count(queue.keys.uniqueKeys()))
+          .as("one key entry per holder and per throttle key")
+          .isEqualTo(holders + throttles.size());
     }
   }
 

@@ -84,7 +84,21 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_DEAD,
               TransitionTable.Edge.QUARANTINE,
               TransitionTable.Edge.TRIGGER,
-              TransitionTable.Edge.DELETE_HELD));
+              TransitionTable.Edge.DELETE_HELD,
+              // groups and paused starts: FlowSimulationContract walks them
+              TransitionTable.Edge.PUSH_PARKED,
+              TransitionTable.Edge.REPEAT_PARKED,
+              TransitionTable.Edge.PROMOTE_PARKED,
+              TransitionTable.Edge.REPLAY_PARKED,
+              TransitionTable.Edge.RELEASE_HELD_PARKED,
+              TransitionTable.Edge.ADMIT,
+              TransitionTable.Edge.DELETE_PARKED,
+              TransitionTable.Edge.DEFER,
+              // walked by uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers
+              TransitionTable.Edge.DEBOUNCE_READY,
+              TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
+              TransitionTable.Edge.DEBOUNCE_DELAYED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}

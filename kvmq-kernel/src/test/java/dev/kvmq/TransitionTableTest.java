@@ -30,13 +30,15 @@ class TransitionTableTest {
   @Test
   void theDocumentedMoves() {
     assertThat(TransitionTable.next(Node.ABSENT, Event.PUSH))
-        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED);
-    assertThat(TransitionTable.next(Node.DELAYED, Event.PROMOTE)).containsExactly(Node.READY);
+        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.PARKED);
+    assertThat(TransitionTable.next(Node.DELAYED, Event.PROMOTE))
+        .containsExactlyInAnyOrder(Node.READY, Node.PARKED);
     assertThat(TransitionTable.next(Node.READY, Event.CLAIM)).containsExactly(Node.LEASED);
     assertThat(TransitionTable.next(Node.LEASED, Event.FAIL))
         .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.DEAD);
     assertThat(TransitionTable.next(Node.LEASED, Event.COMPLETE)).containsExactly(Node.ABSENT);
-    assertThat(TransitionTable.next(Node.DEAD, Event.REPLAY)).containsExactly(Node.READY);
+    assertThat(TransitionTable.next(Node.DEAD, Event.REPLAY))
+        .containsExactlyInAnyOrder(Node.READY, Node.PARKED);
     assertThat(TransitionTable.next(Node.UNREADABLE, Event.QUARANTINE))
         .containsExactly(Node.QUARANTINED);
   }
@@ -60,7 +62,8 @@ class TransitionTableTest {
             Event.UPDATE,
             Event.COMPLETE,
             Event.FAIL,
-            Event.DELETE);
+            Event.DELETE,
+            Event.DEFER);
     assertThat(TransitionTable.next(Node.DEAD, Event.CLAIM)).isEmpty();
     assertThat(TransitionTable.next(Node.DELAYED, Event.CLAIM))
         .as("a delayed job is promoted first")
@@ -77,7 +80,7 @@ class TransitionTableTest {
   void aHeldJobLeavesTheHeldStateOnlyByARelease() {
     assertThat(TransitionTable.next(Node.ABSENT, Event.HOLD)).containsExactly(Node.HELD);
     assertThat(TransitionTable.next(Node.HELD, Event.RELEASE_HELD))
-        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED);
+        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.PARKED);
     assertThat(TransitionTable.next(Node.HELD, Event.DROP_HELD)).containsExactly(Node.ABSENT);
     assertThat(TransitionTable.next(Node.HELD, Event.DELETE)).containsExactly(Node.ABSENT);
     Set<Event> fromHeld = EnumSet.noneOf(Event.class);

@@ -59,7 +59,12 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-012: two schedules of one name on one handler;
  *   <li>KVMQ-013: a schedule on a queue without a handler: {@link QueueSchedule} on a class that is
  *       not a {@link QueueHandler}, or {@code kvmq.queue.NAME.schedule.*} keys of a queue that has
- *       no handler in this application.
+ *       no handler in this application;
+ *   <li>KVMQ-020: a bad group limit ({@code kvmq.queue.NAME.group-limit} or {@code
+ *       kvmq.queue.NAME.group.GROUP.limit}): not a whole number from 0 or {@code unlimited}, a
+ *       group name the kernel refuses, a group key that names no property;
+ *   <li>KVMQ-021: a bad rate limit ({@code kvmq.queue.NAME.rate-limit}): not {@code STARTS/PERIOD}
+ *       with 1 to 100,000 starts and an ISO-8601 period of 1 ms to 100 years.
  * </ul>
  */
 public class KvmqExtension implements Extension {
@@ -142,6 +147,7 @@ public class KvmqExtension implements Extension {
     problems.addAll(checkSchedules(config));
     config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
     problems.addAll(checkQueueKeys(config));
+    problems.addAll(FlowLimits.check(config));
     for (String p : problems) {
       adv.addDeploymentProblem(new DeploymentException(p));
     }
@@ -247,6 +253,9 @@ public class KvmqExtension implements Extension {
     Set<String> queues = new TreeSet<>();
     for (String key : config.keysStartingWith("kvmq.queue.")) {
       String rest = key.substring("kvmq.queue.".length());
+      if (rest.contains(FlowLimits.GROUP_INFIX)) {
+        continue; // a group's key: FlowLimits.check
+      }
       String setting =
           QueueSettings.KEYS.stream().filter(k -> rest.endsWith("." + k)).findFirst().orElse(null);
       if (setting == null && rest.contains(ScheduleDeclarations.INFIX)) {

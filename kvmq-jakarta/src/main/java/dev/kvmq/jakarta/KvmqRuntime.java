@@ -465,7 +465,8 @@ public class KvmqRuntime {
       // Stored jobs are read leniently: a job pushed before a field left its state type still
       // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
       Queue<Object> q =
-          Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type))
+          FlowLimits.of(name, config)
+              .applyTo(Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)))
               .tracing(observation())
               .heldTimeout(TransactionPush.heldTimeout(name, config))
               .build();

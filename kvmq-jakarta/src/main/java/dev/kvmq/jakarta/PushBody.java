@@ -3,6 +3,7 @@ package dev.kvmq.jakarta;
 import dev.kvmq.Backoff;
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
+import dev.kvmq.UniqueKey;
 import jakarta.json.Json;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -28,7 +30,10 @@ import java.util.TreeSet;
  *  "retryCount": 3,
  *  "retryBackoff": {"kind": "none"}
  *                | {"kind": "fixed", "delay": "PT10S"}
- *                | {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT1M", "jitter": 0.2}}
+ *                | {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT1M", "jitter": 0.2},
+ *  "unique": {"key": "sync-42", "scope": "waiting" | "waiting-or-running" | "period",
+ *             "period": "PT10M" (scope period only), "debounce": false},
+ *  "group": "customer-42"}
  * }</pre>
  *
  * <p>This class knows no JAX-RS: it refuses bad input with {@link Refused}, which the resource
@@ -59,6 +64,8 @@ final class PushBody {
           "repeatDelay",
           "retryCount",
           "retryBackoff",
+          "unique",
+          "group",
           "delayMs",
           "repeatDelayMs",
           "retryDelayMs");
@@ -140,7 +147,91 @@ final class PushBody {
     } else if (body.containsKey("retryDelayMs")) {
       backoff = Backoff.fixed(millis(body.get("retryDelayMs"), "retryDelayMs"));
     }
-    return o.retry(retries, backoff);
+    o = o.retry(retries, backoff);
+    if (body.containsKey("unique")) {
+      o = unique(o, body.get("unique"));
+    }
+    if (body.containsKey("group")) {
+      o = group(o, body.get("group"));
+    }
+    return o;
+  }
+
+  /** The scopes of a unique key, by their names in the body. */
+  private static final List<String> SCOPES = List.of("waiting", "waiting-or-running", "period");
+
+  /**
+   * The job's unique key: {@code {"key", "scope", "period"?, "debounce"?}}.
+   *
+   * @throws Refused naming {@code unique} or the field inside it
+   */
+  private static JobOptions unique(JobOptions o, JsonValue v) {
+    if (!(v instanceof JsonObject u)) {
+      throw refused(
+          "unique",
+          "unique must be an object such as {\"key\": \"sync-42\", \"scope\": \"waiting\"}");
+    }
+    List<String> fields = List.of("key", "scope", "period", "debounce");
+    for (String f : u.keySet()) {
+      if (!fields.contains(f)) {
+        throw refused(
+            "unique." + f, "unknown field \"unique." + f + "\"; its fields are " + fields);
+      }
+    }
+    if (!(u.get("key") instanceof JsonString key)) {
+      throw refused(
+          "unique.key",
+          "unique.key is required: a string of 1 to " + UniqueKey.MAX_KEY_LENGTH + " characters");
+    }
+    if (!(u.get("scope") instanceof JsonString scope) || !SCOPES.contains(scope.getString())) {
+      throw refused("unique.scope", "unique.scope is required: one of " + SCOPES);
+    }
+    UniqueKey.Scope s =
+        UniqueKey.Scope.valueOf(scope.getString().toUpperCase(Locale.ROOT).replace('-', '_'));
+    Duration period = Duration.ZERO;
+    if (s == UniqueKey.Scope.PERIOD) {
+      if (!u.containsKey("period")) {
+        throw refused("unique.period", "unique.period is required with the scope period");
+      }
+      period = duration(u.get("period"), "unique.period");
+    } else if (u.containsKey("period")) {
+      throw refused(
+          "unique.period", "unique.period is for the scope period, not " + scope.getString());
+    }
+    boolean debounce = false;
+    if (u.containsKey("debounce")) {
+      JsonValue d = u.get("debounce");
+      if (d.getValueType() != JsonValue.ValueType.TRUE
+          && d.getValueType() != JsonValue.ValueType.FALSE) {
+        throw refused("unique.debounce", "unique.debounce must be true or false");
+      }
+      debounce = d.getValueType() == JsonValue.ValueType.TRUE;
+    }
+    UniqueKey k;
+    try {
+      k = new UniqueKey(key.getString(), s, period, debounce);
+    } catch (IllegalArgumentException e) {
+      String field = e.getMessage().startsWith("the period") ? "unique.period" : "unique.key";
+      throw refused(field, field + ": " + e.getMessage());
+    }
+    try {
+      return o.unique(k);
+    } catch (IllegalArgumentException e) { // with repeats
+      throw refused("unique", "unique: " + e.getMessage());
+    }
+  }
+
+  /** The job's group: a string the kernel takes as a group name. */
+  private static JobOptions group(JobOptions o, JsonValue v) {
+    if (!(v instanceof JsonString s)) {
+      throw refused(
+          "group", "group must be a string of 1 to " + JobOptions.MAX_GROUP_LENGTH + " characters");
+    }
+    try {
+      return o.group(s.getString());
+    } catch (IllegalArgumentException e) {
+      throw refused("group", "group: " + e.getMessage());
+    }
   }
 
   /**
@@ -168,7 +259,10 @@ final class PushBody {
 
   /**
    * A job's options and progress as JSON fields: {@code priority, delayUntil, lockUntil,
-   * repeatCount, repeatDelay, retryCount, retriesLeft, retryBackoff, attempt, createdAt}.
+   * repeatCount, repeatDelay, retryCount, retriesLeft, retryBackoff, attempt, createdAt, unique?,
+   * holdsUniqueKey?, group?}: {@code unique} ({@code {key, scope, period?, debounce}}, as the push
+   * body gives it) and {@code holdsUniqueKey} only for a job with a unique key, {@code group} only
+   * for a job of a group.
    *
    * @param j the job
    * @param b where to add them
@@ -192,6 +286,30 @@ final class PushBody {
         .add("retryBackoff", backoffJson(j.retryBackoff()))
         .add("attempt", j.attempt())
         .add("createdAt", j.createdAt().toString());
+    j.unique()
+        .ifPresent(
+            u -> {
+              b.add("unique", uniqueJson(u));
+              b.add("holdsUniqueKey", j.holdsUniqueKey());
+            });
+    j.group().ifPresent(g -> b.add("group", g));
+  }
+
+  /**
+   * A unique key as JSON, in the form the push body takes.
+   *
+   * @param u the key
+   * @return {@code {key, scope, period?, debounce}}, {@code period} for the scope {@code period}
+   */
+  static JsonObject uniqueJson(UniqueKey u) {
+    JsonObjectBuilder o =
+        Json.createObjectBuilder()
+            .add("key", u.key())
+            .add("scope", u.scope().name().toLowerCase(Locale.ROOT).replace('_', '-'));
+    if (u.scope() == UniqueKey.Scope.PERIOD) {
+      o.add("period", u.period().toString());
+    }
+    return o.add("debounce", u.debounced()).build();
   }
 
   // ---- fields

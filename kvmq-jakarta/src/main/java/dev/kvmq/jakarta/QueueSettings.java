@@ -48,7 +48,9 @@ record QueueSettings(
           "ignore-unknown-properties",
           TransactionPush.KEY,
           "thread-factory",
-          TransactionPush.HELD_TIMEOUT_KEY);
+          TransactionPush.HELD_TIMEOUT_KEY,
+          FlowLimits.GROUP_LIMIT_KEY,
+          FlowLimits.RATE_LIMIT_KEY);
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =

@@ -4,6 +4,7 @@ import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
 import dev.kvmq.JobProcessingException;
 import dev.kvmq.JobStatus;
+import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import dev.kvmq.Schedule;
@@ -124,12 +125,14 @@ public class QueuesResource {
 
   /**
    * Pushes a job. Body: {@code {state, priority?, delay? | delayUntil?, repeatCount? (number or
-   * "forever"), repeatDelay?, retryCount?, retryBackoff?}}, the names and options of {@link
-   * JobOptions} (see {@link PushBody}).
+   * "forever"), repeatDelay?, retryCount?, retryBackoff?, unique?, group?}}, the names and options
+   * of {@link JobOptions} (see {@link PushBody}).
    *
    * @param name the queue
    * @param body the JSON body, at most 1 MiB
-   * @return 201 with the job
+   * @return 201 with the new job and {@code "outcome": "created"}; 200 when the unique key was
+   *     taken, with the job that holds it and {@code "outcome": "duplicate"} (nothing written), or
+   *     {@code "outcome": "debounced"} (that waiting job, given the push's state and due time)
    * @throws WebApplicationException 400 problem naming the field for bad input (nothing is pushed),
    *     404 for an unknown queue
    */
@@ -140,15 +143,23 @@ public class QueuesResource {
     admin();
     AdminQueue<?> q = find(name);
     try {
-      return Response.status(201).entity(push(q, readObject(body)).toString()).build();
+      JsonObject pushed = push(q, readObject(body));
+      int status = CREATED.equals(pushed.getString("outcome")) ? 201 : 200;
+      return Response.status(status).entity(pushed.toString()).build();
     } catch (PushBody.Refused e) {
       throw Problem.badRequest(e.field, e.getMessage());
     }
   }
 
+  /** The {@code outcome} of a push that stored a new job. */
+  static final String CREATED = "created";
+
   /**
    * Reads a push body and pushes its job; refuses bad input before anything is written.
    *
+   * @return the job as JSON with {@code outcome}: {@code created}, {@code duplicate} or {@code
+   *     debounced} ({@link PushResult.Outcome}); for a duplicate of a throttle key whose job is
+   *     gone, only {@code {id, outcome}}
    * @throws PushBody.Refused for bad input
    */
   static <S> JsonObject push(AdminQueue<S> q, JsonObject o) {
@@ -167,13 +178,23 @@ public class QueuesResource {
     if (state == null) {
       throw PushBody.refused("state", "state is required");
     }
-    Job<S> job;
     try {
-      job = q.queue().push(state, options);
+      if (options.unique() == null) {
+        return withOutcome(job(q, q.queue().push(state, options), -1), CREATED);
+      }
+      PushResult<S> r = q.queue().offer(state, options);
+      String outcome = r.outcome().name().toLowerCase(Locale.ROOT);
+      return r.job()
+          .map(j -> withOutcome(job(q, j, -1), outcome))
+          .orElseGet(
+              () -> Json.createObjectBuilder().add("id", r.id()).add("outcome", outcome).build());
     } catch (IllegalArgumentException e) {
       throw PushBody.refused("state", e.getMessage());
     }
-    return job(q, job, -1);
+  }
+
+  private static JsonObject withOutcome(JsonObject job, String outcome) {
+    return Json.createObjectBuilder(job).add("outcome", outcome).build();
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.kvmq.Backoff;
 import dev.kvmq.JobOptions;
+import dev.kvmq.UniqueKey;
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
@@ -131,6 +132,23 @@ class PushBodyTest {
         "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2, \"max\": \"PT1M\", \"jitter\": 2}} | retryBackoff.jitter",
         "{\"retryBackoff\": {\"kind\": \"exponential\", \"initial\": \"PT1S\", \"multiplier\": 2}} | retryBackoff.max",
         "{\"retries\": 3}                                        | retries",
+        "{\"group\": \"\"}                                        | group",
+        "{\"group\": 42}                                        | group",
+        "{\"group\": null}                                      | group",
+        "{\"unique\": \"k\"}                                      | unique",
+        "{\"unique\": {\"scope\": \"waiting\"}}                   | unique.key",
+        "{\"unique\": {\"key\": \"\", \"scope\": \"waiting\"}}      | unique.key",
+        "{\"unique\": {\"key\": 7, \"scope\": \"waiting\"}}       | unique.key",
+        "{\"unique\": {\"key\": \"k\"}}                           | unique.scope",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"running\"}}     | unique.scope",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"WAITING\"}}     | unique.scope",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"period\"}}      | unique.period",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"period\", \"period\": \"PT0S\"}} | unique.period",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"period\", \"period\": \"often\"}} | unique.period",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\", \"period\": \"PT1M\"}} | unique.period",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\", \"debounce\": \"yes\"}} | unique.debounce",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\", \"ttl\": 1}} | unique.ttl",
+        "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\"}, \"repeatCount\": 2} | unique",
       })
   void badInputIsRefusedNamingTheField(String body, String field) {
     PushBody.Refused e =
@@ -139,6 +157,66 @@ class PushBodyTest {
     assertThat(e).as(body).isNotNull();
     assertThat(e.field).isEqualTo(field);
     assertThat(e.getMessage()).contains(field);
+  }
+
+  @Test
+  void aGroupAndAUniqueKeyOfEachScope() {
+    assertThat(PushBody.options(json("{\"group\": \"customer-42\"}")))
+        .isEqualTo(JobOptions.defaults().group("customer-42"));
+    assertThat(
+            PushBody.options(json("{\"unique\": {\"key\": \"sync-1\", \"scope\": \"waiting\"}}"))
+                .unique())
+        .isEqualTo(UniqueKey.whileWaiting("sync-1"));
+    assertThat(
+            PushBody.options(
+                    json(
+                        "{\"unique\": {\"key\": \"sync-1\", \"scope\": \"waiting-or-running\","
+                            + " \"debounce\": true}}"))
+                .unique())
+        .isEqualTo(UniqueKey.whileWaitingOrRunning("sync-1").debounce());
+    JobOptions both =
+        PushBody.options(
+            json(
+                "{\"unique\": {\"key\": \"r\", \"scope\": \"period\", \"period\": \"PT10M\"},"
+                    + " \"group\": \"g\", \"priority\": 3}"));
+    assertThat(both)
+        .isEqualTo(
+            JobOptions.defaults()
+                .priority(3)
+                .unique(UniqueKey.throttle("r", Duration.ofMinutes(10)))
+                .group("g"));
+  }
+
+  @Test
+  void tooLongAKeyOrGroupIsRefusedSayingTheLimit() {
+    String key = "k".repeat(UniqueKey.MAX_KEY_LENGTH + 1);
+    PushBody.Refused e =
+        catchThrowableOfType(
+            PushBody.Refused.class,
+            () ->
+                PushBody.options(
+                    json("{\"unique\": {\"key\": \"" + key + "\", \"scope\": \"waiting\"}}")));
+    assertThat(e.field).isEqualTo("unique.key");
+    assertThat(e.getMessage()).contains(String.valueOf(UniqueKey.MAX_KEY_LENGTH));
+    String group = "g".repeat(JobOptions.MAX_GROUP_LENGTH + 1);
+    e =
+        catchThrowableOfType(
+            PushBody.Refused.class, () -> PushBody.options(json("{\"group\": \"" + group + "\"}")));
+    assertThat(e.field).isEqualTo("group");
+    assertThat(e.getMessage()).contains(String.valueOf(JobOptions.MAX_GROUP_LENGTH));
+  }
+
+  @Test
+  void aUniqueKeyIsWrittenAsThePushBodyTakesIt() {
+    for (UniqueKey u :
+        new UniqueKey[] {
+          UniqueKey.whileWaiting("a"),
+          UniqueKey.whileWaitingOrRunning("b").debounce(),
+          UniqueKey.throttle("c", Duration.ofSeconds(90))
+        }) {
+      JsonObject body = Json.createObjectBuilder().add("unique", PushBody.uniqueJson(u)).build();
+      assertThat(PushBody.options(body).unique()).isEqualTo(u);
+    }
   }
 
   static JsonObject json(String s) {

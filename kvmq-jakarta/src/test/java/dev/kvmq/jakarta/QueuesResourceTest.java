@@ -77,6 +77,24 @@ class QueuesResourceTest {
   }
 
   @Test
+  void aPushWithAGroupAnswersCreatedAndTheJobShowsItsGroup() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+
+    JsonObject job =
+        QueuesResource.push(
+            q,
+            PushBodyTest.json("{\"state\": {\"id\": \"o-1\", \"tags\": []}, \"group\": \"acme\"}"));
+
+    assertThat(job.getString("outcome")).isEqualTo(QueuesResource.CREATED);
+    assertThat(job.getString("group")).isEqualTo("acme");
+    assertThat(job.containsKey("unique")).as("no unique key, no field").isFalse();
+    assertThat(q.queue().job(job.getString("id")).orElseThrow().group()).contains("acme");
+    JsonObject plain =
+        QueuesResource.push(q, PushBodyTest.json("{\"state\": {\"id\": \"o-2\", \"tags\": []}}"));
+    assertThat(plain.containsKey("group")).as("no group, no field").isFalse();
+  }
+
+  @Test
   void statesOfAGenericTypeGoThroughTheQueuesOwnCodec() {
     Type listOfOrders =
         ((java.lang.reflect.ParameterizedType) Orders.class.getGenericInterfaces()[0])
@@ -104,6 +122,8 @@ class QueuesResourceTest {
             "{\"state\": {\"id\": [1, 2]}}",
             "{\"state\": \"not an order\"}",
             "{\"state\": null}",
+            "{\"state\": {\"id\": \"x\"}, \"group\": \"\"}",
+            "{\"state\": {\"id\": \"x\"}, \"unique\": {\"key\": \"k\"}}",
             "{\"priority\": 1}")) {
       PushBody.Refused e =
           catchThrowableOfType(

@@ -355,11 +355,18 @@
     return el('time', { datetime: iso, title: iso, text: t.toLocaleTimeString() + (rel ? ' (' + rel + ')' : '') });
   }
 
+  // A job's unique key: the key as text, its scope (and whether the job still holds it) in the title.
+  function uniqueCell(u, holds) {
+    if (!u) return el('span', { text: '–' });
+    const scope = u.scope === 'period' ? 'for ' + u.period + ' after the push' : 'while the job ' + (u.scope === 'waiting' ? 'waits' : 'waits or runs');
+    return el('span', { text: u.key, title: 'taken ' + scope + (u.debounce ? ', debounced' : '') + (holds ? '; held by this job' : '; not held by this job now') });
+  }
+
   function renderJobs(jobs) {
     const body = $('jobs').tBodies[0];
     body.replaceChildren();
     if (jobs.length === 0) {
-      body.append(el('tr', {}, el('td', { colspan: 11, text: 'No jobs here.' })));
+      body.append(el('tr', {}, el('td', { colspan: 13, text: 'No jobs here.' })));
       return;
     }
     const now = Date.now();
@@ -399,6 +406,8 @@
         el('td', {}, when(j.lockUntil)),
         el('td', {}, payloadCell),
         el('td', {}, error),
+        el('td', { class: 'group' }, el('span', { text: j.group === undefined ? '–' : j.group })),
+        el('td', { class: 'unique' }, uniqueCell(j.unique, j.holdsUniqueKey)),
         actions));
     }
   }
@@ -528,6 +537,10 @@
       number('push-retries', 'retryCount', body);
       number('push-retry-delay', 'retryDelayMs', body);
       number('push-repeat-delay', 'repeatDelayMs', body);
+      const group = $('push-group').value;
+      if (group !== '') body.group = group;
+      const key = $('push-unique').value;
+      if (key !== '') body.unique = { key, scope: $('push-unique-scope').value };
       const rep = $('push-repeat').value.trim();
       if (rep === 'forever') body.repeatCount = 'forever';
       else if (rep !== '') { body.repeatCount = Number(rep); if (!Number.isInteger(body.repeatCount)) throw new Error('Repeats is a whole number or forever'); }
@@ -539,8 +552,11 @@
     $('push-state').removeAttribute('aria-invalid');
     try {
       const job = await call('POST', q(view.name) + '/jobs', body);
-      out.textContent = 'Pushed job ' + job.id;
-      announce('Pushed job ' + job.id);
+      const said = job.outcome === 'duplicate' ? 'Not pushed: job ' + job.id + ' holds the unique key'
+        : job.outcome === 'debounced' ? 'Job ' + job.id + ' holds the unique key; it now has this payload and delay'
+        : 'Pushed job ' + job.id;
+      out.textContent = said;
+      announce(said);
     } catch (e) { showError(e); }
   }
 
