@@ -35,6 +35,10 @@ public final class Job<S> {
   private final Optional<JobError> lastError;
   private final Optional<String> schedule;
   private final Optional<Instant> slot;
+  private final Optional<Duration> timeout;
+  private final boolean interruptOnCancel;
+  private final Optional<Instant> cancelledAt;
+  private final int leaseExpiries;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -58,6 +62,12 @@ public final class Job<S> {
     this.lastError = Optional.ofNullable(r.error);
     this.schedule = Optional.ofNullable(r.schedule);
     this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
+    this.timeout =
+        r.timeoutMillis == -1 ? Optional.empty() : Optional.of(Duration.ofMillis(r.timeoutMillis));
+    this.interruptOnCancel = r.interruptOnCancel;
+    this.cancelledAt =
+        r.cancelledAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.cancelledAt));
+    this.leaseExpiries = r.leaseExpiries;
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -231,6 +241,44 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the job's own timeout ({@link JobOptions#timeout}).
+   *
+   * @return the timeout, or empty when the queue's default applies
+   */
+  public Optional<Duration> timeout() {
+    return timeout;
+  }
+
+  /**
+   * Tells whether the handler's thread is interrupted when the job is cancelled or times out
+   * ({@link JobOptions#interruptOnCancel}).
+   *
+   * @return true to interrupt
+   */
+  public boolean interruptOnCancel() {
+    return interruptOnCancel;
+  }
+
+  /**
+   * Returns when the job was cancelled.
+   *
+   * @return the time of the cancel, or empty for a job that was not cancelled
+   */
+  public Optional<Instant> cancelledAt() {
+    return cancelledAt;
+  }
+
+  /**
+   * Returns how many times the job's lease expired (its worker died or hung) and it was reclaimed;
+   * at {@link Queue#maxLeaseExpiries()} it becomes a dead letter instead.
+   *
+   * @return the count, 0 or more
+   */
+  public int leaseExpiries() {
+    return leaseExpiries;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -261,7 +309,11 @@ public final class Job<S> {
         && retryBackoff.equals(j.retryBackoff)
         && lastError.equals(j.lastError)
         && schedule.equals(j.schedule)
-        && slot.equals(j.slot);
+        && slot.equals(j.slot)
+        && timeout.equals(j.timeout)
+        && interruptOnCancel == j.interruptOnCancel
+        && cancelledAt.equals(j.cancelledAt)
+        && leaseExpiries == j.leaseExpiries;
   }
 
   /**
@@ -289,7 +341,11 @@ public final class Job<S> {
         token,
         lastError,
         schedule,
-        slot);
+        slot,
+        timeout,
+        interruptOnCancel,
+        cancelledAt,
+        leaseExpiries);
   }
 
   /**

@@ -5,7 +5,8 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * How a job is pushed: priority, delay, repeats and retries. The seed's {@code JobOptions}.
+ * How a job is pushed: priority, delay, repeats, retries, and how long a run may take. The seed's
+ * {@code JobOptions}.
  *
  * <p>Start from {@link #defaults()} and change what you need:
  *
@@ -25,6 +26,12 @@ import java.util.Objects;
  * @param repeatDelay the wait between a completion and the next repeat (default zero)
  * @param retryCount how many times a failed attempt is retried (default 0)
  * @param retryBackoff the wait before each retry (default none)
+ * @param timeout how long one run of the job's handler may take before it is told to stop and the
+ *     attempt counts as failed ({@link JobTimeoutException}), or null for the queue's default
+ *     ({@link Queue.Builder#defaultTimeout}; default null)
+ * @param interruptOnCancel whether the handler's thread is interrupted, besides being told through
+ *     {@link JobContext#isCancelled()}, when the job is cancelled or its run times out (default
+ *     false)
  */
 public record JobOptions(
     double priority,
@@ -33,7 +40,9 @@ public record JobOptions(
     long repeatCount,
     Duration repeatDelay,
     int retryCount,
-    Backoff retryBackoff) {
+    Backoff retryBackoff,
+    Duration timeout,
+    boolean interruptOnCancel) {
 
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
   public static final long REPEAT_FOREVER = -1;
@@ -51,7 +60,10 @@ public record JobOptions(
   public static final Instant MAX_DELAY_UNTIL = Instant.parse("9999-12-31T23:59:59.999Z");
 
   private static final JobOptions DEFAULTS =
-      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE);
+      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null, false);
+
+  /** The longest {@link #timeout()}: {@link #MAX_DELAY}. */
+  public static final Duration MAX_TIMEOUT = MAX_DELAY;
 
   /**
    * Checks the components.
@@ -63,11 +75,14 @@ public record JobOptions(
    * @param repeatDelay the {@code repeatDelay} component
    * @param retryCount the {@code retryCount} component
    * @param retryBackoff the {@code retryBackoff} component
+   * @param timeout the {@code timeout} component
+   * @param interruptOnCancel the {@code interruptOnCancel} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
    *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
    *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
    *     #MAX_DELAY_UNTIL}]; if {@code repeatCount < -1}, {@code repeatDelay} is negative or over
-   *     {@link #MAX_DELAY}, or {@code retryCount < 0}
+   *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code timeout} is given and shorter than
+   *     1 ms or over {@link #MAX_TIMEOUT}
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -105,6 +120,10 @@ public record JobOptions(
       throw new IllegalArgumentException("retryCount must not be negative: " + retryCount);
     }
     Objects.requireNonNull(retryBackoff, "retryBackoff");
+    if (timeout != null && (timeout.toMillis() < 1 || timeout.compareTo(MAX_TIMEOUT) > 0)) {
+      throw new IllegalArgumentException(
+          "timeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
+    }
     priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
   }
 
@@ -126,7 +145,15 @@ public record JobOptions(
    */
   public JobOptions priority(double priority) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -140,7 +167,15 @@ public record JobOptions(
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     return new JobOptions(
-        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority,
+        delay,
+        null,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -154,7 +189,15 @@ public record JobOptions(
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
     return new JobOptions(
-        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff);
+        priority,
+        null,
+        instant,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -169,7 +212,16 @@ public record JobOptions(
    *     {@link #MAX_DELAY}
    */
   public JobOptions repeat(long count, Duration delay) {
-    return new JobOptions(priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff);
+    return new JobOptions(
+        priority,
+        this.delay,
+        delayUntil,
+        count,
+        delay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -183,7 +235,62 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code count < 0}
    */
   public JobOptions retry(int count, Backoff backoff) {
-    return new JobOptions(priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff);
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        count,
+        backoff,
+        timeout,
+        interruptOnCancel);
+  }
+
+  /**
+   * Returns these options with a timeout: a run of the handler that takes longer is told to stop
+   * ({@link JobContext.CancelReason#TIMED_OUT}; its thread interrupted too when {@link
+   * #interruptOnCancel()}), and the attempt counts as failed with a {@link JobTimeoutException}
+   * error: retries and backoff apply. Null takes the queue's default ({@link
+   * Queue.Builder#defaultTimeout}).
+   *
+   * @param timeout the longest run, at least 1 ms; or null for the queue's default
+   * @return the new options
+   * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms or over {@link
+   *     #MAX_TIMEOUT}
+   */
+  public JobOptions timeout(Duration timeout) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interruptOnCancel);
+  }
+
+  /**
+   * Returns these options with the handler's thread interrupted (or not) when the job is cancelled
+   * while it runs ({@link Queue#cancel}) or its run times out. The handler is told through {@link
+   * JobContext#isCancelled()} and {@link JobContext#onCancel} either way.
+   *
+   * @param interrupt true to interrupt the handler's thread
+   * @return the new options
+   */
+  public JobOptions interruptOnCancel(boolean interrupt) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        timeout,
+        interrupt);
   }
 
   /**

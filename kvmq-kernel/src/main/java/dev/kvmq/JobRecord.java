@@ -34,7 +34,12 @@ final class JobRecord {
      * Written in an application's transaction that has not ended yet: in the held index, run by no
      * worker until released (appended: the record stores the ordinal).
      */
-    HELD
+    HELD,
+    /**
+     * Cancelled by an operator: in the cancelled index (at {@link #cancelledAt}), run by no worker
+     * again, kept until deleted or pruned (appended: the record stores the ordinal).
+     */
+    CANCELLED
   }
 
   private static final byte FORMAT_V1 = 1;
@@ -48,6 +53,18 @@ final class JobRecord {
 
   /** Tag of {@link #traceContext}: a short count, then modified UTF-8 key and value pairs. */
   private static final byte TAG_TRACE_CONTEXT = 3;
+
+  /**
+   * Tag of {@link #timeoutMillis} and {@link #interruptOnCancel}: a long (the timeout, -1 for the
+   * queue's default) and a byte (1 to interrupt).
+   */
+  private static final byte TAG_RUN_LIMITS = 7;
+
+  /** Tag of {@link #cancelledAt}: a long. */
+  private static final byte TAG_CANCELLED_AT = 8;
+
+  /** Tag of {@link #leaseExpiries}: an int. */
+  private static final byte TAG_LEASE_EXPIRIES = 9;
 
   final String id;
   final double priority;
@@ -73,6 +90,18 @@ final class JobRecord {
   /** The pusher's trace context (W3C carrier fields), empty when none; unmodifiable. */
   final Map<String, String> traceContext;
 
+  /** How long one run may take (ms), or -1 for the queue's default. */
+  final long timeoutMillis;
+
+  /** Whether the handler's thread is interrupted when the job is cancelled or times out. */
+  final boolean interruptOnCancel;
+
+  /** When the job was cancelled (epoch ms), or -1 when it was not. */
+  final long cancelledAt;
+
+  /** How many times the job's lease expired and it was reclaimed. */
+  final int leaseExpiries;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -91,6 +120,10 @@ final class JobRecord {
     this.schedule = d.schedule;
     this.slot = d.slot;
     this.traceContext = d.traceContext.isEmpty() ? Map.of() : copyOrdered(d.traceContext);
+    this.timeoutMillis = d.timeoutMillis;
+    this.interruptOnCancel = d.interruptOnCancel;
+    this.cancelledAt = d.cancelledAt;
+    this.leaseExpiries = d.leaseExpiries;
   }
 
   private static Map<String, String> copyOrdered(Map<String, String> m) {
@@ -115,6 +148,7 @@ final class JobRecord {
       case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
       case READY -> JobStatus.WAITING;
       case HELD -> JobStatus.HELD;
+      case CANCELLED -> JobStatus.CANCELLED;
     };
   }
 
@@ -139,6 +173,19 @@ final class JobRecord {
     }
     if (traceBytes != null) {
       tagged += 5 + traceBytes.length;
+      fields++;
+    }
+    boolean runLimits = timeoutMillis != -1 || interruptOnCancel;
+    if (runLimits) {
+      tagged += 5 + 9;
+      fields++;
+    }
+    if (cancelledAt != -1) {
+      tagged += 5 + 8;
+      fields++;
+    }
+    if (leaseExpiries != 0) {
+      tagged += 5 + 4;
       fields++;
     }
     byte[] typeBytes = null;
@@ -199,6 +246,16 @@ final class JobRecord {
     if (traceBytes != null) {
       out.put(TAG_TRACE_CONTEXT).putInt(traceBytes.length).put(traceBytes);
     }
+    if (runLimits) {
+      out.put(TAG_RUN_LIMITS).putInt(9).putLong(timeoutMillis);
+      out.put((byte) (interruptOnCancel ? 1 : 0));
+    }
+    if (cancelledAt != -1) {
+      out.put(TAG_CANCELLED_AT).putInt(8).putLong(cancelledAt);
+    }
+    if (leaseExpiries != 0) {
+      out.put(TAG_LEASE_EXPIRIES).putInt(4).putInt(leaseExpiries);
+    }
     return out.array();
   }
 
@@ -240,6 +297,12 @@ final class JobRecord {
           }
           d.traceContext = m;
         }
+        case TAG_RUN_LIMITS -> {
+          d.timeoutMillis = in.getLong();
+          d.interruptOnCancel = in.get() != 0;
+        }
+        case TAG_CANCELLED_AT -> d.cancelledAt = in.getLong();
+        case TAG_LEASE_EXPIRIES -> d.leaseExpiries = in.getInt();
         default ->
             throw new IllegalStateException(
                 "unknown field tag " + tag + " in a job record: written by a newer kvmq?");
@@ -387,6 +450,10 @@ final class JobRecord {
     String schedule;
     long slot = -1;
     Map<String, String> traceContext = Map.of();
+    long timeoutMillis = -1;
+    boolean interruptOnCancel;
+    long cancelledAt = -1;
+    int leaseExpiries;
 
     Draft() {}
 
@@ -408,6 +475,10 @@ final class JobRecord {
       schedule = r.schedule;
       slot = r.slot;
       traceContext = r.traceContext;
+      timeoutMillis = r.timeoutMillis;
+      interruptOnCancel = r.interruptOnCancel;
+      cancelledAt = r.cancelledAt;
+      leaseExpiries = r.leaseExpiries;
     }
 
     Draft state(State s) {

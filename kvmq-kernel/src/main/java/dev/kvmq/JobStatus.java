@@ -15,5 +15,11 @@ public enum JobStatus {
    * releases it; removed by a rollback. One left by a crash waits for the queue's held-job policy
    * or an operator (docs/semantics.md, "Held jobs").
    */
-  HELD
+  HELD,
+  /**
+   * Cancelled by an operator ({@link Queue#cancel}): it will not run (again); a worker that was
+   * running it has lost its lease, so its completion or failure is refused. Kept, with the time of
+   * the cancel, until deleted or pruned (docs/semantics.md, "Cancel").
+   */
+  CANCELLED
 }

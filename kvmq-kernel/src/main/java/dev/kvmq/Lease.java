@@ -225,6 +225,18 @@ final class Lease<S> implements JobContext<S> {
   }
 
   @Override
+  public void failPermanently(String message) {
+    Objects.requireNonNull(message, "message");
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  @Override
+  public void snooze(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  @Override
   public void stopProcessing() {
     core.stopWorker();
   }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
@@ -39,6 +40,18 @@ public final class Queue<S> {
    */
   public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
 
+  /**
+   * How many times a job's lease may expire (its worker died or hung) before the job becomes a dead
+   * letter instead of being reclaimed again, unless the builder sets another limit: 5.
+   */
+  public static final int DEFAULT_MAX_LEASE_EXPIRIES = 5;
+
+  /**
+   * The most jobs {@link #cancelAll} and {@link #deleteAll} change in one commit: each batch is a
+   * short commit of its own, so a bulk change never holds a claim up for long.
+   */
+  public static final int BULK_BATCH = 100;
+
   private static final int MAX_NAME_LENGTH = 200;
 
   final KvStore store;
@@ -52,6 +65,9 @@ public final class Queue<S> {
   private final QueueCommands<S> commands;
   private final Schedules<S> schedules;
   private final Duration heldTimeout; // null: held jobs are kept for an operator
+  final Duration defaultTimeout; // null: runs have no timeout unless their job's options give one
+  final Set<Class<? extends Throwable>> nonRetryable;
+  final int maxLeaseExpiries;
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -65,6 +81,9 @@ public final class Queue<S> {
     this.commands = new QueueCommands<>(this, listing);
     this.schedules = new Schedules<>(this);
     this.heldTimeout = b.heldTimeout;
+    this.defaultTimeout = b.defaultTimeout;
+    this.nonRetryable = Set.copyOf(b.nonRetryable);
+    this.maxLeaseExpiries = b.maxLeaseExpiries;
   }
 
   /**
@@ -362,6 +381,91 @@ public final class Queue<S> {
     return commands.deleteDead(id);
   }
 
+  // ---- control (docs/semantics.md, "Cancel")
+
+  /**
+   * Cancels a job that has not ended: waiting, delayed, held, or being processed. It becomes {@link
+   * JobStatus#CANCELLED} in one commit, and is kept (with the time of the cancel) until deleted or
+   * pruned; no worker runs it again. For a job being processed the same commit revokes its lease:
+   * the worker's later completion, failure or update is refused (fencing), and its handler is told
+   * ({@link JobContext.CancelReason#CANCELLED}; its thread interrupted too when the job's {@link
+   * JobOptions#interruptOnCancel()} says so) as soon as the worker hears of it: at once on a store
+   * that notifies changes, else at its next lease renewal.
+   *
+   * @param id the job's id
+   * @return true if the job was cancelled; false if there is none with that id, or it has ended
+   *     already (a dead letter, or cancelled before)
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalStateException if the store is closed, or the job kept changing through 20
+   *     attempts
+   * @throws KvStoreException if the store fails; the job may or may not be cancelled
+   */
+  public boolean cancel(String id) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /**
+   * Cancels every job that matches {@code filter}, as {@link #cancel} does each, in batches of at
+   * most {@link #BULK_BATCH} jobs per commit: a job claimed, completed or changed between a batch's
+   * read and its commit is left as it is (its own commit came first), the others of the batch are
+   * cancelled. Statuses that can't be cancelled ({@code DEAD}, {@code CANCELLED}) match nothing
+   * here. Not one atomic operation: a job pushed while it runs may or may not be cancelled.
+   *
+   * @param filter which jobs
+   * @return how many jobs were cancelled
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the batches before the failure are committed
+   */
+  public long cancelAll(JobFilter filter) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /**
+   * Deletes every job that matches {@code filter}, in batches of at most {@link #BULK_BATCH} jobs
+   * per commit, as {@link #cancelAll} does: jobs being processed under a live lease are never
+   * deleted ({@code PROCESSING} matches nothing here: cancel them instead), nor a job changed
+   * between a batch's read and its commit.
+   *
+   * @param filter which jobs: waiting, delayed, held, dead or cancelled ones
+   * @return how many jobs were deleted
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the batches before the failure are committed
+   */
+  public long deleteAll(JobFilter filter) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /**
+   * Returns the queue's default timeout: how long a run of a job whose options give none may take.
+   *
+   * @return the default timeout, or empty for none
+   */
+  public Optional<Duration> defaultTimeout() {
+    return Optional.ofNullable(defaultTimeout);
+  }
+
+  /**
+   * Returns the exception types that fail a job for good: a handler that throws one of them (or a
+   * subclass) makes its job a dead letter at once, whatever retries it has left.
+   *
+   * @return the types, unmodifiable
+   */
+  public Set<Class<? extends Throwable>> nonRetryable() {
+    return nonRetryable;
+  }
+
+  /**
+   * Returns how many times a job's lease may expire before the job becomes a dead letter (error
+   * type {@link JobError#LEASE_EXPIRED}) instead of being reclaimed again.
+   *
+   * @return the limit, 1 or more
+   */
+  public int maxLeaseExpiries() {
+    return maxLeaseExpiries;
+  }
+
   // ---- held jobs (docs/semantics.md, "Held jobs")
 
   /**
@@ -505,7 +609,13 @@ public final class Queue<S> {
    * @throws NullPointerException if {@code store} is null
    */
   public Queue<S> withStore(KvStore store) {
-    return builder(store, name(), codec).clock(clock).random(random).build();
+    return builder(store, name(), codec)
+        .clock(clock)
+        .random(random)
+        .defaultTimeout(defaultTimeout)
+        .nonRetryable(nonRetryable)
+        .maxLeaseExpiries(maxLeaseExpiries)
+        .build();
   }
 
   // ---- internals
@@ -554,6 +664,9 @@ public final class Queue<S> {
     private final String name;
     private final Codec<S> codec;
     private Duration heldTimeout;
+    private Duration defaultTimeout;
+    private Set<Class<? extends Throwable>> nonRetryable = Set.of();
+    private int maxLeaseExpiries = DEFAULT_MAX_LEASE_EXPIRIES;
     private InstantSource clock;
     private RandomGenerator random;
     private JobTracing tracing = JobTracing.none();
@@ -597,6 +710,61 @@ public final class Queue<S> {
         throw new IllegalArgumentException("the held timeout must be at least 1 ms: " + timeout);
       }
       this.heldTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the default timeout of a run (default: none): a handler still running this long after it
+     * started is told to stop ({@link JobContext.CancelReason#TIMED_OUT}) and its attempt counts as
+     * failed with a {@link JobTimeoutException}; retries and backoff apply. A job's own {@link
+     * JobOptions#timeout} comes first.
+     *
+     * @param timeout the longest run, at least 1 ms; null for none
+     * @return this builder
+     * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms or over {@link
+     *     JobOptions#MAX_TIMEOUT}
+     */
+    public Builder<S> defaultTimeout(Duration timeout) {
+      if (timeout != null
+          && (timeout.toMillis() < 1 || timeout.compareTo(JobOptions.MAX_TIMEOUT) > 0)) {
+        throw new IllegalArgumentException(
+            "the default timeout must be at least 1 ms and at most "
+                + JobOptions.MAX_TIMEOUT
+                + ": "
+                + timeout);
+      }
+      this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the exception types that fail a job for good (default: none): a handler that throws one
+     * of them, or a subclass, makes its job a dead letter at once, whatever retries it has left.
+     * Replaces the types set before.
+     *
+     * @param types the exception types
+     * @return this builder
+     * @throws NullPointerException if {@code types} or a type is null
+     */
+    public Builder<S> nonRetryable(Collection<Class<? extends Throwable>> types) {
+      this.nonRetryable = Set.copyOf(Objects.requireNonNull(types, "types"));
+      return this;
+    }
+
+    /**
+     * Sets how many times a job's lease may expire (its worker died or hung) before the job becomes
+     * a dead letter, with an error of type {@link JobError#LEASE_EXPIRED} saying so, instead of
+     * being reclaimed again (default {@link #DEFAULT_MAX_LEASE_EXPIRIES}).
+     *
+     * @param max the limit, 1 or more
+     * @return this builder
+     * @throws IllegalArgumentException if {@code max} is less than 1
+     */
+    public Builder<S> maxLeaseExpiries(int max) {
+      if (max < 1) {
+        throw new IllegalArgumentException("maxLeaseExpiries must be at least 1: " + max);
+      }
+      this.maxLeaseExpiries = max;
       return this;
     }
 

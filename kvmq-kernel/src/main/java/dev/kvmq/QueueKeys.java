@@ -19,6 +19,7 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
+ * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled by an operator, kept, oldest first
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -163,6 +164,23 @@ final class QueueKeys {
     return KeyRange.prefix(held).until(held.append(before + 1));
   }
 
+  // ---- cancelled jobs
+
+  /** The cancelled index entry of job {@code id}, cancelled at {@code cancelledAt} (epoch ms). */
+  Key cancelled(long cancelledAt, String id) {
+    return root.append("cancelled", cancelledAt, id);
+  }
+
+  /** The prefix of the cancelled index: a change there may cancel a job a worker is running. */
+  Key cancelledIndex() {
+    return root.append("cancelled");
+  }
+
+  /** Every cancelled job, oldest cancel first (so that pruning takes the oldest first). */
+  KeyRange cancelled() {
+    return KeyRange.prefix(root.append("cancelled"));
+  }
+
   /** The index key that points at {@code r} in its current state. */
   Key indexOf(JobRecord r) {
     return switch (r.state) {
@@ -171,6 +189,7 @@ final class QueueKeys {
       case LEASED -> leased.append(r.leaseUntil, r.id);
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
       case HELD -> held(r.createdAt(), r.id);
+      case CANCELLED -> cancelled(r.cancelledAt, r.id);
     };
   }
 

@@ -40,7 +40,9 @@ final class TransitionTable {
     /** An unreadable record moved aside: in no index, kept for inspection. */
     QUARANTINED,
     /** In the held index: written in an application's transaction, not released yet. */
-    HELD;
+    HELD,
+    /** In the cancelled index: cancelled by an operator, kept. */
+    CANCELLED;
 
     /** The node of a decoded record. */
     static Node of(JobRecord r) {
@@ -50,6 +52,7 @@ final class TransitionTable {
         case LEASED -> LEASED;
         case DEAD -> DEAD;
         case HELD -> HELD;
+        case CANCELLED -> CANCELLED;
       };
     }
   }

@@ -82,6 +82,7 @@ public abstract class QueueModelContract {
         case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
         case READY -> JobStatus.WAITING;
         case HELD -> JobStatus.HELD;
+        case CANCELLED -> JobStatus.CANCELLED;
       };
     }
   }
