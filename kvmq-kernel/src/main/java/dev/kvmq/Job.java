@@ -2,6 +2,7 @@ package dev.kvmq;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -35,6 +36,9 @@ public final class Job<S> {
   private final Optional<JobError> lastError;
   private final Optional<String> schedule;
   private final Optional<Instant> slot;
+  private final Optional<String> result;
+  private final List<Attempt> attempts;
+  private final Optional<Instant> finishedAt;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -58,6 +62,10 @@ public final class Job<S> {
     this.lastError = Optional.ofNullable(r.error);
     this.schedule = Optional.ofNullable(r.schedule);
     this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
+    this.result = Optional.ofNullable(r.result);
+    this.attempts = r.attempts;
+    this.finishedAt =
+        r.finishedAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.finishedAt));
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -231,6 +239,36 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the result its handler set ({@link JobContext#result(String)}), kept with a completed
+   * job.
+   *
+   * @return the result, or empty
+   */
+  public Optional<String> result() {
+    return result;
+  }
+
+  /**
+   * Returns the job's latest attempts, oldest first: {@link Attempt#KEPT} at most, so the first one
+   * listed is attempt {@code attempt() - attempts().size() + 1}.
+   *
+   * @return the attempts, unmodifiable
+   */
+  public List<Attempt> attempts() {
+    return attempts;
+  }
+
+  /**
+   * Returns when the job ended for good: completed, or failed for the last time (dead), for a job
+   * kept in the queue's history.
+   *
+   * @return the end, or empty for a job that has not ended
+   */
+  public Optional<Instant> finishedAt() {
+    return finishedAt;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -261,7 +299,10 @@ public final class Job<S> {
         && retryBackoff.equals(j.retryBackoff)
         && lastError.equals(j.lastError)
         && schedule.equals(j.schedule)
-        && slot.equals(j.slot);
+        && slot.equals(j.slot)
+        && result.equals(j.result)
+        && attempts.equals(j.attempts)
+        && finishedAt.equals(j.finishedAt);
   }
 
   /**
@@ -289,7 +330,10 @@ public final class Job<S> {
         token,
         lastError,
         schedule,
-        slot);
+        slot,
+        result,
+        attempts,
+        finishedAt);
   }
 
   /**

@@ -19,6 +19,8 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
+ * ["kvmq", queue, "completed", completedAt, id]    completed, kept for the retention
+ * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled, kept for the retention
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -35,6 +37,7 @@ final class QueueKeys {
   private final Key delayed;
   private final Key leased;
   private final Key dead;
+  private final Key completed;
   final Key paused;
 
   QueueKeys(String queue) {
@@ -45,6 +48,7 @@ final class QueueKeys {
     this.delayed = root.append("delayed");
     this.leased = root.append("leased");
     this.dead = root.append("dead");
+    this.completed = root.append("completed");
     this.paused = root.append("paused");
   }
 
@@ -163,6 +167,34 @@ final class QueueKeys {
     return KeyRange.prefix(held).until(held.append(before + 1));
   }
 
+  // ---- history (docs/semantics.md, "History")
+
+  /** Every completed job kept, oldest completion first. */
+  KeyRange completed() {
+    return KeyRange.prefix(completed);
+  }
+
+  /** Every cancelled job kept, oldest cancellation first. */
+  KeyRange cancelled() {
+    return KeyRange.prefix(root.append("cancelled"));
+  }
+
+  /** Completed jobs kept that completed at {@code before} or earlier. */
+  KeyRange completedUntil(long before) {
+    return KeyRange.prefix(completed).until(completed.append(before + 1));
+  }
+
+  /** Dead letters that failed at {@code before} or earlier. */
+  KeyRange deadUntil(long before) {
+    return KeyRange.prefix(dead).until(dead.append(before + 1));
+  }
+
+  /** Cancelled jobs kept that were cancelled at {@code before} or earlier. */
+  KeyRange cancelledUntil(long before) {
+    Key cancelled = root.append("cancelled");
+    return KeyRange.prefix(cancelled).until(cancelled.append(before + 1));
+  }
+
   /** The index key that points at {@code r} in its current state. */
   Key indexOf(JobRecord r) {
     return switch (r.state) {
@@ -171,6 +203,7 @@ final class QueueKeys {
       case LEASED -> leased.append(r.leaseUntil, r.id);
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
       case HELD -> held(r.createdAt(), r.id);
+      case COMPLETED -> completed.append(r.finishedAt, r.id);
     };
   }
 
