@@ -2,6 +2,7 @@ package dev.kvmq;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -39,6 +40,9 @@ public final class Job<S> {
   private final boolean interruptOnCancel;
   private final Optional<Instant> cancelledAt;
   private final int leaseExpiries;
+  private final Optional<String> result;
+  private final List<Attempt> attempts;
+  private final Optional<Instant> finishedAt;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -68,6 +72,10 @@ public final class Job<S> {
     this.cancelledAt =
         r.cancelledAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.cancelledAt));
     this.leaseExpiries = r.leaseExpiries;
+    this.result = Optional.ofNullable(r.result);
+    this.attempts = r.attempts;
+    this.finishedAt =
+        r.finishedAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.finishedAt));
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -279,6 +287,36 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the result its handler set ({@link JobContext#result(String)}), kept with a completed
+   * job.
+   *
+   * @return the result, or empty
+   */
+  public Optional<String> result() {
+    return result;
+  }
+
+  /**
+   * Returns the job's latest attempts, oldest first: {@link Attempt#KEPT} at most, so the first one
+   * listed is attempt {@code attempt() - attempts().size() + 1}.
+   *
+   * @return the attempts, unmodifiable
+   */
+  public List<Attempt> attempts() {
+    return attempts;
+  }
+
+  /**
+   * Returns when the job ended for good: completed, or failed for the last time (dead), for a job
+   * kept in the queue's history.
+   *
+   * @return the end, or empty for a job that has not ended
+   */
+  public Optional<Instant> finishedAt() {
+    return finishedAt;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -313,7 +351,10 @@ public final class Job<S> {
         && timeout.equals(j.timeout)
         && interruptOnCancel == j.interruptOnCancel
         && cancelledAt.equals(j.cancelledAt)
-        && leaseExpiries == j.leaseExpiries;
+        && leaseExpiries == j.leaseExpiries
+        && result.equals(j.result)
+        && attempts.equals(j.attempts)
+        && finishedAt.equals(j.finishedAt);
   }
 
   /**
@@ -345,7 +386,10 @@ public final class Job<S> {
         timeout,
         interruptOnCancel,
         cancelledAt,
-        leaseExpiries);
+        leaseExpiries,
+        result,
+        attempts,
+        finishedAt);
   }
 
   /**

@@ -122,6 +122,23 @@ public interface JobContext<S> {
   void snooze(Duration delay);
 
   /**
+   * Sets the job's result: a small value (at most {@link Queue#MAX_RESULT_BYTES} bytes of UTF-8)
+   * kept with the completed job for the queue's {@link Retention#completed() retention} ({@link
+   * Job#result()}). Takes effect when the handler returns normally; the last value set wins. Kept
+   * only if the job completes and completed jobs are kept.
+   *
+   * @param value the result, such as an id or a short JSON document
+   * @throws NullPointerException if {@code value} is null
+   * @throws IllegalArgumentException if {@code value} is over {@link Queue#MAX_RESULT_BYTES} bytes
+   *     in UTF-8
+   * @throws UnsupportedOperationException if this context keeps no result (an implementation that
+   *     predates results)
+   */
+  default void result(String value) {
+    throw new UnsupportedOperationException("this JobContext keeps no result");
+  }
+
+  /**
    * Stops the worker from claiming more jobs (the seed's {@code stopProcessing}); running handlers,
    * this one included, are told and may finish.
    */

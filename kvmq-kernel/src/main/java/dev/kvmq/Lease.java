@@ -47,6 +47,9 @@ final class Lease<S> implements JobContext<S> {
   /** The job ran (or is given back): no more renewals. */
   private boolean finishing;
 
+  /** The result the handler set (its thread writes, the settler reads after it returns). */
+  private volatile String result;
+
   /** Someone else has the job now: nothing more is written under this lease. */
   private boolean lost;
 
@@ -234,6 +237,29 @@ final class Lease<S> implements JobContext<S> {
   public void snooze(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     throw new UnsupportedOperationException("not yet");
+  }
+
+  @Override
+  public void result(String value) {
+    Objects.requireNonNull(value, "value");
+    int bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    if (bytes > Queue.MAX_RESULT_BYTES) {
+      throw new IllegalArgumentException(
+          "the result of job "
+              + id
+              + " of queue "
+              + core.queue.name()
+              + " is "
+              + bytes
+              + " bytes in UTF-8, over the limit of "
+              + Queue.MAX_RESULT_BYTES);
+    }
+    result = value;
+  }
+
+  /** The result the handler set, or null. */
+  String result() {
+    return result;
   }
 
   @Override

@@ -52,6 +52,12 @@ public final class Queue<S> {
    */
   public static final int BULK_BATCH = 100;
 
+  /** The largest result a handler may set ({@link JobContext#result(String)}), in UTF-8 bytes. */
+  public static final int MAX_RESULT_BYTES = 4096;
+
+  /** The longest node name ({@link Builder#node(String)}), in characters. */
+  public static final int MAX_NODE_LENGTH = 100;
+
   private static final int MAX_NAME_LENGTH = 200;
 
   final KvStore store;
@@ -68,6 +74,8 @@ public final class Queue<S> {
   final Duration defaultTimeout; // null: runs have no timeout unless their job's options give one
   final Set<Class<? extends Throwable>> nonRetryable;
   final int maxLeaseExpiries;
+  private final Retention retention;
+  private final String node;
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -84,6 +92,8 @@ public final class Queue<S> {
     this.defaultTimeout = b.defaultTimeout;
     this.nonRetryable = Set.copyOf(b.nonRetryable);
     this.maxLeaseExpiries = b.maxLeaseExpiries;
+    this.retention = b.retention;
+    this.node = b.node;
   }
 
   /**
@@ -323,6 +333,70 @@ public final class Queue<S> {
    */
   public List<Job<S>> deadLetters(int offset, int limit) {
     return listing.deadLetters(offset, limit);
+  }
+
+  // ---- listing by status, with a cursor (docs/semantics.md, "History")
+
+  /**
+   * One page of the jobs {@code filter} takes, in the order of their status's index: waiting jobs
+   * in queue order (priority, then creation), delayed ones by due time, processing ones by lease
+   * end, dead letters by failure, completed jobs by completion, held ones by creation; oldest first
+   * where it is a time. The page starts where {@code cursor} says (null: at the beginning) and
+   * holds {@code limit} jobs at most; its {@link JobPage#next()} is the cursor of the next page.
+   * Costs O(limit + log n) reads whatever the queue holds: it reads the status's index from the
+   * cursor on, and the page's records.
+   *
+   * <p>A page is read at one moment; jobs that move between pages (a claim, a completion) may be
+   * listed twice or not at all across pages, never twice in one page. A waiting job is one in the
+   * ready index; a delayed job whose time has come, or a lease that expired, is listed under its
+   * index ({@code DELAYED}, {@code PROCESSING}) until a worker moves it, with its status at listing
+   * time ({@code WAITING}).
+   *
+   * @param filter which jobs
+   * @param cursor where the page starts: a {@link JobPage#next()} of the same filter, or null
+   * @param limit the most jobs to return, 1 to 1,000
+   * @return the page
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalArgumentException if {@code limit} is out of range, or {@code cursor} is not a
+   *     cursor of this queue and filter
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public JobPage<S> list(JobFilter filter, String cursor, int limit) {
+    return listing.page(filter, cursor, limit);
+  }
+
+  /**
+   * Counts the jobs {@code filter} takes, from the status's index, without reading the jobs. As in
+   * {@link #list}, a job is counted under its index.
+   *
+   * @param filter which jobs
+   * @return how many
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public long count(JobFilter filter) {
+    return listing.count(filter);
+  }
+
+  /**
+   * Returns how long the queue keeps the jobs that ended ({@link Builder#retention(Retention)}).
+   *
+   * @return the retention
+   */
+  public Retention retention() {
+    return retention;
+  }
+
+  /**
+   * Returns the name this queue's workers record in each attempt they run ({@link
+   * Builder#node(String)}).
+   *
+   * @return the node name
+   */
+  public String node() {
+    return node;
   }
 
   // ---- delete and replay
@@ -615,6 +689,8 @@ public final class Queue<S> {
         .defaultTimeout(defaultTimeout)
         .nonRetryable(nonRetryable)
         .maxLeaseExpiries(maxLeaseExpiries)
+        .retention(retention)
+        .node(node)
         .build();
   }
 
@@ -670,6 +746,8 @@ public final class Queue<S> {
     private InstantSource clock;
     private RandomGenerator random;
     private JobTracing tracing = JobTracing.none();
+    private Retention retention = Retention.defaults();
+    private String node; // null: DefaultNode.NAME
 
     private Builder(KvStore store, String name, Codec<S> codec) {
       this.store = Objects.requireNonNull(store, "store");
@@ -796,6 +874,56 @@ public final class Queue<S> {
     }
 
     /**
+     * Sets how long the queue keeps the jobs that ended (default {@link Retention#defaults()}):
+     * completed, dead and cancelled jobs, pruned by the queue's workers in bounded batches. Every
+     * queue object of this name should have the same retention; the workers of each prune by their
+     * own.
+     *
+     * @param retention the retention; {@link Retention#none()} keeps no history
+     * @return this builder
+     * @throws NullPointerException if {@code retention} is null
+     */
+    public Builder<S> retention(Retention retention) {
+      this.retention = Objects.requireNonNull(retention, "retention");
+      return this;
+    }
+
+    /**
+     * Sets the name of this node, recorded in each attempt this queue's workers run (default: the
+     * process id and host name, {@code pid@host}).
+     *
+     * @param node 1 to {@link #MAX_NODE_LENGTH} characters
+     * @return this builder
+     * @throws NullPointerException if {@code node} is null
+     * @throws IllegalArgumentException if {@code node} is empty or too long
+     */
+    public Builder<S> node(String node) {
+      Objects.requireNonNull(node, "node");
+      if (node.isEmpty() || node.length() > MAX_NODE_LENGTH) {
+        throw new IllegalArgumentException(
+            "a node name has 1 to " + MAX_NODE_LENGTH + " characters: \"" + node + "\"");
+      }
+      this.node = node;
+      return this;
+    }
+
+    /** The default node name, looked up once per class loader (a host lookup may be slow). */
+    private static final class DefaultNode {
+      static final String NAME = defaultNode();
+    }
+
+    private static String defaultNode() {
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException | RuntimeException e) {
+        host = "localhost";
+      }
+      String n = ProcessHandle.current().pid() + "@" + host;
+      return n.length() > MAX_NODE_LENGTH ? n.substring(0, MAX_NODE_LENGTH) : n;
+    }
+
+    /**
      * Makes the queue.
      *
      * @return the queue
@@ -806,6 +934,9 @@ public final class Queue<S> {
       }
       if (random == null) {
         random = new Random();
+      }
+      if (node == null) {
+        node = DefaultNode.NAME;
       }
       return new Queue<>(this);
     }

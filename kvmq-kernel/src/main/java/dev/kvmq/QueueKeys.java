@@ -19,7 +19,8 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "due", nextDue, name]            a schedule's next slot, while not paused
  * ["kvmq", queue, "corrupt-schedule", name]        a schedule record that can't be read
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
- * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled by an operator, kept, oldest first
+ * ["kvmq", queue, "completed", completedAt, id]    completed, kept for the retention
+ * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled, kept for the retention
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -36,6 +37,7 @@ final class QueueKeys {
   private final Key delayed;
   private final Key leased;
   private final Key dead;
+  private final Key completed;
   final Key paused;
 
   QueueKeys(String queue) {
@@ -46,6 +48,7 @@ final class QueueKeys {
     this.delayed = root.append("delayed");
     this.leased = root.append("leased");
     this.dead = root.append("dead");
+    this.completed = root.append("completed");
     this.paused = root.append("paused");
   }
 
@@ -176,9 +179,32 @@ final class QueueKeys {
     return root.append("cancelled");
   }
 
-  /** Every cancelled job, oldest cancel first (so that pruning takes the oldest first). */
+  // ---- history (docs/semantics.md, "History")
+
+  /** Every completed job kept, oldest completion first. */
+  KeyRange completed() {
+    return KeyRange.prefix(completed);
+  }
+
+  /** Every cancelled job kept, oldest cancellation first. */
   KeyRange cancelled() {
     return KeyRange.prefix(root.append("cancelled"));
+  }
+
+  /** Completed jobs kept that completed at {@code before} or earlier. */
+  KeyRange completedUntil(long before) {
+    return KeyRange.prefix(completed).until(completed.append(before + 1));
+  }
+
+  /** Dead letters that failed at {@code before} or earlier. */
+  KeyRange deadUntil(long before) {
+    return KeyRange.prefix(dead).until(dead.append(before + 1));
+  }
+
+  /** Cancelled jobs kept that were cancelled at {@code before} or earlier. */
+  KeyRange cancelledUntil(long before) {
+    Key cancelled = root.append("cancelled");
+    return KeyRange.prefix(cancelled).until(cancelled.append(before + 1));
   }
 
   /** The index key that points at {@code r} in its current state. */
@@ -190,6 +216,7 @@ final class QueueKeys {
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
       case HELD -> held(r.createdAt(), r.id);
       case CANCELLED -> cancelled(r.cancelledAt, r.id);
+      case COMPLETED -> completed.append(r.finishedAt, r.id);
     };
   }
 

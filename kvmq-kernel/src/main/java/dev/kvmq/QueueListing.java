@@ -89,6 +89,16 @@ final class QueueListing<S> {
     return jobs;
   }
 
+  /** See {@link Queue#list(JobFilter, String, int)}. */
+  JobPage<S> page(JobFilter filter, String cursor, int limit) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /** See {@link Queue#count(JobFilter)}. */
+  long count(JobFilter filter) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
   /** Decodes a record, or logs and returns null for one that can't be read (listings skip it). */
   JobRecord readable(KvEntry e) {
     try {

@@ -42,7 +42,9 @@ final class TransitionTable {
     /** In the held index: written in an application's transaction, not released yet. */
     HELD,
     /** In the cancelled index: cancelled by an operator, kept. */
-    CANCELLED;
+    CANCELLED,
+    /** Completed, in the completed index: kept for the queue's retention. */
+    COMPLETED;
 
     /** The node of a decoded record. */
     static Node of(JobRecord r) {
@@ -53,6 +55,7 @@ final class TransitionTable {
         case DEAD -> DEAD;
         case HELD -> HELD;
         case CANCELLED -> CANCELLED;
+        case COMPLETED -> COMPLETED;
       };
     }
   }
@@ -97,7 +100,9 @@ final class TransitionTable {
      */
     RELEASE_HELD,
     /** A held job is removed: its transaction rolled back. */
-    DROP_HELD
+    DROP_HELD,
+    /** A job kept in the history is removed: past its status's retention. */
+    PRUNE
   }
 
   /**
@@ -123,6 +128,10 @@ final class TransitionTable {
    *   HELD       -release_held-> READY | DELAYED (commit, held timeout, operator)
    *   HELD       -drop_held--> ABSENT            (rollback)
    *   HELD       -delete-----> ABSENT            (an operator)
+   *   LEASED     -complete---> COMPLETED         (completed jobs kept)
+   *   LEASED     -fail-------> ABSENT            (no retries left, no dead letters kept)
+   *   COMPLETED  -delete-----> ABSENT            (an operator)
+   *   COMPLETED | DEAD -prune-> ABSENT           (past the retention)
    * </pre>
    */
   enum Edge {
@@ -152,7 +161,12 @@ final class TransitionTable {
     RELEASE_HELD_READY(Event.RELEASE_HELD, Node.HELD, Node.READY),
     RELEASE_HELD_DELAYED(Event.RELEASE_HELD, Node.HELD, Node.DELAYED),
     DROP_HELD(Event.DROP_HELD, Node.HELD, Node.ABSENT),
-    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT);
+    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT),
+    COMPLETE_KEPT(Event.COMPLETE, Node.LEASED, Node.COMPLETED),
+    FAIL_DISCARDED(Event.FAIL, Node.LEASED, Node.ABSENT),
+    DELETE_COMPLETED(Event.DELETE, Node.COMPLETED, Node.ABSENT),
+    PRUNE_COMPLETED(Event.PRUNE, Node.COMPLETED, Node.ABSENT),
+    PRUNE_DEAD(Event.PRUNE, Node.DEAD, Node.ABSENT);
 
     final Event event;
     final Node from;

@@ -83,6 +83,7 @@ public abstract class QueueModelContract {
         case READY -> JobStatus.WAITING;
         case HELD -> JobStatus.HELD;
         case CANCELLED -> JobStatus.CANCELLED;
+        case COMPLETED -> JobStatus.COMPLETED;
       };
     }
   }
