@@ -97,7 +97,13 @@ final class TransitionTable {
      */
     RELEASE_HELD,
     /** A held job is removed: its transaction rolled back. */
-    DROP_HELD
+    DROP_HELD,
+    /**
+     * An operator cancels a job that has not ended; a lease on it is revoked in the same commit.
+     */
+    CANCEL,
+    /** The holder puts its job back for a while without using a retry. */
+    SNOOZE
   }
 
   /**
@@ -109,6 +115,7 @@ final class TransitionTable {
    *   DELAYED    -promote----> READY             (due)
    *   READY      -claim------> LEASED            (token + 1, attempt + 1)
    *   LEASED     -reclaim----> READY             (expired)
+   *   LEASED     -reclaim----> DEAD              (expired, the maxLeaseExpiries-th time: poison)
    *   LEASED     -release----> READY             (attempt - 1)
    *   LEASED     -renew------> LEASED
    *   LEASED     -update-----> LEASED
@@ -123,6 +130,9 @@ final class TransitionTable {
    *   HELD       -release_held-> READY | DELAYED (commit, held timeout, operator)
    *   HELD       -drop_held--> ABSENT            (rollback)
    *   HELD       -delete-----> ABSENT            (an operator)
+   *   READY | DELAYED | LEASED | HELD -cancel-> CANCELLED (an operator; revokes a lease)
+   *   LEASED     -snooze-----> READY | DELAYED   (retries untouched)
+   *   CANCELLED  -delete-----> ABSENT            (an operator, or pruning)
    * </pre>
    */
   enum Edge {
@@ -152,7 +162,15 @@ final class TransitionTable {
     RELEASE_HELD_READY(Event.RELEASE_HELD, Node.HELD, Node.READY),
     RELEASE_HELD_DELAYED(Event.RELEASE_HELD, Node.HELD, Node.DELAYED),
     DROP_HELD(Event.DROP_HELD, Node.HELD, Node.ABSENT),
-    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT);
+    DELETE_HELD(Event.DELETE, Node.HELD, Node.ABSENT),
+    RECLAIM_DEAD(Event.RECLAIM, Node.LEASED, Node.DEAD),
+    CANCEL_READY(Event.CANCEL, Node.READY, Node.CANCELLED),
+    CANCEL_DELAYED(Event.CANCEL, Node.DELAYED, Node.CANCELLED),
+    CANCEL_LEASED(Event.CANCEL, Node.LEASED, Node.CANCELLED),
+    CANCEL_HELD(Event.CANCEL, Node.HELD, Node.CANCELLED),
+    SNOOZE_READY(Event.SNOOZE, Node.LEASED, Node.READY),
+    SNOOZE_DELAYED(Event.SNOOZE, Node.LEASED, Node.DELAYED),
+    DELETE_CANCELLED(Event.DELETE, Node.CANCELLED, Node.ABSENT);
 
     final Event event;
     final Node from;
