@@ -149,17 +149,26 @@ final class Lease<S> implements JobContext<S> {
     cancel(CancelReason.TIMED_OUT);
   }
 
-  boolean timedOut() {
-    return timedOut;
-  }
-
   Requested requested() {
     return requested;
   }
 
-  /** The handler starts on {@code thread}. */
-  synchronized void running(Thread thread) {
+  /** When the handler started (the queue's clock), or -1 before. */
+  private volatile long startedAt = -1;
+
+  /** The handler starts on {@code thread} at {@code now}. */
+  synchronized void running(Thread thread, long now) {
     runner = thread;
+    startedAt = now;
+  }
+
+  /**
+   * Whether the run went over its timeout by {@code now}: its timer fired, or the handler returned
+   * later than its timeout allows before the timer could run.
+   */
+  boolean overran(long now) {
+    long timeout = timeoutMillis();
+    return timedOut || (timeout >= 0 && startedAt >= 0 && now - startedAt > timeout);
   }
 
   /** The handler returned: no more interrupts; the flag this lease set is cleared. */

@@ -48,7 +48,7 @@ final class Settler<S> {
    * good, or snoozes, as the handler asked last.
    */
   private Decision decide(Lease<S> lease, Throwable failure) {
-    if (lease.timedOut()) {
+    if (lease.overran(core.now())) {
       return new Decision(
           new JobTimeoutException(lease.id, java.time.Duration.ofMillis(lease.timeoutMillis())),
           false,

@@ -197,7 +197,7 @@ final class Slots<S> {
     Tracer tracer = core.queue.tracer;
     JobTracing.Span span = tracer.started(job, r.traceContext, lease.claimedAt, now);
     lease.span = span;
-    lease.running(Thread.currentThread());
+    lease.running(Thread.currentThread(), now);
     ScheduledFuture<?> timer = failure == null ? startTimer(lease) : null;
     try {
       if (failure == null) {
