@@ -34,19 +34,26 @@ final class Claimer {
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
   private final int batch;
+  private final int maxLeaseExpiries;
 
-  Claimer(QueueKeys keys, KvStore store) {
-    this(keys, store, MAINTENANCE_BATCH);
+  /**
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones),
+   * with the default limit of lease expiries.
+   */
+  Claimer(QueueKeys keys, KvStore store, int batch) {
+    this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES);
   }
 
   /**
-   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones).
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones); a
+   * job whose lease expires the {@code maxLeaseExpiries}-th time becomes a dead letter.
    */
-  Claimer(QueueKeys keys, KvStore store, int batch) {
+  Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
     this.batch = batch;
+    this.maxLeaseExpiries = maxLeaseExpiries;
   }
 
   /**
@@ -81,7 +88,9 @@ final class Claimer {
         Transitions.Read read =
             new Transitions.Read(JobRecord.decode(e.get().value()), e.get().versionstamp());
         Transitions.Plan plan =
-            promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+            promote
+                ? Transitions.promote(keys, read, now)
+                : Transitions.reclaim(keys, read, now, maxLeaseExpiries);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
         }

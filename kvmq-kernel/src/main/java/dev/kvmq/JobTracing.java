@@ -94,7 +94,12 @@ public interface JobTracing {
      */
     LEASE_LOST,
     /** Recording the outcome failed (the store): the job runs again when its lease expires. */
-    NOT_RECORDED
+    NOT_RECORDED,
+    /**
+     * The handler put its job back for a while ({@link JobContext#snooze}) and the snooze was
+     * recorded: it runs again later, without having used a retry.
+     */
+    SNOOZED
   }
 
   /** A handler run, as the hook follows it. */

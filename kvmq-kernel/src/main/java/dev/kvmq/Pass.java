@@ -63,7 +63,8 @@ final class Pass<S> {
 
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
-    this.claimer = new Claimer(core.keys, core.store);
+    this.claimer =
+        new Claimer(core.keys, core.store, Claimer.MAINTENANCE_BATCH, core.queue.maxLeaseExpiries);
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver = new HeldResolver(core.keys, core.store, core.queue.heldTimeout());
     this.slots = slots;

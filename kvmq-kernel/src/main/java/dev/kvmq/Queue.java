@@ -249,9 +249,9 @@ public final class Queue<S> {
   }
 
   /**
-   * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The seed's
-   * {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones being processed.
-   * Reads every job: for a large queue, prefer {@link #counts()}.
+   * Lists the queue's jobs (not dead letters, not cancelled jobs) in queue order: priority, then
+   * creation. The seed's {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones
+   * being processed. Reads every job: for a large queue, prefer {@link #counts()}.
    *
    * <p>A job whose state this queue's codec can't decode is listed with a null state.
    *
@@ -276,7 +276,8 @@ public final class Queue<S> {
    * @param limit the most jobs to return, 0 or more
    * @return the page
    * @throws IllegalArgumentException if {@code status} is {@code DEAD} (see {@link #deadLetters()})
-   *     or {@code offset} or {@code limit} is negative
+   *     or {@code CANCELLED} (read a cancelled job with {@link #job}), or {@code offset} or {@code
+   *     limit} is negative
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
    */
@@ -475,7 +476,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails; the job may or may not be cancelled
    */
   public boolean cancel(String id) {
-    throw new UnsupportedOperationException("not yet");
+    return commands.cancel(id);
   }
 
   /**
@@ -492,7 +493,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails; the batches before the failure are committed
    */
   public long cancelAll(JobFilter filter) {
-    throw new UnsupportedOperationException("not yet");
+    return commands.cancelAll(filter);
   }
 
   /**
@@ -508,7 +509,7 @@ public final class Queue<S> {
    * @throws KvStoreException if the store fails; the batches before the failure are committed
    */
   public long deleteAll(JobFilter filter) {
-    throw new UnsupportedOperationException("not yet");
+    return commands.deleteAll(filter);
   }
 
   /**

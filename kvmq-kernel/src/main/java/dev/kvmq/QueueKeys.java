@@ -57,6 +57,11 @@ final class QueueKeys {
     return ready;
   }
 
+  /** The prefix of the leased index. */
+  Key leasedIndex() {
+    return leased;
+  }
+
   /** The prefix of the delayed index: a change there can make a job due earlier. */
   Key delayedIndex() {
     return delayed;

@@ -28,9 +28,54 @@ final class Settler<S> {
     this.committer = new GroupCommitter(core.store);
   }
 
+  /**
+   * What a run's outcome is to be: complete, fail (for good when {@code permanent}), or snooze.
+   *
+   * @param failure what the attempt failed with, or null to complete or snooze
+   * @param permanent the failure makes the job a dead letter whatever retries it has left
+   * @param snoozeMillis for a snooze, the delay; -1 otherwise
+   */
+  private record Decision(Throwable failure, boolean permanent, long snoozeMillis) {
+    boolean snooze() {
+      return snoozeMillis >= 0;
+    }
+  }
+
+  /**
+   * The outcome of a run from what the handler did: a run over its timeout fails with a {@link
+   * JobTimeoutException} whatever it did (retries apply); a failure is for good when the handler
+   * said so or threw a type the queue calls non-retryable; a normal return completes, or fails for
+   * good, or snoozes, as the handler asked last.
+   */
+  private Decision decide(Lease<S> lease, Throwable failure) {
+    if (lease.overran(core.now())) {
+      return new Decision(
+          new JobTimeoutException(lease.id, java.time.Duration.ofMillis(lease.timeoutMillis())),
+          false,
+          -1);
+    }
+    Lease.Requested asked = lease.requested();
+    if (failure != null) {
+      boolean permanent = asked instanceof Lease.Permanent;
+      for (Class<? extends Throwable> type : core.queue.nonRetryable) {
+        permanent |= type.isInstance(failure);
+      }
+      return new Decision(failure, permanent, -1);
+    }
+    if (asked instanceof Lease.Permanent p) {
+      return new Decision(new PermanentFailure(p.message()), true, -1);
+    }
+    if (asked instanceof Lease.Snooze z) {
+      return new Decision(null, false, z.delayMillis());
+    }
+    return new Decision(null, false, -1);
+  }
+
   /** Records the outcome of a job that ran: completed ({@code failure} null) or failed. */
-  void settle(Lease<S> lease, Throwable failure) {
+  void settle(Lease<S> lease, Throwable thrown) {
     Optional<Transitions.Holding> held = lease.finish();
+    Decision decision = decide(lease, thrown);
+    Throwable failure = decision.failure();
     if (held.isEmpty()) {
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease); // already reported; another worker owns the job now
@@ -38,7 +83,7 @@ final class Settler<S> {
     }
     Transitions.Plan plan;
     try {
-      plan = plan(held.get(), failure);
+      plan = plan(held.get(), decision);
     } catch (RuntimeException e) {
       core.reporter.couldNot("record the outcome of", lease, e, true);
       traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
@@ -46,14 +91,14 @@ final class Settler<S> {
       return;
     }
     if (!(plan instanceof Transitions.Applied applied)) {
-      core.reporter.leaseLost(lease, refused(failure));
+      core.reporter.leaseLost(lease, refused(decision));
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }
     committer.submit(
         applied.operation(),
-        (result, error) -> committed(lease, failure, applied, result, error, 0));
+        (result, error) -> committed(lease, decision, applied, result, error, 0));
   }
 
   /** Tells the tracing hook how the run ended (before the listeners, so a span ends first). */
@@ -61,12 +106,19 @@ final class Settler<S> {
     core.queue.tracer.end(lease.span, outcome, failure);
   }
 
-  private static JobEvent.RefusedOutcome refused(Throwable failure) {
-    return failure == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
+  private static JobEvent.RefusedOutcome refused(Decision d) {
+    if (d.snooze()) {
+      return JobEvent.RefusedOutcome.SNOOZE;
+    }
+    return d.failure() == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
-  private Transitions.Plan plan(Transitions.Holding held, Throwable failure) {
+  private Transitions.Plan plan(Transitions.Holding held, Decision decision) {
     long now = core.now();
+    if (decision.snooze()) {
+      return Transitions.snooze(core.keys, held, now, decision.snoozeMillis());
+    }
+    Throwable failure = decision.failure();
     if (failure == null) {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
       return Transitions.complete(core.keys, held, now, nextId);
@@ -76,16 +128,18 @@ final class Settler<S> {
             failure.getClass().getName(),
             Objects.toString(failure.getMessage(), ""),
             Instant.ofEpochMilli(now));
-    return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble());
+    return Transitions.fail(
+        core.keys, held, now, error, core.queue.random.nextDouble(), decision.permanent());
   }
 
   private void committed(
       Lease<S> lease,
-      Throwable failure,
+      Decision decision,
       Transitions.Applied plan,
       CommitResult result,
       RuntimeException error,
       int retries) {
+    Throwable failure = decision.failure();
     if (error != null) {
       core.reporter.failing(error);
       core.reporter.couldNot("record the outcome of", lease, error, false);
@@ -96,7 +150,9 @@ final class Settler<S> {
     if (result.ok()) {
       core.reporter.recovered();
       long now = core.now();
-      if (failure == null) {
+      if (decision.snooze()) {
+        traced(lease, JobTracing.Outcome.SNOOZED, null);
+      } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);
         core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
@@ -114,19 +170,20 @@ final class Settler<S> {
       core.settled(lease);
       return;
     }
-    // The record changed since we planned (a renewal landed, or someone else took the job).
+    // The record changed since we planned (a renewal landed, or someone else took the job, or
+    // an operator cancelled it).
     Transitions.Plan again = null;
     if (retries < Lease.RETRIES && lease.refresh()) {
-      again = plan(lease.holding(), failure);
+      again = plan(lease.holding(), decision);
     }
     if (!(again instanceof Transitions.Applied retry)) {
-      core.reporter.leaseLost(lease, refused(failure));
+      core.reporter.leaseLost(lease, refused(decision));
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }
     committer.submit(
-        retry.operation(), (r, e) -> committed(lease, failure, retry, r, e, retries + 1));
+        retry.operation(), (r, e) -> committed(lease, decision, retry, r, e, retries + 1));
   }
 
   /**

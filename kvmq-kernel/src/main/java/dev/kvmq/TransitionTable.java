@@ -102,7 +102,13 @@ final class TransitionTable {
     /** A held job is removed: its transaction rolled back. */
     DROP_HELD,
     /** A job kept in the history is removed: past its status's retention. */
-    PRUNE
+    PRUNE,
+    /**
+     * An operator cancels a job that has not ended; a lease on it is revoked in the same commit.
+     */
+    CANCEL,
+    /** The holder puts its job back for a while without using a retry. */
+    SNOOZE
   }
 
   /**
@@ -114,6 +120,7 @@ final class TransitionTable {
    *   DELAYED    -promote----> READY             (due)
    *   READY      -claim------> LEASED            (token + 1, attempt + 1)
    *   LEASED     -reclaim----> READY             (expired)
+   *   LEASED     -reclaim----> DEAD              (expired, the maxLeaseExpiries-th time: poison)
    *   LEASED     -release----> READY             (attempt - 1)
    *   LEASED     -renew------> LEASED
    *   LEASED     -update-----> LEASED
@@ -132,6 +139,9 @@ final class TransitionTable {
    *   LEASED     -fail-------> ABSENT            (no retries left, no dead letters kept)
    *   COMPLETED  -delete-----> ABSENT            (an operator)
    *   COMPLETED | DEAD -prune-> ABSENT           (past the retention)
+   *   READY | DELAYED | LEASED | HELD -cancel-> CANCELLED (an operator; revokes a lease)
+   *   LEASED     -snooze-----> READY | DELAYED   (retries untouched)
+   *   CANCELLED  -delete-----> ABSENT            (an operator, or pruning)
    * </pre>
    */
   enum Edge {
@@ -166,7 +176,15 @@ final class TransitionTable {
     FAIL_DISCARDED(Event.FAIL, Node.LEASED, Node.ABSENT),
     DELETE_COMPLETED(Event.DELETE, Node.COMPLETED, Node.ABSENT),
     PRUNE_COMPLETED(Event.PRUNE, Node.COMPLETED, Node.ABSENT),
-    PRUNE_DEAD(Event.PRUNE, Node.DEAD, Node.ABSENT);
+    PRUNE_DEAD(Event.PRUNE, Node.DEAD, Node.ABSENT),
+    RECLAIM_DEAD(Event.RECLAIM, Node.LEASED, Node.DEAD),
+    CANCEL_READY(Event.CANCEL, Node.READY, Node.CANCELLED),
+    CANCEL_DELAYED(Event.CANCEL, Node.DELAYED, Node.CANCELLED),
+    CANCEL_LEASED(Event.CANCEL, Node.LEASED, Node.CANCELLED),
+    CANCEL_HELD(Event.CANCEL, Node.HELD, Node.CANCELLED),
+    SNOOZE_READY(Event.SNOOZE, Node.LEASED, Node.READY),
+    SNOOZE_DELAYED(Event.SNOOZE, Node.LEASED, Node.DELAYED),
+    DELETE_CANCELLED(Event.DELETE, Node.CANCELLED, Node.ABSENT);
 
     final Event event;
     final Node from;
