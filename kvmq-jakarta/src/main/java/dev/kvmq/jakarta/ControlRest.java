@@ -21,8 +21,9 @@ import java.util.Set;
 /**
  * What the admin REST API does for job control and history (docs/jakarta.md, "Admin REST API"):
  * cancel one job or many by status, list the jobs of a status a page at a time with a cursor, count
- * them, and the job's control and history fields in its JSON. No JAX-RS here but its exception:
- * {@link QueuesResource} calls it, so it is tested without a server.
+ * them, and the job's control and history fields in its JSON. No JAX-RS here: a refusal is a {@link
+ * Refused}, which {@link QueuesResource} answers with a problem, so this is tested without a
+ * server.
  */
 final class ControlRest {
 
@@ -38,18 +39,53 @@ final class ControlRest {
 
   private ControlRest() {}
 
+  /** A refused request: its HTTP status, the field at fault (or null) and the detail. */
+  static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** The HTTP status: 400, 404 or 409. */
+    final int status;
+
+    /** The field at fault, or null. */
+    final String field;
+
+    Refused(int status, String field, String detail) {
+      super(detail, null, false, false);
+      this.status = status;
+      this.field = field;
+    }
+
+    /** The problem answer. */
+    WebApplicationException problem() {
+      String title =
+          switch (status) {
+            case 404 -> "Not Found";
+            case 409 -> "Conflict";
+            default -> "Bad Request";
+          };
+      return new WebApplicationException(Problem.response(status, title, getMessage(), field));
+    }
+  }
+
+  private static Refused badRequest(String field, String detail) {
+    return new Refused(400, field, detail);
+  }
+
   /**
    * Cancels one job.
    *
-   * @throws WebApplicationException 404 if there is no such job, 409 if it has ended already
+   * @throws Refused 404 if there is no such job, 409 if it has ended already
    */
   static void cancel(Queue<?> q, String id) {
     if (q.cancel(id)) {
       return;
     }
     Job<?> job =
-        q.job(id).orElseThrow(() -> Problem.notFound("no job " + id + " in queue " + q.name()));
-    throw Problem.conflict(
+        q.job(id)
+            .orElseThrow(() -> new Refused(404, null, "no job " + id + " in queue " + q.name()));
+    throw new Refused(
+        409,
+        null,
         "job "
             + id
             + " of queue "
@@ -64,7 +100,7 @@ final class ControlRest {
    *
    * @param statuses a comma-separated list of waiting, delayed, processing and held
    * @return {@code {"cancelled": n}}
-   * @throws WebApplicationException 400 naming {@code status} for a missing or bad status
+   * @throws Refused 400 naming {@code status} for a missing or bad status
    */
   static JsonObject cancelAll(Queue<?> q, String statuses) {
     JobFilter filter = filter(statuses, CANCELLABLE, "cancelled");
@@ -76,7 +112,7 @@ final class ControlRest {
    * stays one atomic operation): held, dead, cancelled or completed jobs, in bounded batches.
    *
    * @return {@code {"deleted": n}}
-   * @throws WebApplicationException 400 naming {@code status} for a status that can't be deleted
+   * @throws Refused 400 naming {@code status} for a status that can't be deleted
    */
   static JsonObject deleteAll(Queue<?> q, String status) {
     JobFilter filter =
@@ -91,13 +127,13 @@ final class ControlRest {
    * One page of the jobs of a status.
    *
    * @return {@code {status, jobs: [...], next?}}; {@code next} is absent on the last page
-   * @throws WebApplicationException 400 naming {@code status}, {@code limit} or {@code cursor}
+   * @throws Refused 400 naming {@code status}, {@code limit} or {@code cursor}
    */
   static <S> JsonObject page(AdminQueue<S> q, String status, String cursor, Integer limit) {
     JobStatus s = status(status);
     int max = limit == null ? DEFAULT_PAGE : limit;
     if (max < 1 || max > MAX_PAGE) {
-      throw Problem.badRequest("limit", "limit must be 1 to " + MAX_PAGE);
+      throw badRequest("limit", "limit must be 1 to " + MAX_PAGE);
     }
     if (cursor != null && cursor.isEmpty()) {
       cursor = null;
@@ -107,7 +143,7 @@ final class ControlRest {
       page = q.queue().list(JobFilter.status(s), cursor, max);
     } catch (IllegalArgumentException e) {
       // the limit is checked above: what is left is a cursor of another queue or status, or none
-      throw Problem.badRequest(
+      throw badRequest(
           "cursor",
           "cursor is not one of this queue's for status "
               + word(s)
@@ -124,7 +160,7 @@ final class ControlRest {
    * How many jobs a status has.
    *
    * @return {@code {status, count}}
-   * @throws WebApplicationException 400 naming {@code status}
+   * @throws Refused 400 naming {@code status}
    */
   static JsonObject count(Queue<?> q, String status) {
     JobStatus s = status(status);
@@ -174,18 +210,18 @@ final class ControlRest {
 
   private static JobStatus status(String status) {
     if (status == null || status.isBlank()) {
-      throw Problem.badRequest("status", "status is required; it is one of " + words(all()));
+      throw badRequest("status", "status is required; it is one of " + words(all()));
     }
     try {
       return JobStatus.valueOf(status.strip().toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
-      throw Problem.badRequest("status", "status \"" + status + "\" is not one of " + words(all()));
+      throw badRequest("status", "status \"" + status + "\" is not one of " + words(all()));
     }
   }
 
   private static JobFilter filter(String statuses, Set<JobStatus> allowed, String what) {
     if (statuses == null || statuses.isBlank()) {
-      throw Problem.badRequest(
+      throw badRequest(
           "status", "status is required; jobs that can be " + what + " are " + words(allowed));
     }
     List<JobStatus> found = new ArrayList<>();
@@ -197,7 +233,7 @@ final class ControlRest {
         s = null;
       }
       if (s == null || !allowed.contains(s)) {
-        throw Problem.badRequest(
+        throw badRequest(
             "status",
             "status \"" + part.strip() + "\": jobs that can be " + what + " are " + words(allowed));
       }

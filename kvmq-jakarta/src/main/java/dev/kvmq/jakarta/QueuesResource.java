@@ -227,7 +227,7 @@ public class QueuesResource {
     admin();
     Queue<?> q = find(name).queue();
     if (!"waiting".equals(status)) {
-      return ControlRest.deleteAll(q, status).toString();
+      return refusing(() -> ControlRest.deleteAll(q, status)).toString();
     }
     int n = q.deleteWaiting();
     return Json.createObjectBuilder().add("deleted", n).build().toString();
@@ -247,7 +247,12 @@ public class QueuesResource {
   @Path("{q}/jobs/{id}/cancel")
   public Response cancel(@PathParam("q") String name, @PathParam("id") String id) {
     admin();
-    ControlRest.cancel(find(name).queue(), id);
+    Queue<?> q = find(name).queue();
+    refusing(
+        () -> {
+          ControlRest.cancel(q, id);
+          return null;
+        });
     return Response.noContent().build();
   }
 
@@ -264,7 +269,8 @@ public class QueuesResource {
   @Path("{q}/cancel")
   public String cancelAll(@PathParam("q") String name, @QueryParam("status") String status) {
     admin();
-    return ControlRest.cancelAll(find(name).queue(), status).toString();
+    Queue<?> q = find(name).queue();
+    return refusing(() -> ControlRest.cancelAll(q, status)).toString();
   }
 
   /**
@@ -286,7 +292,8 @@ public class QueuesResource {
       @QueryParam("cursor") String cursor,
       @QueryParam("limit") Integer limit) {
     admin();
-    return ControlRest.page(find(name), status, cursor, limit).toString();
+    AdminQueue<?> q = find(name);
+    return refusing(() -> ControlRest.page(q, status, cursor, limit)).toString();
   }
 
   /**
@@ -300,7 +307,8 @@ public class QueuesResource {
   @Path("{q}/count")
   public String count(@PathParam("q") String name, @QueryParam("status") String status) {
     admin();
-    return ControlRest.count(find(name).queue(), status).toString();
+    Queue<?> q = find(name).queue();
+    return refusing(() -> ControlRest.count(q, status)).toString();
   }
 
   /**
@@ -719,6 +727,15 @@ public class QueuesResource {
     if (!security.isUserInRole(ROLE)) {
       throw new WebApplicationException(
           Problem.response(403, "Forbidden", "the role " + ROLE + " is required", null));
+    }
+  }
+
+  /** Runs a call of {@link ControlRest}, answering its refusal with a problem. */
+  private static <T> T refusing(java.util.function.Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (ControlRest.Refused e) {
+      throw e.problem();
     }
   }
 

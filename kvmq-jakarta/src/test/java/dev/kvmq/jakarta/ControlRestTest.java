@@ -13,13 +13,10 @@ import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
-import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
-import jakarta.ws.rs.WebApplicationException;
-import java.io.StringReader;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -50,12 +47,8 @@ class ControlRestTest {
     store.close();
   }
 
-  static int status(WebApplicationException e) {
-    return e.getResponse().getStatus();
-  }
-
-  static JsonObject problem(WebApplicationException e) {
-    return Json.createReader(new StringReader((String) e.getResponse().getEntity())).readObject();
+  static int status(ControlRest.Refused e) {
+    return e.status;
   }
 
   @Test
@@ -70,15 +63,14 @@ class ControlRestTest {
     assertThat(json.getString("status")).isEqualTo("cancelled");
     assertThat(json.getString("cancelledAt")).isEqualTo("2026-12-01T10:00:00Z");
 
-    WebApplicationException again =
-        catchThrowableOfType(
-            WebApplicationException.class, () -> ControlRest.cancel(queue, job.id()));
+    ControlRest.Refused again =
+        catchThrowableOfType(ControlRest.Refused.class, () -> ControlRest.cancel(queue, job.id()));
     assertThat(status(again)).isEqualTo(409);
-    assertThat(problem(again).getString("detail")).contains("is cancelled", "nothing to cancel");
+    assertThat(again.getMessage()).contains("is cancelled", "nothing to cancel");
 
-    WebApplicationException unknown =
+    ControlRest.Refused unknown =
         catchThrowableOfType(
-            WebApplicationException.class, () -> ControlRest.cancel(queue, "01NOSUCHJOB"));
+            ControlRest.Refused.class, () -> ControlRest.cancel(queue, "01NOSUCHJOB"));
     assertThat(status(unknown)).isEqualTo(404);
   }
 
@@ -117,14 +109,11 @@ class ControlRestTest {
     assertThat(queue.counts().queued()).isZero();
 
     for (String bad : new String[] {null, "", "dead", "completed", "waiting,nonsense"}) {
-      WebApplicationException e =
-          catchThrowableOfType(
-              WebApplicationException.class, () -> ControlRest.cancelAll(queue, bad));
+      ControlRest.Refused e =
+          catchThrowableOfType(ControlRest.Refused.class, () -> ControlRest.cancelAll(queue, bad));
       assertThat(status(e)).as(bad).isEqualTo(400);
-      assertThat(problem(e).getString("field")).isEqualTo("status");
-      assertThat(problem(e).getString("detail"))
-          .as(bad)
-          .contains("waiting, delayed, processing, held");
+      assertThat(e.field).isEqualTo("status");
+      assertThat(e.getMessage()).as(bad).contains("waiting, delayed, processing, held");
     }
   }
 
@@ -200,17 +189,17 @@ class ControlRestTest {
             new Bad("completed", null, 0, "limit"),
             new Bad("completed", null, 1001, "limit"),
             new Bad("completed", "not-a-cursor", 10, "cursor"))) {
-      WebApplicationException e =
+      ControlRest.Refused e =
           catchThrowableOfType(
-              WebApplicationException.class,
+              ControlRest.Refused.class,
               () -> ControlRest.page(admin, b.status(), b.cursor(), b.limit()));
       assertThat(e).as(b.toString()).isNotNull();
       assertThat(status(e)).as(b.toString()).isEqualTo(400);
-      assertThat(problem(e).getString("field")).as(b.toString()).isEqualTo(b.field());
+      assertThat(e.field).as(b.toString()).isEqualTo(b.field());
     }
-    WebApplicationException e =
+    ControlRest.Refused e =
         catchThrowableOfType(
-            WebApplicationException.class, () -> ControlRest.deleteAll(queue, "processing"));
+            ControlRest.Refused.class, () -> ControlRest.deleteAll(queue, "processing"));
     assertThat(status(e)).isEqualTo(400);
   }
 }
