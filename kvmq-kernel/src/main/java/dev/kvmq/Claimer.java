@@ -45,8 +45,14 @@ final class Claimer {
    */
   private long blockedUntil;
 
-  Claimer(QueueKeys keys, KvStore store) {
-    this(keys, store, MAINTENANCE_BATCH);
+  private final int maxLeaseExpiries;
+
+  /**
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones),
+   * with the default limit of lease expiries.
+   */
+  Claimer(QueueKeys keys, KvStore store, int batch) {
+    this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES);
   }
 
   /**
@@ -60,13 +66,15 @@ final class Claimer {
   }
 
   /**
-   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones).
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones); a
+   * job whose lease expires the {@code maxLeaseExpiries}-th time becomes a dead letter.
    */
-  Claimer(QueueKeys keys, KvStore store, int batch) {
+  Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
     this.batch = batch;
+    this.maxLeaseExpiries = maxLeaseExpiries;
   }
 
   /**
@@ -116,26 +124,32 @@ final class Claimer {
           continue;
         }
         Transitions.Read read = found.get();
-        if (promote && read.record().group != null) {
+        if (read.record().group != null) {
           grouped.computeIfAbsent(read.record().group, g -> new ArrayList<>()).add(read);
           continue;
         }
         Transitions.Plan plan =
-            promote ? Transitions.promote(keys, read, now) : Transitions.reclaim(keys, read, now);
+            promote
+                ? Transitions.promote(keys, read, now)
+                : Transitions.reclaim(keys, read, now, maxLeaseExpiries);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
         }
       }
     }
     if (!grouped.isEmpty()) {
-      // One operation per group: its promotions share (check and rewrite) its record.
+      // One operation per group: its promotions (or reclaims) share (check and rewrite) its record.
       Map<String, GroupBook.Read> reads = GroupReads.read(store, keys, grouped.keySet());
       for (Map.Entry<String, List<Transitions.Read>> g : grouped.entrySet()) {
         GroupBook book = GroupBook.of(keys, limits, Map.of(g.getKey(), reads.get(g.getKey())));
         AtomicOperation.Builder op = AtomicOperation.builder();
         boolean any = false;
         for (Transitions.Read read : g.getValue()) {
-          any |= Transitions.promoteInto(op, keys, read, now, book) != null;
+          any |=
+              (promote
+                      ? Transitions.promoteInto(op, keys, read, now, book)
+                      : Transitions.reclaimInto(op, keys, read, now, maxLeaseExpiries, book))
+                  != null;
         }
         if (any) {
           book.finishInto(op);

@@ -2,6 +2,7 @@ package dev.kvmq;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -38,6 +39,13 @@ public final class Job<S> {
   private final Optional<UniqueKey> unique;
   private final boolean holdsUnique;
   private final Optional<String> group;
+  private final Optional<Duration> timeout;
+  private final boolean interruptOnCancel;
+  private final Optional<Instant> cancelledAt;
+  private final int leaseExpiries;
+  private final Optional<String> result;
+  private final List<Attempt> attempts;
+  private final Optional<Instant> finishedAt;
 
   private Job(String queue, JobRecord r, S state, long now) {
     this.id = r.id;
@@ -64,6 +72,16 @@ public final class Job<S> {
     this.unique = Optional.ofNullable(r.unique);
     this.holdsUnique = r.holdsUnique;
     this.group = Optional.ofNullable(r.group);
+    this.timeout =
+        r.timeoutMillis == -1 ? Optional.empty() : Optional.of(Duration.ofMillis(r.timeoutMillis));
+    this.interruptOnCancel = r.interruptOnCancel;
+    this.cancelledAt =
+        r.cancelledAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.cancelledAt));
+    this.leaseExpiries = r.leaseExpiries;
+    this.result = Optional.ofNullable(r.result);
+    this.attempts = r.attempts;
+    this.finishedAt =
+        r.finishedAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.finishedAt));
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -270,6 +288,74 @@ public final class Job<S> {
   }
 
   /**
+   * Returns the job's own timeout ({@link JobOptions#timeout}).
+   *
+   * @return the timeout, or empty when the queue's default applies
+   */
+  public Optional<Duration> timeout() {
+    return timeout;
+  }
+
+  /**
+   * Tells whether the handler's thread is interrupted when the job is cancelled or times out
+   * ({@link JobOptions#interruptOnCancel}).
+   *
+   * @return true to interrupt
+   */
+  public boolean interruptOnCancel() {
+    return interruptOnCancel;
+  }
+
+  /**
+   * Returns when the job was cancelled.
+   *
+   * @return the time of the cancel, or empty for a job that was not cancelled
+   */
+  public Optional<Instant> cancelledAt() {
+    return cancelledAt;
+  }
+
+  /**
+   * Returns how many times the job's lease expired (its worker died or hung) and it was reclaimed;
+   * at {@link Queue#maxLeaseExpiries()} it becomes a dead letter instead.
+   *
+   * @return the count, 0 or more
+   */
+  public int leaseExpiries() {
+    return leaseExpiries;
+  }
+
+  /**
+   * Returns the result its handler set ({@link JobContext#result(String)}), kept with a completed
+   * job.
+   *
+   * @return the result, or empty
+   */
+  public Optional<String> result() {
+    return result;
+  }
+
+  /**
+   * Returns the job's latest attempts, oldest first: {@link Attempt#KEPT} at most, so the first one
+   * listed is attempt {@code attempt() - attempts().size() + 1}.
+   *
+   * @return the attempts, unmodifiable
+   */
+  public List<Attempt> attempts() {
+    return attempts;
+  }
+
+  /**
+   * Returns when the job ended for good: completed, or failed for the last time (dead), for a job
+   * kept in the queue's history.
+   *
+   * @return the end, or empty for a job that has not ended
+   */
+  public Optional<Instant> finishedAt() {
+    return finishedAt;
+  }
+
+  /**
    * Compares every field.
    *
    * @param o the other object
@@ -303,7 +389,14 @@ public final class Job<S> {
         && slot.equals(j.slot)
         && unique.equals(j.unique)
         && holdsUnique == j.holdsUnique
-        && group.equals(j.group);
+        && group.equals(j.group)
+        && timeout.equals(j.timeout)
+        && interruptOnCancel == j.interruptOnCancel
+        && cancelledAt.equals(j.cancelledAt)
+        && leaseExpiries == j.leaseExpiries
+        && result.equals(j.result)
+        && attempts.equals(j.attempts)
+        && finishedAt.equals(j.finishedAt);
   }
 
   /**
@@ -334,7 +427,14 @@ public final class Job<S> {
         slot,
         unique,
         holdsUnique,
-        group);
+        group,
+        timeout,
+        interruptOnCancel,
+        cancelledAt,
+        leaseExpiries,
+        result,
+        attempts,
+        finishedAt);
   }
 
   /**

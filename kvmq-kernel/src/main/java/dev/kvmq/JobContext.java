@@ -15,7 +15,17 @@ public interface JobContext<S> {
     /** The lease could not be renewed or was taken over: another worker may run the job. */
     LEASE_LOST,
     /** The worker is stopping; the job will run again later if the handler does not finish. */
-    WORKER_STOPPING
+    WORKER_STOPPING,
+    /**
+     * An operator cancelled the job ({@link Queue#cancel}): it is {@link JobStatus#CANCELLED} and
+     * this run's outcome will be refused.
+     */
+    CANCELLED,
+    /**
+     * The run took longer than the job's timeout ({@link JobOptions#timeout}): the attempt counts
+     * as failed with a {@link JobTimeoutException}, whatever the handler does next.
+     */
+    TIMED_OUT
   }
 
   /**
@@ -57,7 +67,8 @@ public interface JobContext<S> {
   /**
    * Tells whether the handler has been asked to stop.
    *
-   * @return true once the lease is lost or the worker is stopping
+   * @return true once the lease is lost, the job is cancelled, its run has timed out, or the worker
+   *     is stopping
    */
   boolean isCancelled();
 
@@ -84,6 +95,48 @@ public interface JobContext<S> {
    * @throws NullPointerException if {@code action} is null
    */
   void onCancel(Runnable action);
+
+  /**
+   * Fails this job for good when the handler returns: it becomes a dead letter at once, whatever
+   * retries it has left. If the handler then returns normally, the error kept is of type {@link
+   * JobError#PERMANENT_FAILURE} with {@code message}; if it throws, the error of what it throws is
+   * kept. The last call of this method or {@link #snooze} decides.
+   *
+   * @param message why the job can never succeed
+   * @throws NullPointerException if {@code message} is null
+   */
+  void failPermanently(String message);
+
+  /**
+   * Puts the job back when the handler returns normally, due {@code delay} later, without using a
+   * retry: its retries left stay as they are (its attempt count still counts this run). A handler
+   * that throws after calling it fails as usual. The last call of this method or {@link
+   * #failPermanently} decides.
+   *
+   * @param delay how long until the job is due again, zero or more, at most {@link
+   *     JobOptions#MAX_DELAY}
+   * @throws NullPointerException if {@code delay} is null
+   * @throws IllegalArgumentException if {@code delay} is negative or over {@link
+   *     JobOptions#MAX_DELAY}
+   */
+  void snooze(Duration delay);
+
+  /**
+   * Sets the job's result: a small value (at most {@link Queue#MAX_RESULT_BYTES} bytes of UTF-8)
+   * kept with the completed job for the queue's {@link Retention#completed() retention} ({@link
+   * Job#result()}). Takes effect when the handler returns normally; the last value set wins. Kept
+   * only if the job completes and completed jobs are kept.
+   *
+   * @param value the result, such as an id or a short JSON document
+   * @throws NullPointerException if {@code value} is null
+   * @throws IllegalArgumentException if {@code value} is over {@link Queue#MAX_RESULT_BYTES} bytes
+   *     in UTF-8
+   * @throws UnsupportedOperationException if this context keeps no result (an implementation that
+   *     predates results)
+   */
+  default void result(String value) {
+    throw new UnsupportedOperationException("this JobContext keeps no result");
+  }
 
   /**
    * Stops the worker from claiming more jobs (the seed's {@code stopProcessing}); running handlers,

@@ -6,11 +6,25 @@ import java.util.Objects;
 /**
  * The error of a job's last failed attempt.
  *
- * @param type the exception's class name
+ * @param type the exception's class name, or one of the kernel's own types: {@link
+ *     #PERMANENT_FAILURE}, {@link #LEASE_EXPIRED}
  * @param message the exception's message, or the empty string
  * @param failedAt when the attempt failed
  */
 public record JobError(String type, String message, Instant failedAt) {
+
+  /**
+   * The type of the error a handler's {@link JobContext#failPermanently} leaves when the handler
+   * then returns normally.
+   */
+  public static final String PERMANENT_FAILURE = "dev.kvmq.PermanentFailure";
+
+  /**
+   * The type of the error of a poison job: its lease expired {@link Queue#maxLeaseExpiries()} times
+   * (its worker died or hung each time), so it became a dead letter instead of being reclaimed
+   * again.
+   */
+  public static final String LEASE_EXPIRED = "dev.kvmq.LeaseExpired";
 
   /**
    * Checks the components.

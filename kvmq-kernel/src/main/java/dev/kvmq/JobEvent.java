@@ -77,11 +77,13 @@ public sealed interface JobEvent<S>
     /** The handler's {@link JobContext#update} of the job. */
     UPDATE,
     /** The start of a job claimed ahead, found taken over before it ran (then it did not run). */
-    START;
+    START,
+    /** The handler's {@link JobContext#snooze} of the job. */
+    SNOOZE;
 
     /**
      * The outcome as a lower-case word, as logs and events spell it: "complete", "fail", "renew",
-     * "update" or "start".
+     * "update", "start" or "snooze".
      *
      * @return the word
      */
@@ -92,7 +94,7 @@ public sealed interface JobEvent<S>
 
   /**
    * The worker lost its lease on a job (it expired and another worker claimed it, or the job was
-   * deleted): the worker's completion or failure was refused, not applied.
+   * deleted or cancelled): the worker's completion or failure was refused, not applied.
    *
    * @param <S> the state type
    * @param job the job as the worker held it

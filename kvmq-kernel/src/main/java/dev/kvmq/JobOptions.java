@@ -30,6 +30,12 @@ import java.util.Objects;
  * @param group the group the job belongs to, or null for none (default): jobs of one group share
  *     the queue's concurrency limit of that group ({@link Queue.Builder#groupLimit(String, int)},
  *     docs/flow-control.md); 1 to {@link #MAX_GROUP_LENGTH} characters
+ * @param timeout how long one run of the job's handler may take before it is told to stop and the
+ *     attempt counts as failed ({@link JobTimeoutException}), or null for the queue's default
+ *     ({@link Queue.Builder#defaultTimeout}; default null)
+ * @param interruptOnCancel whether the handler's thread is interrupted, besides being told through
+ *     {@link JobContext#isCancelled()}, when the job is cancelled or its run times out (default
+ *     false)
  */
 public record JobOptions(
     double priority,
@@ -40,7 +46,9 @@ public record JobOptions(
     int retryCount,
     Backoff retryBackoff,
     UniqueKey unique,
-    String group) {
+    String group,
+    Duration timeout,
+    boolean interruptOnCancel) {
 
   /** The {@link #repeatCount()} of a job that repeats forever (the seed's Infinity). */
   public static final long REPEAT_FOREVER = -1;
@@ -61,7 +69,11 @@ public record JobOptions(
   public static final int MAX_GROUP_LENGTH = 200;
 
   private static final JobOptions DEFAULTS =
-      new JobOptions(0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null, null);
+      new JobOptions(
+          0, Duration.ZERO, null, 0, Duration.ZERO, 0, Backoff.NONE, null, null, null, false);
+
+  /** The longest {@link #timeout()}: {@link #MAX_DELAY}. */
+  public static final Duration MAX_TIMEOUT = MAX_DELAY;
 
   /**
    * Checks the components.
@@ -75,6 +87,8 @@ public record JobOptions(
    * @param retryBackoff the {@code retryBackoff} component
    * @param unique the {@code unique} component
    * @param group the {@code group} component
+   * @param timeout the {@code timeout} component
+   * @param interruptOnCancel the {@code interruptOnCancel} component
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite; if both or neither of
    *     {@code delay} and {@code delayUntil} are given, {@code delay} is negative or over {@link
    *     #MAX_DELAY}, or {@code delayUntil} is outside [{@link #MIN_DELAY_UNTIL}, {@link
@@ -82,7 +96,8 @@ public record JobOptions(
    *     {@link #MAX_DELAY}, or {@code retryCount < 0}; if {@code unique} is given with repeats (a
    *     repeating job can't have a unique key: use a schedule, which runs one job per slot); if
    *     {@code group} is empty, longer than {@link #MAX_GROUP_LENGTH} characters, or has no UTF-8
-   *     form (an unpaired surrogate)
+   *     form (an unpaired surrogate); if {@code timeout} is given and shorter than 1 ms or over
+   *     {@link #MAX_TIMEOUT}
    * @throws NullPointerException if {@code repeatDelay} or {@code retryBackoff} is null
    */
   public JobOptions {
@@ -129,6 +144,10 @@ public record JobOptions(
               + repeatCount);
     }
     checkGroup(group);
+    if (timeout != null && (timeout.toMillis() < 1 || timeout.compareTo(MAX_TIMEOUT) > 0)) {
+      throw new IllegalArgumentException(
+          "timeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
+    }
     priority = priority == 0 ? 0 : priority; // one zero: -0.0 and 0.0 rank the same
   }
 
@@ -158,7 +177,9 @@ public record JobOptions(
         retryCount,
         retryBackoff,
         unique,
-        group);
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -172,7 +193,17 @@ public record JobOptions(
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     return new JobOptions(
-        priority, delay, null, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
+        priority,
+        delay,
+        null,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -186,7 +217,17 @@ public record JobOptions(
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
     return new JobOptions(
-        priority, null, instant, repeatCount, repeatDelay, retryCount, retryBackoff, unique, group);
+        priority,
+        null,
+        instant,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -202,7 +243,17 @@ public record JobOptions(
    */
   public JobOptions repeat(long count, Duration delay) {
     return new JobOptions(
-        priority, this.delay, delayUntil, count, delay, retryCount, retryBackoff, unique, group);
+        priority,
+        this.delay,
+        delayUntil,
+        count,
+        delay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -217,7 +268,17 @@ public record JobOptions(
    */
   public JobOptions retry(int count, Backoff backoff) {
     return new JobOptions(
-        priority, delay, delayUntil, repeatCount, repeatDelay, count, backoff, unique, group);
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        count,
+        backoff,
+        unique,
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -238,7 +299,9 @@ public record JobOptions(
         retryCount,
         retryBackoff,
         unique,
-        group);
+        group,
+        timeout,
+        interruptOnCancel);
   }
 
   /**
@@ -296,7 +359,59 @@ public record JobOptions(
         retryCount,
         retryBackoff,
         unique,
-        group);
+        group,
+        timeout,
+        interruptOnCancel);
+  }
+
+  /**
+   * Returns these options with a timeout: a run of the handler that takes longer is told to stop
+   * ({@link JobContext.CancelReason#TIMED_OUT}; its thread interrupted too when {@link
+   * #interruptOnCancel()}), and the attempt counts as failed with a {@link JobTimeoutException}
+   * error: retries and backoff apply. Null takes the queue's default ({@link
+   * Queue.Builder#defaultTimeout}).
+   *
+   * @param timeout the longest run, at least 1 ms; or null for the queue's default
+   * @return the new options
+   * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms or over {@link
+   *     #MAX_TIMEOUT}
+   */
+  public JobOptions timeout(Duration timeout) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group,
+        timeout,
+        interruptOnCancel);
+  }
+
+  /**
+   * Returns these options with the handler's thread interrupted (or not) when the job is cancelled
+   * while it runs ({@link Queue#cancel}) or its run times out. The handler is told through {@link
+   * JobContext#isCancelled()} and {@link JobContext#onCancel} either way.
+   *
+   * @param interrupt true to interrupt the handler's thread
+   * @return the new options
+   */
+  public JobOptions interruptOnCancel(boolean interrupt) {
+    return new JobOptions(
+        priority,
+        delay,
+        delayUntil,
+        repeatCount,
+        repeatDelay,
+        retryCount,
+        retryBackoff,
+        unique,
+        group,
+        timeout,
+        interrupt);
   }
 
   /**

@@ -34,7 +34,17 @@ final class JobRecord {
      * Written in an application's transaction that has not ended yet: in the held index, run by no
      * worker until released (appended: the record stores the ordinal).
      */
-    HELD
+    HELD,
+    /**
+     * Cancelled by an operator: in the cancelled index (at {@link #cancelledAt}), run by no worker
+     * again, kept until deleted or pruned (appended: the record stores the ordinal).
+     */
+    CANCELLED,
+    /**
+     * Completed and kept for the queue's retention, in the completed index at its finish time
+     * (appended: the record stores the ordinal).
+     */
+    COMPLETED
   }
 
   private static final byte FORMAT_V1 = 1;
@@ -63,6 +73,34 @@ final class JobRecord {
    * ordinal), a byte of flags (1: held, 2: debounced), a long (the period in ms).
    */
   private static final byte TAG_UNIQUE_SCOPE = 5;
+
+  /**
+   * Tag of {@link #timeoutMillis} and {@link #interruptOnCancel}: a long (the timeout, -1 for the
+   * queue's default) and a byte (1 to interrupt).
+   */
+  private static final byte TAG_RUN_LIMITS = 7;
+
+  /** Tag of {@link #cancelledAt}: a long. */
+  private static final byte TAG_CANCELLED_AT = 8;
+
+  /** Tag of {@link #leaseExpiries}: an int. */
+  private static final byte TAG_LEASE_EXPIRIES = 9;
+
+  /** Tag of {@link #result}: UTF-8 bytes, the field's length. */
+  private static final byte TAG_RESULT = 10;
+
+  /**
+   * Tag of {@link #attempts}: a short count, then per attempt an int number, long start, long end
+   * (-1: none), UTF node, and a flag byte followed by the error's UTF type, UTF message and long
+   * time.
+   */
+  private static final byte TAG_ATTEMPTS = 11;
+
+  /** Tag of {@link #finishedAt}: a long. */
+  private static final byte TAG_FINISHED_AT = 12;
+
+  /** The longest error message or type an attempt keeps, in characters. */
+  static final int ATTEMPT_TEXT_CHARS = 200;
 
   final String id;
   final double priority;
@@ -107,6 +145,27 @@ final class JobRecord {
    */
   final boolean parked;
 
+  /** How long one run may take (ms), or -1 for the queue's default. */
+  final long timeoutMillis;
+
+  /** Whether the handler's thread is interrupted when the job is cancelled or times out. */
+  final boolean interruptOnCancel;
+
+  /** When the job was cancelled (epoch ms), or -1 when it was not. */
+  final long cancelledAt;
+
+  /** How many times the job's lease expired and it was reclaimed. */
+  final int leaseExpiries;
+
+  /** The result its handler set, or null. */
+  final String result;
+
+  /** The latest attempts, oldest first, {@link Attempt#KEPT} at most; unmodifiable. */
+  final java.util.List<Attempt> attempts;
+
+  /** When the job ended for good (completed or dead; epoch ms), or -1. */
+  final long finishedAt;
+
   private JobRecord(Draft d) {
     this.id = d.id;
     this.priority = d.priority;
@@ -133,6 +192,13 @@ final class JobRecord {
       throw new IllegalStateException(
           "only a ready job of a group can be parked: " + state + ", group " + group);
     }
+    this.timeoutMillis = d.timeoutMillis;
+    this.interruptOnCancel = d.interruptOnCancel;
+    this.cancelledAt = d.cancelledAt;
+    this.leaseExpiries = d.leaseExpiries;
+    this.result = d.result;
+    this.attempts = java.util.List.copyOf(d.attempts);
+    this.finishedAt = d.finishedAt;
   }
 
   private static Map<String, String> copyOrdered(Map<String, String> m) {
@@ -157,6 +223,8 @@ final class JobRecord {
       case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
       case READY -> JobStatus.WAITING;
       case HELD -> JobStatus.HELD;
+      case CANCELLED -> JobStatus.CANCELLED;
+      case COMPLETED -> JobStatus.COMPLETED;
     };
   }
 
@@ -169,8 +237,22 @@ final class JobRecord {
     byte[] idBytes = modifiedUtf8(id);
     byte[] scheduleBytes = schedule == null ? null : modifiedUtf8(schedule);
     byte[] traceBytes = traceContext.isEmpty() ? null : encodeMap(traceContext);
+    byte[] resultBytes = result == null ? null : result.getBytes(StandardCharsets.UTF_8);
+    byte[] attemptBytes = attempts.isEmpty() ? null : encodeAttempts(attempts);
     int tagged = 2;
     short fields = 0;
+    if (resultBytes != null) {
+      tagged += 5 + resultBytes.length;
+      fields++;
+    }
+    if (attemptBytes != null) {
+      tagged += 5 + attemptBytes.length;
+      fields++;
+    }
+    if (finishedAt != -1) {
+      tagged += 5 + 8;
+      fields++;
+    }
     if (scheduleBytes != null) {
       tagged += 5 + 2 + scheduleBytes.length;
       fields++;
@@ -192,6 +274,19 @@ final class JobRecord {
     if (uniqueBytes != null) {
       tagged += 5 + 2 + uniqueBytes.length + 5 + 1 + 1 + 8;
       fields += 2;
+    }
+    boolean runLimits = timeoutMillis != -1 || interruptOnCancel;
+    if (runLimits) {
+      tagged += 5 + 9;
+      fields++;
+    }
+    if (cancelledAt != -1) {
+      tagged += 5 + 8;
+      fields++;
+    }
+    if (leaseExpiries != 0) {
+      tagged += 5 + 4;
+      fields++;
     }
     byte[] typeBytes = null;
     byte[] messageBytes = null;
@@ -263,6 +358,25 @@ final class JobRecord {
       out.put((byte) ((holdsUnique ? 1 : 0) | (unique.debounced() ? 2 : 0)));
       out.putLong(unique.period().toMillis());
     }
+    if (runLimits) {
+      out.put(TAG_RUN_LIMITS).putInt(9).putLong(timeoutMillis);
+      out.put((byte) (interruptOnCancel ? 1 : 0));
+    }
+    if (cancelledAt != -1) {
+      out.put(TAG_CANCELLED_AT).putInt(8).putLong(cancelledAt);
+    }
+    if (leaseExpiries != 0) {
+      out.put(TAG_LEASE_EXPIRIES).putInt(4).putInt(leaseExpiries);
+    }
+    if (resultBytes != null) {
+      out.put(TAG_RESULT).putInt(resultBytes.length).put(resultBytes);
+    }
+    if (attemptBytes != null) {
+      out.put(TAG_ATTEMPTS).putInt(attemptBytes.length).put(attemptBytes);
+    }
+    if (finishedAt != -1) {
+      out.put(TAG_FINISHED_AT).putInt(8).putLong(finishedAt);
+    }
     return out.array();
   }
 
@@ -285,6 +399,54 @@ final class JobRecord {
       putUtf(out, part);
     }
     return out.array();
+  }
+
+  private static byte[] encodeAttempts(java.util.List<Attempt> list) {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+      out.writeShort(list.size());
+      for (Attempt a : list) {
+        out.writeInt(a.number());
+        out.writeLong(a.startedAt().toEpochMilli());
+        out.writeLong(a.endedAt().map(Instant::toEpochMilli).orElse(-1L));
+        out.writeUTF(a.node());
+        out.writeBoolean(a.error().isPresent());
+        if (a.error().isPresent()) {
+          JobError e = a.error().get();
+          out.writeUTF(e.type());
+          out.writeUTF(e.message());
+          out.writeLong(e.failedAt().toEpochMilli());
+        }
+      }
+    } catch (IOException e) {
+      throw new IllegalStateException("attempts can't be encoded", e);
+    }
+    return bytes.toByteArray();
+  }
+
+  private static java.util.List<Attempt> decodeAttempts(ByteBuffer in) throws IOException {
+    int n = in.getShort();
+    java.util.List<Attempt> list = new java.util.ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      int number = in.getInt();
+      Instant start = Instant.ofEpochMilli(in.getLong());
+      long end = in.getLong();
+      String node = getUtf(in);
+      JobError error = null;
+      if (in.get() != 0) {
+        error = new JobError(getUtf(in), getUtf(in), Instant.ofEpochMilli(in.getLong()));
+      }
+      list.add(
+          new Attempt(
+              number,
+              start,
+              end == -1
+                  ? java.util.Optional.empty()
+                  : java.util.Optional.of(Instant.ofEpochMilli(end)),
+              node,
+              java.util.Optional.ofNullable(error)));
+    }
+    return list;
   }
 
   private static void decodeTagged(ByteBuffer in, Draft d) throws IOException {
@@ -318,6 +480,19 @@ final class JobRecord {
           uniqueFlags = in.get();
           uniquePeriod = in.getLong();
         }
+        case TAG_RUN_LIMITS -> {
+          d.timeoutMillis = in.getLong();
+          d.interruptOnCancel = in.get() != 0;
+        }
+        case TAG_CANCELLED_AT -> d.cancelledAt = in.getLong();
+        case TAG_LEASE_EXPIRIES -> d.leaseExpiries = in.getInt();
+        case TAG_RESULT -> {
+          byte[] b = new byte[length];
+          in.get(b);
+          d.result = new String(b, StandardCharsets.UTF_8);
+        }
+        case TAG_ATTEMPTS -> d.attempts = decodeAttempts(in);
+        case TAG_FINISHED_AT -> d.finishedAt = in.getLong();
         default ->
             throw new IllegalStateException(
                 "unknown field tag " + tag + " in a job record: written by a newer kvmq?");
@@ -478,6 +653,13 @@ final class JobRecord {
     boolean holdsUnique;
     String group;
     boolean parked;
+    long timeoutMillis = -1;
+    boolean interruptOnCancel;
+    long cancelledAt = -1;
+    int leaseExpiries;
+    String result;
+    java.util.List<Attempt> attempts = java.util.List.of();
+    long finishedAt = -1;
 
     Draft() {}
 
@@ -503,6 +685,13 @@ final class JobRecord {
       holdsUnique = r.holdsUnique;
       group = r.group;
       parked = r.parked;
+      timeoutMillis = r.timeoutMillis;
+      interruptOnCancel = r.interruptOnCancel;
+      cancelledAt = r.cancelledAt;
+      leaseExpiries = r.leaseExpiries;
+      result = r.result;
+      attempts = r.attempts;
+      finishedAt = r.finishedAt;
     }
 
     Draft state(State s) {

@@ -1,6 +1,6 @@
 package dev.kvmq;
 
-/** Where a job stands, as the seed defines it, plus dead letters. */
+/** Where a job stands, as the seed defines it, plus dead letters, held and completed jobs. */
 public enum JobStatus {
   /** Due and not leased: a worker may take it next (in queue order). */
   WAITING,
@@ -15,5 +15,16 @@ public enum JobStatus {
    * releases it; removed by a rollback. One left by a crash waits for the queue's held-job policy
    * or an operator (docs/semantics.md, "Held jobs").
    */
-  HELD
+  HELD,
+  /**
+   * Cancelled by an operator ({@link Queue#cancel}): it will not run (again); a worker that was
+   * running it has lost its lease, so its completion or failure is refused. Kept, with the time of
+   * the cancel, until deleted or pruned (docs/semantics.md, "Cancel").
+   */
+  CANCELLED,
+  /**
+   * Completed, kept for the queue's {@link Retention#completed() retention} with its result and
+   * attempts (docs/semantics.md, "History"); runs no more.
+   */
+  COMPLETED
 }

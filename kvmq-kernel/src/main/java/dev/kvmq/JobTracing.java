@@ -99,7 +99,12 @@ public interface JobTracing {
      * The handler paused the queue's starts ({@link JobContext#pauseQueueStarts}): the job waits,
      * its attempt not counted, until the pause ends.
      */
-    DEFERRED
+    DEFERRED,
+    /**
+     * The handler put its job back for a while ({@link JobContext#snooze}) and the snooze was
+     * recorded: it runs again later, without having used a retry.
+     */
+    SNOOZED
   }
 
   /** A handler run, as the hook follows it. */

@@ -47,12 +47,37 @@ final class Lease<S> implements JobContext<S> {
   /** The job ran (or is given back): no more renewals. */
   private boolean finishing;
 
+  /** The result the handler set (its thread writes, the settler reads after it returns). */
+  private volatile String result;
+
   /** Someone else has the job now: nothing more is written under this lease. */
   private boolean lost;
 
   private final CountDownLatch cancelled = new CountDownLatch(1);
   private volatile CancelReason reason;
   private final List<Runnable> onCancel = new CopyOnWriteArrayList<>();
+
+  /** The run went over its timeout: the attempt fails with a timeout, whatever the handler does. */
+  private volatile boolean timedOut;
+
+  /** The outcome the handler asked for ({@link #snooze}, {@link #failPermanently}), or null. */
+  private volatile Requested requested;
+
+  // guarded by this
+  /** The thread running the handler, while it runs. */
+  private Thread runner;
+
+  /** This lease interrupted {@code runner}: its flag is cleared when the handler returns. */
+  private boolean interruptedRunner;
+
+  /** An outcome a handler asked for. */
+  sealed interface Requested permits Snooze, Permanent {}
+
+  /** Put the job back for {@code delayMillis}, without using a retry. */
+  record Snooze(long delayMillis) implements Requested {}
+
+  /** Fail the job for good with {@code message}. */
+  record Permanent(String message) implements Requested {}
 
   Lease(WorkerCore<S> core, JobRecord record, long versionstamp) {
     this.core = core;
@@ -101,9 +126,72 @@ final class Lease<S> implements JobContext<S> {
     return lost ? Optional.empty() : Optional.of(holding());
   }
 
-  /** What a renewal plans from, or empty when the job is finishing or the lease lost. */
+  /**
+   * What a renewal plans from, or empty when the job is finishing, the lease lost, or the run over
+   * its timeout (a handler that does not stop then loses its lease when it expires).
+   */
   synchronized Optional<Transitions.Holding> renewable() {
-    return finishing || lost ? Optional.empty() : Optional.of(holding());
+    return finishing || lost || timedOut ? Optional.empty() : Optional.of(holding());
+  }
+
+  /**
+   * How long one run of this job may take: its own timeout, else the queue's default; -1 for none.
+   */
+  long timeoutMillis() {
+    long own = record().timeoutMillis;
+    if (own != -1) {
+      return own;
+    }
+    Duration d = core.queue.defaultTimeout;
+    return d == null ? -1 : d.toMillis();
+  }
+
+  /** The run went over its timeout: the handler is told (and interrupted if the job says so). */
+  void timeOut() {
+    timedOut = true;
+    cancel(CancelReason.TIMED_OUT);
+  }
+
+  Requested requested() {
+    return requested;
+  }
+
+  /** When the handler started (the queue's clock), or -1 before. */
+  private volatile long startedAt = -1;
+
+  /** The handler starts on {@code thread} at {@code now}. */
+  synchronized void running(Thread thread, long now) {
+    runner = thread;
+    startedAt = now;
+  }
+
+  /**
+   * Whether the run went over its timeout by {@code now}: its timer fired, or the handler returned
+   * later than its timeout allows before the timer could run.
+   */
+  boolean overran(long now) {
+    long timeout = timeoutMillis();
+    return timedOut || (timeout >= 0 && startedAt >= 0 && now - startedAt > timeout);
+  }
+
+  /** The handler returned: no more interrupts; the flag this lease set is cleared. */
+  void ran() {
+    boolean clear;
+    synchronized (this) {
+      clear = interruptedRunner && runner == Thread.currentThread();
+      runner = null;
+      interruptedRunner = false;
+    }
+    if (clear) {
+      Thread.interrupted(); // what we set must not reach the next job on this thread
+    }
+  }
+
+  private synchronized void interruptRunner() {
+    if (runner != null && !interruptedRunner) {
+      interruptedRunner = true;
+      runner.interrupt();
+    }
   }
 
   /** Takes a renewal's result, unless the record was written again since it was planned. */
@@ -121,6 +209,9 @@ final class Lease<S> implements JobContext<S> {
       return false;
     }
     JobRecord r = JobRecord.decode(e.get().value());
+    if (r.state == JobRecord.State.CANCELLED && r.token == token) {
+      cancel(CancelReason.CANCELLED); // an operator cancelled the job while this lease held it
+    }
     if (r.state != JobRecord.State.LEASED || r.token != token) {
       return false;
     }
@@ -143,6 +234,10 @@ final class Lease<S> implements JobContext<S> {
       if (onCancel.remove(r)) {
         runQuietly(r);
       }
+    }
+    if ((why == CancelReason.CANCELLED || why == CancelReason.TIMED_OUT)
+        && record().interruptOnCancel) {
+      interruptRunner();
     }
   }
 
@@ -222,6 +317,44 @@ final class Lease<S> implements JobContext<S> {
     if (reason != null && onCancel.remove(action)) {
       runQuietly(action);
     }
+  }
+
+  @Override
+  public void failPermanently(String message) {
+    requested = new Permanent(Objects.requireNonNull(message, "message"));
+  }
+
+  @Override
+  public void snooze(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.compareTo(JobOptions.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "a snooze must be zero or more and at most " + JobOptions.MAX_DELAY + ": " + delay);
+    }
+    requested = new Snooze(delay.toMillis());
+  }
+
+  @Override
+  public void result(String value) {
+    Objects.requireNonNull(value, "value");
+    int bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    if (bytes > Queue.MAX_RESULT_BYTES) {
+      throw new IllegalArgumentException(
+          "the result of job "
+              + id
+              + " of queue "
+              + core.queue.name()
+              + " is "
+              + bytes
+              + " bytes in UTF-8, over the limit of "
+              + Queue.MAX_RESULT_BYTES);
+    }
+    result = value;
+  }
+
+  /** The result the handler set, or null. */
+  String result() {
+    return result;
   }
 
   @Override

@@ -64,7 +64,7 @@ final class Pass<S> {
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
     this.claimer =
-        new Claimer(core.keys, core.store)
+        new Claimer(core.keys, core.store, Claimer.MAINTENANCE_BATCH, core.queue.maxLeaseExpiries)
             .flow(core.queue.groupLimits(), core.queue.rateLimit().orElse(null));
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver =

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
@@ -39,6 +40,24 @@ public final class Queue<S> {
    */
   public static final int MAX_STATE_BYTES = KvStore.MAX_VALUE_BYTES - 16 * 1024;
 
+  /**
+   * How many times a job's lease may expire (its worker died or hung) before the job becomes a dead
+   * letter instead of being reclaimed again, unless the builder sets another limit: 5.
+   */
+  public static final int DEFAULT_MAX_LEASE_EXPIRIES = 5;
+
+  /**
+   * The most jobs {@link #cancelAll} and {@link #deleteAll} change in one commit: each batch is a
+   * short commit of its own, so a bulk change never holds a claim up for long.
+   */
+  public static final int BULK_BATCH = 100;
+
+  /** The largest result a handler may set ({@link JobContext#result(String)}), in UTF-8 bytes. */
+  public static final int MAX_RESULT_BYTES = 4096;
+
+  /** The longest node name ({@link Builder#node(String)}), in characters. */
+  public static final int MAX_NODE_LENGTH = 100;
+
   private static final int MAX_NAME_LENGTH = 200;
 
   /** The group limit of a group with none: no limit. */
@@ -58,6 +77,11 @@ public final class Queue<S> {
   final int defaultGroupLimit;
   private final java.util.Map<String, Integer> groupLimits;
   private final RateLimit rateLimit; // null: none
+  final Duration defaultTimeout; // null: runs have no timeout unless their job's options give one
+  final Set<Class<? extends Throwable>> nonRetryable;
+  final int maxLeaseExpiries;
+  private final Retention retention;
+  private final String node;
 
   private Queue(Builder<S> b) {
     this.store = b.store;
@@ -71,6 +95,11 @@ public final class Queue<S> {
     this.commands = new QueueCommands<>(this, listing);
     this.schedules = new Schedules<>(this);
     this.heldTimeout = b.heldTimeout;
+    this.defaultTimeout = b.defaultTimeout;
+    this.nonRetryable = Set.copyOf(b.nonRetryable);
+    this.maxLeaseExpiries = b.maxLeaseExpiries;
+    this.retention = b.retention;
+    this.node = b.node;
     this.defaultGroupLimit = b.defaultGroupLimit;
     this.groupLimits = java.util.Map.copyOf(b.groupLimits);
     this.rateLimit = b.rateLimit;
@@ -289,9 +318,9 @@ public final class Queue<S> {
   }
 
   /**
-   * Lists the queue's jobs (not dead letters) in queue order: priority, then creation. The seed's
-   * {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones being processed.
-   * Reads every job: for a large queue, prefer {@link #counts()}.
+   * Lists the queue's jobs (not dead letters, not cancelled jobs) in queue order: priority, then
+   * creation. The seed's {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones
+   * being processed. Reads every job: for a large queue, prefer {@link #counts()}.
    *
    * <p>A job whose state this queue's codec can't decode is listed with a null state.
    *
@@ -316,7 +345,8 @@ public final class Queue<S> {
    * @param limit the most jobs to return, 0 or more
    * @return the page
    * @throws IllegalArgumentException if {@code status} is {@code DEAD} (see {@link #deadLetters()})
-   *     or {@code offset} or {@code limit} is negative
+   *     or {@code CANCELLED} (read a cancelled job with {@link #job}), or {@code offset} or {@code
+   *     limit} is negative
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
    */
@@ -375,6 +405,70 @@ public final class Queue<S> {
     return listing.deadLetters(offset, limit);
   }
 
+  // ---- listing by status, with a cursor (docs/semantics.md, "History")
+
+  /**
+   * One page of the jobs {@code filter} takes, in the order of their status's index: waiting jobs
+   * in queue order (priority, then creation), delayed ones by due time, processing ones by lease
+   * end, dead letters by failure, completed jobs by completion, held ones by creation; oldest first
+   * where it is a time. The page starts where {@code cursor} says (null: at the beginning) and
+   * holds {@code limit} jobs at most; its {@link JobPage#next()} is the cursor of the next page.
+   * Costs O(limit + log n) reads whatever the queue holds: it reads the status's index from the
+   * cursor on, and the page's records.
+   *
+   * <p>A page is read at one moment; jobs that move between pages (a claim, a completion) may be
+   * listed twice or not at all across pages, never twice in one page. A waiting job is one in the
+   * ready index; a delayed job whose time has come, or a lease that expired, is listed under its
+   * index ({@code DELAYED}, {@code PROCESSING}) until a worker moves it, with its status at listing
+   * time ({@code WAITING}).
+   *
+   * @param filter which jobs
+   * @param cursor where the page starts: a {@link JobPage#next()} of the same filter, or null
+   * @param limit the most jobs to return, 1 to 1,000
+   * @return the page
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalArgumentException if {@code limit} is out of range, or {@code cursor} is not a
+   *     cursor of this queue and filter
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public JobPage<S> list(JobFilter filter, String cursor, int limit) {
+    return listing.page(filter, cursor, limit);
+  }
+
+  /**
+   * Counts the jobs {@code filter} takes, from the status's index, without reading the jobs. As in
+   * {@link #list}, a job is counted under its index.
+   *
+   * @param filter which jobs
+   * @return how many
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  public long count(JobFilter filter) {
+    return listing.count(filter);
+  }
+
+  /**
+   * Returns how long the queue keeps the jobs that ended ({@link Builder#retention(Retention)}).
+   *
+   * @return the retention
+   */
+  public Retention retention() {
+    return retention;
+  }
+
+  /**
+   * Returns the name this queue's workers record in each attempt they run ({@link
+   * Builder#node(String)}).
+   *
+   * @return the node name
+   */
+  public String node() {
+    return node;
+  }
+
   // ---- delete and replay
 
   /**
@@ -429,6 +523,91 @@ public final class Queue<S> {
    */
   public boolean deleteDead(String id) {
     return commands.deleteDead(id);
+  }
+
+  // ---- control (docs/semantics.md, "Cancel")
+
+  /**
+   * Cancels a job that has not ended: waiting, delayed, held, or being processed. It becomes {@link
+   * JobStatus#CANCELLED} in one commit, and is kept (with the time of the cancel) until deleted or
+   * pruned; no worker runs it again. For a job being processed the same commit revokes its lease:
+   * the worker's later completion, failure or update is refused (fencing), and its handler is told
+   * ({@link JobContext.CancelReason#CANCELLED}; its thread interrupted too when the job's {@link
+   * JobOptions#interruptOnCancel()} says so) as soon as the worker hears of it: at once on a store
+   * that notifies changes, else at its next lease renewal.
+   *
+   * @param id the job's id
+   * @return true if the job was cancelled; false if there is none with that id, or it has ended
+   *     already (a dead letter, or cancelled before)
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalStateException if the store is closed, or the job kept changing through 20
+   *     attempts
+   * @throws KvStoreException if the store fails; the job may or may not be cancelled
+   */
+  public boolean cancel(String id) {
+    return commands.cancel(id);
+  }
+
+  /**
+   * Cancels every job that matches {@code filter}, as {@link #cancel} does each, in batches of at
+   * most {@link #BULK_BATCH} jobs per commit: a job claimed, completed or changed between a batch's
+   * read and its commit is left as it is (its own commit came first), the others of the batch are
+   * cancelled. Statuses that can't be cancelled ({@code DEAD}, {@code CANCELLED}) match nothing
+   * here. Not one atomic operation: a job pushed while it runs may or may not be cancelled.
+   *
+   * @param filter which jobs
+   * @return how many jobs were cancelled
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the batches before the failure are committed
+   */
+  public long cancelAll(JobFilter filter) {
+    return commands.cancelAll(filter);
+  }
+
+  /**
+   * Deletes every job that matches {@code filter}, in batches of at most {@link #BULK_BATCH} jobs
+   * per commit, as {@link #cancelAll} does: jobs being processed under a live lease are never
+   * deleted ({@code PROCESSING} matches nothing here: cancel them instead), nor a job changed
+   * between a batch's read and its commit.
+   *
+   * @param filter which jobs: waiting, delayed, held, dead or cancelled ones
+   * @return how many jobs were deleted
+   * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails; the batches before the failure are committed
+   */
+  public long deleteAll(JobFilter filter) {
+    return commands.deleteAll(filter);
+  }
+
+  /**
+   * Returns the queue's default timeout: how long a run of a job whose options give none may take.
+   *
+   * @return the default timeout, or empty for none
+   */
+  public Optional<Duration> defaultTimeout() {
+    return Optional.ofNullable(defaultTimeout);
+  }
+
+  /**
+   * Returns the exception types that fail a job for good: a handler that throws one of them (or a
+   * subclass) makes its job a dead letter at once, whatever retries it has left.
+   *
+   * @return the types, unmodifiable
+   */
+  public Set<Class<? extends Throwable>> nonRetryable() {
+    return nonRetryable;
+  }
+
+  /**
+   * Returns how many times a job's lease may expire before the job becomes a dead letter (error
+   * type {@link JobError#LEASE_EXPIRED}) instead of being reclaimed again.
+   *
+   * @return the limit, 1 or more
+   */
+  public int maxLeaseExpiries() {
+    return maxLeaseExpiries;
   }
 
   // ---- held jobs (docs/semantics.md, "Held jobs")
@@ -574,7 +753,15 @@ public final class Queue<S> {
    * @throws NullPointerException if {@code store} is null
    */
   public Queue<S> withStore(KvStore store) {
-    return builder(store, name(), codec).clock(clock).random(random).build();
+    return builder(store, name(), codec)
+        .clock(clock)
+        .random(random)
+        .defaultTimeout(defaultTimeout)
+        .nonRetryable(nonRetryable)
+        .maxLeaseExpiries(maxLeaseExpiries)
+        .retention(retention)
+        .node(node)
+        .build();
   }
 
   // ---- internals
@@ -623,12 +810,17 @@ public final class Queue<S> {
     private final String name;
     private final Codec<S> codec;
     private Duration heldTimeout;
+    private Duration defaultTimeout;
+    private Set<Class<? extends Throwable>> nonRetryable = Set.of();
+    private int maxLeaseExpiries = DEFAULT_MAX_LEASE_EXPIRIES;
     private InstantSource clock;
     private RandomGenerator random;
     private JobTracing tracing = JobTracing.none();
     private int defaultGroupLimit = UNLIMITED;
     private final java.util.Map<String, Integer> groupLimits = new java.util.HashMap<>();
     private RateLimit rateLimit;
+    private Retention retention = Retention.defaults();
+    private String node; // null: DefaultNode.NAME
 
     private Builder(KvStore store, String name, Codec<S> codec) {
       this.store = Objects.requireNonNull(store, "store");
@@ -669,6 +861,61 @@ public final class Queue<S> {
         throw new IllegalArgumentException("the held timeout must be at least 1 ms: " + timeout);
       }
       this.heldTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the default timeout of a run (default: none): a handler still running this long after it
+     * started is told to stop ({@link JobContext.CancelReason#TIMED_OUT}) and its attempt counts as
+     * failed with a {@link JobTimeoutException}; retries and backoff apply. A job's own {@link
+     * JobOptions#timeout} comes first.
+     *
+     * @param timeout the longest run, at least 1 ms; null for none
+     * @return this builder
+     * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms or over {@link
+     *     JobOptions#MAX_TIMEOUT}
+     */
+    public Builder<S> defaultTimeout(Duration timeout) {
+      if (timeout != null
+          && (timeout.toMillis() < 1 || timeout.compareTo(JobOptions.MAX_TIMEOUT) > 0)) {
+        throw new IllegalArgumentException(
+            "the default timeout must be at least 1 ms and at most "
+                + JobOptions.MAX_TIMEOUT
+                + ": "
+                + timeout);
+      }
+      this.defaultTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Sets the exception types that fail a job for good (default: none): a handler that throws one
+     * of them, or a subclass, makes its job a dead letter at once, whatever retries it has left.
+     * Replaces the types set before.
+     *
+     * @param types the exception types
+     * @return this builder
+     * @throws NullPointerException if {@code types} or a type is null
+     */
+    public Builder<S> nonRetryable(Collection<Class<? extends Throwable>> types) {
+      this.nonRetryable = Set.copyOf(Objects.requireNonNull(types, "types"));
+      return this;
+    }
+
+    /**
+     * Sets how many times a job's lease may expire (its worker died or hung) before the job becomes
+     * a dead letter, with an error of type {@link JobError#LEASE_EXPIRED} saying so, instead of
+     * being reclaimed again (default {@link #DEFAULT_MAX_LEASE_EXPIRIES}).
+     *
+     * @param max the limit, 1 or more
+     * @return this builder
+     * @throws IllegalArgumentException if {@code max} is less than 1
+     */
+    public Builder<S> maxLeaseExpiries(int max) {
+      if (max < 1) {
+        throw new IllegalArgumentException("maxLeaseExpiries must be at least 1: " + max);
+      }
+      this.maxLeaseExpiries = max;
       return this;
     }
 
@@ -715,6 +962,21 @@ public final class Queue<S> {
     }
 
     /**
+     * Sets how long the queue keeps the jobs that ended (default {@link Retention#defaults()}):
+     * completed, dead and cancelled jobs, pruned by the queue's workers in bounded batches. Every
+     * queue object of this name should have the same retention; the workers of each prune by their
+     * own.
+     *
+     * @param retention the retention; {@link Retention#none()} keeps no history
+     * @return this builder
+     * @throws NullPointerException if {@code retention} is null
+     */
+    public Builder<S> retention(Retention retention) {
+      this.retention = Objects.requireNonNull(retention, "retention");
+      return this;
+    }
+
+    /**
      * Sets the concurrency limit of one group, in place of the default.
      *
      * @param group the group, 1 to {@link JobOptions#MAX_GROUP_LENGTH} characters
@@ -751,6 +1013,41 @@ public final class Queue<S> {
     }
 
     /**
+     * Sets the name of this node, recorded in each attempt this queue's workers run (default: the
+     * process id and host name, {@code pid@host}).
+     *
+     * @param node 1 to {@link #MAX_NODE_LENGTH} characters
+     * @return this builder
+     * @throws NullPointerException if {@code node} is null
+     * @throws IllegalArgumentException if {@code node} is empty or too long
+     */
+    public Builder<S> node(String node) {
+      Objects.requireNonNull(node, "node");
+      if (node.isEmpty() || node.length() > MAX_NODE_LENGTH) {
+        throw new IllegalArgumentException(
+            "a node name has 1 to " + MAX_NODE_LENGTH + " characters: \"" + node + "\"");
+      }
+      this.node = node;
+      return this;
+    }
+
+    /** The default node name, looked up once per class loader (a host lookup may be slow). */
+    private static final class DefaultNode {
+      static final String NAME = defaultNode();
+    }
+
+    private static String defaultNode() {
+      String host;
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException | RuntimeException e) {
+        host = "localhost";
+      }
+      String n = ProcessHandle.current().pid() + "@" + host;
+      return n.length() > MAX_NODE_LENGTH ? n.substring(0, MAX_NODE_LENGTH) : n;
+    }
+
+    /**
      * Makes the queue.
      *
      * @return the queue
@@ -761,6 +1058,9 @@ public final class Queue<S> {
       }
       if (random == null) {
         random = new Random();
+      }
+      if (node == null) {
+        node = DefaultNode.NAME;
       }
       return new Queue<>(this);
     }

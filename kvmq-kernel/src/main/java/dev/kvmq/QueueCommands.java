@@ -2,14 +2,18 @@ package dev.kvmq;
 
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What a {@link Queue} changes on request, each as read, plan ({@link Transitions}), commit:
@@ -254,6 +258,125 @@ final class QueueCommands<S> {
   boolean deleteDead(String id) {
     return onJob(
         id, "delete dead job " + id, (read, now, book) -> Transitions.deleteDead(keys, read, now));
+  }
+
+  // ---- control
+
+  /** See {@link Queue#cancel}. */
+  boolean cancel(String id) {
+    return onJob(
+        id, "cancel job " + id, (read, now, book) -> Transitions.cancel(keys, read, now, book));
+  }
+
+  /** See {@link Queue#cancelAll}. */
+  long cancelAll(JobFilter filter) {
+    Objects.requireNonNull(filter, "filter");
+    return bulk(filter, EnumSet.of(JobStatus.DEAD, JobStatus.CANCELLED), true);
+  }
+
+  /** See {@link Queue#deleteAll}. */
+  long deleteAll(JobFilter filter) {
+    Objects.requireNonNull(filter, "filter");
+    return bulk(filter, EnumSet.of(JobStatus.PROCESSING), false);
+  }
+
+  /**
+   * Walks the indexes of the filter's statuses in batches of {@link Queue#BULK_BATCH} entries, and
+   * commits each batch's cancels (or deletes) as independent operations in one {@link
+   * dev.kvmq.store.KvStore#commitAll}: a short commit per batch, and a job changed since its read
+   * (claimed, completed) is left out, not retried. The walk goes on after the batch's last entry,
+   * so a job left out is not read again.
+   */
+  private long bulk(JobFilter filter, Set<JobStatus> never, boolean cancel) {
+    long now = queue.clock.millis();
+    Set<JobStatus> statuses = EnumSet.copyOf(filter.statuses());
+    statuses.removeAll(never);
+    long done = 0;
+    for (KeyRange range : rangesOf(statuses, now)) {
+      Key after = null;
+      while (true) {
+        KeyRange rest = after == null ? range : range.from(after);
+        List<KvEntry> index = queue.store.list(rest, Queue.BULK_BATCH + 1, false);
+        if (after != null && !index.isEmpty() && index.get(0).key().equals(after)) {
+          index = index.subList(1, index.size());
+        } else if (index.size() > Queue.BULK_BATCH) {
+          index = index.subList(0, Queue.BULK_BATCH);
+        }
+        if (index.isEmpty()) {
+          break;
+        }
+        after = index.get(index.size() - 1).key();
+        List<Key> jobKeys = new ArrayList<>(index.size());
+        for (KvEntry e : index) {
+          jobKeys.add(keys.job(QueueKeys.idOf(e.key())));
+        }
+        List<Transitions.Read> reads = new ArrayList<>(jobKeys.size());
+        List<String> grouped = new ArrayList<>();
+        for (Optional<KvEntry> e : queue.store.getMany(jobKeys)) {
+          if (e.isPresent()) {
+            JobRecord r = listing.readable(e.get());
+            if (r != null && r.group != null) {
+              grouped.add(r.id); // books its group's record: one job per commit, below
+            } else if (r != null) {
+              reads.add(new Transitions.Read(r, e.get().versionstamp()));
+            }
+          }
+        }
+        for (String id : grouped) {
+          if (onJob(id, (cancel ? "cancel job " : "delete job ") + id, matching(filter, cancel))) {
+            done++;
+          }
+        }
+        List<Transitions.Applied> plans =
+            cancel
+                ? Transitions.cancelMatching(keys, reads, now, filter)
+                : Transitions.deleteMatching(keys, reads, now, filter);
+        if (!plans.isEmpty()) {
+          for (CommitResult result :
+              queue.store.commitAll(plans.stream().map(Transitions.Applied::operation).toList())) {
+            if (result.ok()) {
+              done++;
+            }
+          }
+        }
+      }
+    }
+    return done;
+  }
+
+  /**
+   * The cancel (or delete) of one job of a group in a bulk walk, if it still matches {@code filter}
+   * when it is read: the jobs of a group share its record, so each is its own commit.
+   */
+  private Planner matching(JobFilter filter, boolean cancel) {
+    return (read, now, book) -> {
+      if (!filter.matches(read.record(), now)) {
+        return new Transitions.Refused(Transitions.Refusal.WRONG_STATE);
+      }
+      return cancel
+          ? Transitions.cancel(keys, read, now, book)
+          : Transitions.delete(keys, read, now, book);
+    };
+  }
+
+  /** The index ranges that hold the jobs of {@code statuses} at {@code now}. */
+  private List<KeyRange> rangesOf(Set<JobStatus> statuses, long now) {
+    List<KeyRange> ranges = new ArrayList<>();
+    for (JobStatus status : statuses) {
+      switch (status) {
+        case WAITING -> {
+          ranges.add(keys.ready());
+          ranges.add(keys.delayedDue(now));
+          ranges.add(keys.leasedExpired(now));
+        }
+        case DELAYED -> ranges.add(keys.delayed().from(keys.delayedIndex().append(now + 1)));
+        case PROCESSING -> ranges.add(keys.leased().from(keys.leasedIndex().append(now + 1)));
+        case HELD -> ranges.add(keys.held());
+        case DEAD -> ranges.add(keys.dead());
+        case CANCELLED -> ranges.add(keys.cancelled());
+      }
+    }
+    return ranges;
   }
 
   // ---- held jobs

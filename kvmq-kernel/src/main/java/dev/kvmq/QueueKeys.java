@@ -25,6 +25,8 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "rate", "taken", takenAt, i]     the same slots, oldest taken first
  * ["kvmq", queue, "rate", "paused"]                starts paused until (a handler's pause)
  * ["kvmq", queue, "unique", key]                   a unique key taken: its holder's id (and until)
+ * ["kvmq", queue, "completed", completedAt, id]    completed, kept for the retention
+ * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled, kept for the retention
  * </pre>
  *
  * Index values are empty; every index key is written in the same atomic operation as the record it
@@ -41,6 +43,7 @@ final class QueueKeys {
   private final Key delayed;
   private final Key leased;
   private final Key dead;
+  private final Key completed;
   final Key paused;
 
   QueueKeys(String queue) {
@@ -51,12 +54,18 @@ final class QueueKeys {
     this.delayed = root.append("delayed");
     this.leased = root.append("leased");
     this.dead = root.append("dead");
+    this.completed = root.append("completed");
     this.paused = root.append("paused");
   }
 
   /** The prefix of the ready index: a change there can give a worker a job to claim. */
   Key readyIndex() {
     return ready;
+  }
+
+  /** The prefix of the leased index. */
+  Key leasedIndex() {
+    return leased;
   }
 
   /** The prefix of the delayed index: a change there can make a job due earlier. */
@@ -226,6 +235,46 @@ final class QueueKeys {
     return KeyRange.prefix(root.append("unique"));
   }
 
+  // ---- cancelled jobs
+
+  /** The cancelled index entry of job {@code id}, cancelled at {@code cancelledAt} (epoch ms). */
+  Key cancelled(long cancelledAt, String id) {
+    return root.append("cancelled", cancelledAt, id);
+  }
+
+  /** The prefix of the cancelled index: a change there may cancel a job a worker is running. */
+  Key cancelledIndex() {
+    return root.append("cancelled");
+  }
+
+  // ---- history (docs/semantics.md, "History")
+
+  /** Every completed job kept, oldest completion first. */
+  KeyRange completed() {
+    return KeyRange.prefix(completed);
+  }
+
+  /** Every cancelled job kept, oldest cancellation first. */
+  KeyRange cancelled() {
+    return KeyRange.prefix(root.append("cancelled"));
+  }
+
+  /** Completed jobs kept that completed at {@code before} or earlier. */
+  KeyRange completedUntil(long before) {
+    return KeyRange.prefix(completed).until(completed.append(before + 1));
+  }
+
+  /** Dead letters that failed at {@code before} or earlier. */
+  KeyRange deadUntil(long before) {
+    return KeyRange.prefix(dead).until(dead.append(before + 1));
+  }
+
+  /** Cancelled jobs kept that were cancelled at {@code before} or earlier. */
+  KeyRange cancelledUntil(long before) {
+    Key cancelled = root.append("cancelled");
+    return KeyRange.prefix(cancelled).until(cancelled.append(before + 1));
+  }
+
   /** The index key that points at {@code r} in its current state. */
   Key indexOf(JobRecord r) {
     return switch (r.state) {
@@ -237,6 +286,8 @@ final class QueueKeys {
       case LEASED -> leased.append(r.leaseUntil, r.id);
       case DEAD -> dead.append(r.error == null ? 0L : r.error.failedAt().toEpochMilli(), r.id);
       case HELD -> held(r.createdAt(), r.id);
+      case CANCELLED -> cancelled(r.cancelledAt, r.id);
+      case COMPLETED -> completed.append(r.finishedAt, r.id);
     };
   }
 

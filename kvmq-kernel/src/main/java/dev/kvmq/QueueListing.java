@@ -36,12 +36,16 @@ final class QueueListing<S> {
       throw new IllegalArgumentException(
           "dead letters are listed by deadLetters(), not jobs(DEAD, ...)");
     }
+    if (status == JobStatus.CANCELLED) {
+      throw new IllegalArgumentException(
+          "cancelled jobs have left the queue: jobs(...) lists none; read one with job(id)");
+    }
     checkPage(offset, limit);
     long now = queue.clock.millis();
     List<JobRecord> records = new ArrayList<>();
     for (KvEntry e : queue.store.list(queue.keys.jobs())) {
       JobRecord r = readable(e);
-      if (r != null && r.state != JobRecord.State.DEAD) {
+      if (r != null && r.state != JobRecord.State.DEAD && r.state != JobRecord.State.CANCELLED) {
         records.add(r);
       }
     }
@@ -87,6 +91,16 @@ final class QueueListing<S> {
       e.map(this::readable).ifPresent(r -> jobs.add(queue.toJob(r, now)));
     }
     return jobs;
+  }
+
+  /** See {@link Queue#list(JobFilter, String, int)}. */
+  JobPage<S> page(JobFilter filter, String cursor, int limit) {
+    throw new UnsupportedOperationException("not yet");
+  }
+
+  /** See {@link Queue#count(JobFilter)}. */
+  long count(JobFilter filter) {
+    throw new UnsupportedOperationException("not yet");
   }
 
   /** Decodes a record, or logs and returns null for one that can't be read (listings skip it). */

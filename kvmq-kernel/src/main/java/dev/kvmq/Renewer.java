@@ -1,9 +1,13 @@
 package dev.kvmq;
 
 import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KvEntry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Lease renewal: every {@code renewInterval} the leases of every job the worker holds (running or
@@ -20,8 +24,62 @@ final class Renewer<S> {
 
   private final WorkerCore<S> core;
 
+  /** A look for cancelled jobs is asked for and has not started yet. */
+  private final AtomicBoolean cancelCheckPending = new AtomicBoolean();
+
   Renewer(WorkerCore<S> core) {
     this.core = core;
+  }
+
+  /**
+   * The store announced a change of the cancelled index: one look at the held jobs runs on the
+   * executor (not on the store's thread, which must not call the store), however many changes were
+   * announced before it started.
+   */
+  void cancelsChanged() {
+    if (!cancelCheckPending.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      core.executor.execute(
+          WorkerCore.named(
+              "the cancel check of a worker of queue " + core.queue.name(), this::checkCancelled));
+    } catch (RejectedExecutionException e) {
+      cancelCheckPending.set(false);
+      core.reporter.refused(e);
+    }
+  }
+
+  /**
+   * Reads the records of the jobs this worker holds, in one read; each one an operator cancelled
+   * under this worker's lease tells its handler ({@link JobContext.CancelReason#CANCELLED}). The
+   * lease itself was revoked by the cancel's commit: what the handler records next is refused.
+   */
+  void checkCancelled() {
+    cancelCheckPending.set(false);
+    List<Lease<S>> leases = new ArrayList<>(core.active.values());
+    if (leases.isEmpty()) {
+      return;
+    }
+    List<Key> jobKeys = new ArrayList<>(leases.size());
+    for (Lease<S> l : leases) {
+      jobKeys.add(core.keys.job(l.id));
+    }
+    try {
+      List<Optional<KvEntry>> records = core.store.getMany(jobKeys);
+      for (int i = 0; i < records.size(); i++) {
+        Optional<KvEntry> e = records.get(i);
+        if (e.isPresent()) {
+          JobRecord r = JobRecord.decode(e.get().value());
+          if (r.state == JobRecord.State.CANCELLED && r.token == leases.get(i).token) {
+            leases.get(i).cancel(JobContext.CancelReason.CANCELLED);
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      core.reporter.failing(
+          e); // the next renewal finds the cancel, as on a store that can't notify
+    }
   }
 
   /**

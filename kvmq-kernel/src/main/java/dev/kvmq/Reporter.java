@@ -59,8 +59,11 @@ final class Reporter<S> {
    */
   void leaseLost(Lease<S> lease, JobEvent.RefusedOutcome outcome) {
     if (lease.lose()) {
+      // an operator's cancel is not an outage: said at DEBUG
       LOG.log(
-          System.Logger.Level.WARNING,
+          lease.cancelReason().orElse(null) == JobContext.CancelReason.CANCELLED
+              ? System.Logger.Level.DEBUG
+              : System.Logger.Level.WARNING,
           "lost the lease on job "
               + lease.id
               + " of queue "

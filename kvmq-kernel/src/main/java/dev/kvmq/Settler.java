@@ -30,9 +30,54 @@ final class Settler<S> {
     this.committer = new GroupCommitter(core.store);
   }
 
+  /**
+   * What a run's outcome is to be: complete, fail (for good when {@code permanent}), or snooze.
+   *
+   * @param failure what the attempt failed with, or null to complete or snooze
+   * @param permanent the failure makes the job a dead letter whatever retries it has left
+   * @param snoozeMillis for a snooze, the delay; -1 otherwise
+   */
+  private record Decision(Throwable failure, boolean permanent, long snoozeMillis) {
+    boolean snooze() {
+      return snoozeMillis >= 0;
+    }
+  }
+
+  /**
+   * The outcome of a run from what the handler did: a run over its timeout fails with a {@link
+   * JobTimeoutException} whatever it did (retries apply); a failure is for good when the handler
+   * said so or threw a type the queue calls non-retryable; a normal return completes, or fails for
+   * good, or snoozes, as the handler asked last.
+   */
+  private Decision decide(Lease<S> lease, Throwable failure) {
+    if (lease.overran(core.now())) {
+      return new Decision(
+          new JobTimeoutException(lease.id, java.time.Duration.ofMillis(lease.timeoutMillis())),
+          false,
+          -1);
+    }
+    Lease.Requested asked = lease.requested();
+    if (failure != null) {
+      boolean permanent = asked instanceof Lease.Permanent;
+      for (Class<? extends Throwable> type : core.queue.nonRetryable) {
+        permanent |= type.isInstance(failure);
+      }
+      return new Decision(failure, permanent, -1);
+    }
+    if (asked instanceof Lease.Permanent p) {
+      return new Decision(new PermanentFailure(p.message()), true, -1);
+    }
+    if (asked instanceof Lease.Snooze z) {
+      return new Decision(null, false, z.delayMillis());
+    }
+    return new Decision(null, false, -1);
+  }
+
   /** Records the outcome of a job that ran: completed ({@code failure} null) or failed. */
-  void settle(Lease<S> lease, Throwable failure) {
+  void settle(Lease<S> lease, Throwable thrown) {
     Optional<Transitions.Holding> held = lease.finish();
+    Decision decision = decide(lease, thrown);
+    Throwable failure = decision.failure();
     if (held.isEmpty()) {
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease); // already reported; another worker owns the job now
@@ -40,7 +85,7 @@ final class Settler<S> {
     }
     Transitions.Plan plan;
     try {
-      plan = plan(lease, held.get(), failure);
+      plan = plan(lease, held.get(), decision);
     } catch (RuntimeException e) {
       core.reporter.couldNot("record the outcome of", lease, e, true);
       traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
@@ -48,14 +93,14 @@ final class Settler<S> {
       return;
     }
     if (!(plan instanceof Transitions.Applied applied)) {
-      core.reporter.leaseLost(lease, refused(failure));
+      core.reporter.leaseLost(lease, refused(decision));
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }
     committer.submit(
         applied.operation(),
-        (result, error) -> committed(lease, failure, applied, result, error, 0));
+        (result, error) -> committed(lease, decision, applied, result, error, 0));
   }
 
   /** Tells the tracing hook how the run ended (before the listeners, so a span ends first). */
@@ -63,11 +108,14 @@ final class Settler<S> {
     core.queue.tracer.end(lease.span, outcome, failure);
   }
 
-  private static JobEvent.RefusedOutcome refused(Throwable failure) {
-    return failure == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
+  private static JobEvent.RefusedOutcome refused(Decision d) {
+    if (d.snooze()) {
+      return JobEvent.RefusedOutcome.SNOOZE;
+    }
+    return d.failure() == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
-  private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Throwable failure) {
+  private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Decision decision) {
     long now = core.now();
     GroupBook book =
         GroupReads.book(core.store, core.keys, core.queue.groupLimits(), held.record());
@@ -82,6 +130,10 @@ final class Settler<S> {
           paused.map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT),
           book);
     }
+    if (decision.snooze()) {
+      return Transitions.snooze(core.keys, held, now, decision.snoozeMillis(), book);
+    }
+    Throwable failure = decision.failure();
     if (failure == null) {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
       return Transitions.complete(core.keys, held, now, nextId, book);
@@ -91,16 +143,18 @@ final class Settler<S> {
             failure.getClass().getName(),
             Objects.toString(failure.getMessage(), ""),
             Instant.ofEpochMilli(now));
-    return Transitions.fail(core.keys, held, now, error, core.queue.random.nextDouble(), book);
+    return Transitions.fail(
+        core.keys, held, now, error, core.queue.random.nextDouble(), decision.permanent(), book);
   }
 
   private void committed(
       Lease<S> lease,
-      Throwable failure,
+      Decision decision,
       Transitions.Applied plan,
       CommitResult result,
       RuntimeException error,
       int retries) {
+    Throwable failure = decision.failure();
     if (error != null) {
       core.reporter.failing(error);
       core.reporter.couldNot("record the outcome of", lease, error, false);
@@ -113,6 +167,8 @@ final class Settler<S> {
       long now = core.now();
       if (lease.pauseQueueUntil() > 0) {
         traced(lease, JobTracing.Outcome.DEFERRED, failure);
+      } else if (decision.snooze()) {
+        traced(lease, JobTracing.Outcome.SNOOZED, null);
       } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);
@@ -131,22 +187,23 @@ final class Settler<S> {
       core.settled(lease);
       return;
     }
-    // The record changed since we planned (a renewal landed, or someone else took the job).
+    // The record changed since we planned (a renewal landed, or someone else took the job, or
+    // an operator cancelled it).
     Transitions.Plan again = null;
     // A job of a group also checks its group's record, which every job of the group changes:
     // more tries, since another job's commit is no sign that this lease is lost.
     int tries = lease.record().group != null ? QueueCommands.ATOMIC_RETRIES : Lease.RETRIES;
     if (retries < tries && lease.refresh()) {
-      again = plan(lease, lease.holding(), failure);
+      again = plan(lease, lease.holding(), decision);
     }
     if (!(again instanceof Transitions.Applied retry)) {
-      core.reporter.leaseLost(lease, refused(failure));
+      core.reporter.leaseLost(lease, refused(decision));
       traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
       core.settled(lease);
       return;
     }
     committer.submit(
-        retry.operation(), (r, e) -> committed(lease, failure, retry, r, e, retries + 1));
+        retry.operation(), (r, e) -> committed(lease, decision, retry, r, e, retries + 1));
   }
 
   /**

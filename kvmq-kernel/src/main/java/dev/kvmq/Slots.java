@@ -2,6 +2,8 @@ package dev.kvmq;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -160,6 +162,10 @@ final class Slots<S> {
     if (lease.isLost()) {
       return false;
     }
+    if (lease.cancelReason().orElse(null) == JobContext.CancelReason.CANCELLED) {
+      core.reporter.leaseLost(lease, JobEvent.RefusedOutcome.START); // cancelled while it waited
+      return false;
+    }
     if (lease.record().leaseUntil > now) {
       return true;
     }
@@ -191,6 +197,8 @@ final class Slots<S> {
     Tracer tracer = core.queue.tracer;
     JobTracing.Span span = tracer.started(job, r.traceContext, lease.claimedAt, now);
     lease.span = span;
+    lease.running(Thread.currentThread(), now);
+    ScheduledFuture<?> timer = failure == null ? startTimer(lease) : null;
     try {
       if (failure == null) {
         handler.handle(job, lease);
@@ -199,7 +207,32 @@ final class Slots<S> {
     } catch (Throwable t) {
       return t;
     } finally {
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      lease.ran();
       tracer.detach(span);
+    }
+  }
+
+  /**
+   * Schedules the run's timeout on the worker's executor (its clock: a test's {@link
+   * dev.kvmq.testkit.ManualScheduler} runs it when its time comes), or null when the job has none.
+   */
+  private ScheduledFuture<?> startTimer(Lease<S> lease) {
+    long timeout = lease.timeoutMillis();
+    if (timeout < 0) {
+      return null;
+    }
+    try {
+      return core.executor.schedule(
+          WorkerCore.named(
+              "the timeout of job " + lease.id + " of queue " + core.queue.name(), lease::timeOut),
+          timeout,
+          TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      core.reporter.refused(e); // the run goes on without a timeout; the worker is stopping
+      return null;
     }
   }
 }

@@ -42,7 +42,11 @@ final class TransitionTable {
     /** In the held index: written in an application's transaction, not released yet. */
     HELD,
     /** Ready, in its group's parked index: its group has no free slot (docs/flow-control.md). */
-    PARKED;
+    PARKED,
+    /** In the cancelled index: cancelled by an operator, kept. */
+    CANCELLED,
+    /** Completed, in the completed index: kept for the queue's retention. */
+    COMPLETED;
 
     /** The node of a decoded record. */
     static Node of(JobRecord r) {
@@ -52,6 +56,8 @@ final class TransitionTable {
         case LEASED -> LEASED;
         case DEAD -> DEAD;
         case HELD -> HELD;
+        case CANCELLED -> CANCELLED;
+        case COMPLETED -> COMPLETED;
       };
     }
   }
@@ -108,7 +114,15 @@ final class TransitionTable {
      * A push of a taken unique key in debounce mode gives the waiting job that holds it the pushed
      * state and due time (UniqueTransitions.push).
      */
-    DEBOUNCE
+    DEBOUNCE,
+    /** A job kept in the history is removed: past its status's retention. */
+    PRUNE,
+    /**
+     * An operator cancels a job that has not ended; a lease on it is revoked in the same commit.
+     */
+    CANCEL,
+    /** The holder puts its job back for a while without using a retry. */
+    SNOOZE
   }
 
   /**
@@ -120,6 +134,7 @@ final class TransitionTable {
    *   DELAYED    -promote----> READY             (due)
    *   READY      -claim------> LEASED            (token + 1, attempt + 1)
    *   LEASED     -reclaim----> READY             (expired)
+   *   LEASED     -reclaim----> DEAD              (expired, the maxLeaseExpiries-th time: poison)
    *   LEASED     -release----> READY             (attempt - 1)
    *   LEASED     -renew------> LEASED
    *   LEASED     -update-----> LEASED
@@ -140,6 +155,13 @@ final class TransitionTable {
    *   PARKED     -delete-----> ABSENT
    *   LEASED     -defer------> DELAYED           (the queue's starts paused; attempt - 1)
    *   READY | DELAYED -debounce-> READY | DELAYED (a push of its unique key, debounced)
+   *   LEASED     -complete---> COMPLETED         (completed jobs kept)
+   *   LEASED     -fail-------> ABSENT            (no retries left, no dead letters kept)
+   *   COMPLETED  -delete-----> ABSENT            (an operator)
+   *   COMPLETED | DEAD -prune-> ABSENT           (past the retention)
+   *   READY | PARKED | DELAYED | LEASED | HELD -cancel-> CANCELLED (an operator; revokes a lease)
+   *   LEASED     -snooze-----> READY | DELAYED   (retries untouched)
+   *   CANCELLED  -delete-----> ABSENT            (an operator, or pruning)
    * </pre>
    */
   enum Edge {
@@ -181,7 +203,21 @@ final class TransitionTable {
     DEBOUNCE_READY(Event.DEBOUNCE, Node.READY, Node.READY),
     DEBOUNCE_READY_DELAYED(Event.DEBOUNCE, Node.READY, Node.DELAYED),
     DEBOUNCE_DELAYED_READY(Event.DEBOUNCE, Node.DELAYED, Node.READY),
-    DEBOUNCE_DELAYED(Event.DEBOUNCE, Node.DELAYED, Node.DELAYED);
+    DEBOUNCE_DELAYED(Event.DEBOUNCE, Node.DELAYED, Node.DELAYED),
+    COMPLETE_KEPT(Event.COMPLETE, Node.LEASED, Node.COMPLETED),
+    FAIL_DISCARDED(Event.FAIL, Node.LEASED, Node.ABSENT),
+    DELETE_COMPLETED(Event.DELETE, Node.COMPLETED, Node.ABSENT),
+    PRUNE_COMPLETED(Event.PRUNE, Node.COMPLETED, Node.ABSENT),
+    PRUNE_DEAD(Event.PRUNE, Node.DEAD, Node.ABSENT),
+    RECLAIM_DEAD(Event.RECLAIM, Node.LEASED, Node.DEAD),
+    CANCEL_READY(Event.CANCEL, Node.READY, Node.CANCELLED),
+    CANCEL_DELAYED(Event.CANCEL, Node.DELAYED, Node.CANCELLED),
+    CANCEL_LEASED(Event.CANCEL, Node.LEASED, Node.CANCELLED),
+    CANCEL_HELD(Event.CANCEL, Node.HELD, Node.CANCELLED),
+    SNOOZE_READY(Event.SNOOZE, Node.LEASED, Node.READY),
+    SNOOZE_DELAYED(Event.SNOOZE, Node.LEASED, Node.DELAYED),
+    DELETE_CANCELLED(Event.DELETE, Node.CANCELLED, Node.ABSENT),
+    CANCEL_PARKED(Event.CANCEL, Node.PARKED, Node.CANCELLED);
 
     final Event event;
     final Node from;

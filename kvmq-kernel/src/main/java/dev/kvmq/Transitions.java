@@ -157,6 +157,8 @@ final class Transitions {
     d.group = o.group();
     d.unique = o.unique();
     d.holdsUnique = o.unique() != null && o.unique().scope() != UniqueKey.Scope.PERIOD;
+    d.timeoutMillis = o.timeout() == null ? -1 : o.timeout().toMillis();
+    d.interruptOnCancel = o.interruptOnCancel();
     return d;
   }
 
@@ -188,13 +190,150 @@ final class Transitions {
     return moveInto(op, Event.PROMOTE, k, read, r.draft().state(JobRecord.State.READY), g);
   }
 
-  /** A job whose lease expired (its worker died or stalled) returns to the ready index. */
+  /**
+   * A job whose lease expired (its worker died or stalled) returns to the ready index, with one
+   * more lease expiry counted; at the {@link Queue#DEFAULT_MAX_LEASE_EXPIRIES default} limit it
+   * becomes a dead letter instead: see {@link #reclaim(QueueKeys, Read, long, int)}.
+   */
   static Plan reclaim(QueueKeys k, Read read, long now) {
-    JobRecord r = read.record();
-    if (r.state != JobRecord.State.LEASED || r.leaseUntil > now) {
+    return reclaim(k, read, now, Queue.DEFAULT_MAX_LEASE_EXPIRIES);
+  }
+
+  /**
+   * A job whose lease expired (its worker died or stalled) returns to the ready index, with one
+   * more lease expiry counted; a poison job, whose lease has now expired {@code maxExpiries} times,
+   * becomes a dead letter instead, with an error of type {@link JobError#LEASE_EXPIRED} that says
+   * so.
+   *
+   * @param maxExpiries the queue's {@link Queue#maxLeaseExpiries()}, 1 or more
+   */
+  static Plan reclaim(QueueKeys k, Read read, long now, int maxExpiries) {
+    return reclaim(k, read, now, maxExpiries, GroupBook.none());
+  }
+
+  /**
+   * As {@link #reclaim(QueueKeys, Read, long, int)}, booked in {@code g}: a job of a group keeps
+   * its slot when it is reclaimed, and frees it when it becomes a dead letter.
+   */
+  static Plan reclaim(QueueKeys k, Read read, long now, int maxExpiries, GroupBook g) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    JobRecord after = reclaimInto(op, k, read, now, maxExpiries, g);
+    if (after == null) {
       return WRONG_STATE;
     }
-    return move(Event.RECLAIM, k, read, r.draft().state(JobRecord.State.READY).leaseUntil(0));
+    g.finishInto(op);
+    return new Applied(op.build(), Optional.of(after), Optional.empty());
+  }
+
+  /**
+   * Adds the reclaim of an expired lease to a larger operation (the reclaims and promotions of one
+   * group's jobs, which share its record); the caller finishes {@code g} into it. Null when the job
+   * is not leased or its lease has not expired (nothing added).
+   */
+  static JobRecord reclaimInto(
+      AtomicOperation.Builder op, QueueKeys k, Read read, long now, int maxExpiries, GroupBook g) {
+    JobRecord r = read.record();
+    if (r.state != JobRecord.State.LEASED || r.leaseUntil > now) {
+      return null;
+    }
+    JobRecord.Draft d = r.draft().leaseUntil(0);
+    d.leaseExpiries = r.leaseExpiries + 1;
+    if (d.leaseExpiries >= maxExpiries) {
+      d.state = JobRecord.State.DEAD;
+      d.error =
+          new JobError(
+              JobError.LEASE_EXPIRED,
+              "the lease expired "
+                  + d.leaseExpiries
+                  + " times (its worker died or hung each time): a dead letter instead of"
+                  + " reclaimed again",
+              java.time.Instant.ofEpochMilli(now));
+      d.holdsUnique = false; // a dead letter's scope is over: the move deletes the key's entry
+    } else {
+      d.state = JobRecord.State.READY;
+    }
+    return moveInto(op, Event.RECLAIM, k, read, d, g);
+  }
+
+  /**
+   * An operator cancels a job that has not ended (ready, delayed, leased with a live or an expired
+   * lease, held): CANCELLED at {@code now}, in the cancelled index, kept. A lease on it is revoked
+   * in the same operation: the record is no longer LEASED, so the holder's complete, fail, renew
+   * and update are refused ({@link Refusal#LEASE_LOST}), and its planned operations fail their
+   * versionstamp check. Dead letters and cancelled jobs have ended: {@link Refusal#WRONG_STATE}.
+   */
+  static Plan cancel(QueueKeys k, Read read, long now) {
+    return cancel(k, read, now, GroupBook.none());
+  }
+
+  /**
+   * As {@link #cancel(QueueKeys, Read, long)}, booked in {@code g}: a job of a group frees its slot
+   * (or its place among the parked) in the same operation, and a unique key it holds is released.
+   */
+  static Plan cancel(QueueKeys k, Read read, long now, GroupBook g) {
+    JobRecord r = read.record();
+    if (r.state == JobRecord.State.DEAD
+        || r.state == JobRecord.State.CANCELLED
+        || r.state == JobRecord.State.COMPLETED) {
+      return WRONG_STATE;
+    }
+    JobRecord.Draft d = r.draft().state(JobRecord.State.CANCELLED).leaseUntil(0);
+    d.cancelledAt = now;
+    d.parked = false;
+    d.holdsUnique = false; // a cancelled job's scope is over: the move deletes the key's entry
+    return move(Event.CANCEL, k, read, d, g);
+  }
+
+  /**
+   * The lease holder puts its job back, due {@code delayMillis} after {@code now}, without using a
+   * retry: its retries left stay, its attempt count keeps this run, and its place in the ready
+   * index is its priority's, as for any due job.
+   */
+  static Plan snooze(QueueKeys k, Holding h, long now, long delayMillis) {
+    return snooze(k, h, now, delayMillis, GroupBook.none());
+  }
+
+  /**
+   * As {@link #snooze(QueueKeys, Holding, long, long)}, booked in {@code g}: a job of a group that
+   * waits frees its slot, one that is ready at once keeps it.
+   */
+  static Plan snooze(QueueKeys k, Holding h, long now, long delayMillis, GroupBook g) {
+    if (!holds(h)) {
+      return LEASE_LOST;
+    }
+    JobRecord.Draft d = h.record().draft().leaseUntil(0);
+    d.delayUntil = now + delayMillis;
+    d.state = delayMillis > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+    return move(Event.SNOOZE, k, read(h), d, g);
+  }
+
+  /**
+   * Plans {@link #cancel} of each job of {@code reads} that {@code filter} takes at {@code now} (a
+   * bulk cancel's batch): one operation per job, each checking its own record's versionstamp, so
+   * that a job changed since it was read is left out without failing the others.
+   */
+  static List<Applied> cancelMatching(QueueKeys k, List<Read> reads, long now, JobFilter filter) {
+    List<Applied> plans = new java.util.ArrayList<>();
+    for (Read read : reads) {
+      if (filter.matches(read.record(), now) && cancel(k, read, now) instanceof Applied a) {
+        plans.add(a);
+      }
+    }
+    return plans;
+  }
+
+  /**
+   * Plans {@link #delete} of each job of {@code reads} that {@code filter} takes at {@code now} (a
+   * bulk delete's batch), as {@link #cancelMatching} does: never a job under a live lease.
+   */
+  static List<Applied> deleteMatching(QueueKeys k, List<Read> reads, long now, JobFilter filter) {
+    List<Applied> plans = new java.util.ArrayList<>();
+    for (Read read : reads) {
+      if (filter.matches(read.record(), now) && delete(k, read, now) instanceof Applied a) {
+        plans.add(a);
+      }
+    }
+    return plans;
   }
 
   /** A ready job is leased until {@code now + lease}, under a new, larger fencing token. */
@@ -373,6 +512,8 @@ final class Transitions {
       d.retryLimit = r.retryLimit;
       d.backoff = r.backoff;
       d.payload = r.payload;
+      d.timeoutMillis = r.timeoutMillis;
+      d.interruptOnCancel = r.interruptOnCancel;
       d.group = r.group;
       g.move(null, d);
       JobRecord next = d.build();
@@ -396,18 +537,35 @@ final class Transitions {
    * @param random a number in [0, 1) for the backoff's jitter
    */
   static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random) {
-    return fail(k, h, now, error, random, GroupBook.none());
+    return fail(k, h, now, error, random, false, GroupBook.none());
   }
 
-  /** As {@link #fail(QueueKeys, Holding, long, JobError, double)}, booked in {@code g}. */
-  static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random, GroupBook g) {
+  /** As {@link #fail(QueueKeys, Holding, long, JobError, double, boolean, GroupBook)}, no group. */
+  static Plan fail(
+      QueueKeys k, Holding h, long now, JobError error, double random, boolean permanent) {
+    return fail(k, h, now, error, random, permanent, GroupBook.none());
+  }
+
+  /**
+   * As {@link #fail(QueueKeys, Holding, long, JobError, double)}, booked in {@code g}; a {@code
+   * permanent} failure (the handler said so, or threw a type the queue calls non-retryable) makes
+   * the job a dead letter at once, whatever retries it has left.
+   */
+  static Plan fail(
+      QueueKeys k,
+      Holding h,
+      long now,
+      JobError error,
+      double random,
+      boolean permanent,
+      GroupBook g) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
     JobRecord.Draft d = r.draft().leaseUntil(0);
     d.error = error;
-    if (r.retriesLeft > 0) {
+    if (r.retriesLeft > 0 && !permanent) {
       int retry = r.retryLimit - r.retriesLeft + 1;
       d.retriesLeft = r.retriesLeft - 1;
       d.delayUntil = now + r.backoff.delayFor(retry, random).toMillis();
@@ -436,10 +594,11 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY);
     d.retriesLeft = r.retryLimit;
     d.delayUntil = 0;
+    d.leaseExpiries = 0; // a replayed poison job gets the whole limit again
     return move(Event.REPLAY, k, read, d, g);
   }
 
-  /** Removes a job that is not being processed under a live lease. */
+  /** Removes a job that is not being processed under a live lease (a cancelled one included). */
   static Plan delete(QueueKeys k, Read read, long now) {
     return delete(k, read, now, GroupBook.none());
   }

@@ -126,6 +126,8 @@ public final class Worker<S> {
       subs.add(store.subscribe(core.keys.paused, pass::pausedChanged));
       // a schedule defined, resumed or replaced may be due before the planned wake
       subs.add(store.subscribe(core.keys.dueIndex(), pass::delayedChanged));
+      // a job this worker runs may have been cancelled: its handler is told at once
+      subs.add(store.subscribe(core.keys.cancelledIndex(), renewer::cancelsChanged));
       KvStore.Subscription all = () -> subs.forEach(KvStore.Subscription::close);
       boolean stoppedMeanwhile;
       synchronized (lifecycle) {

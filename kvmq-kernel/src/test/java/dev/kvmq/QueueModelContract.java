@@ -84,6 +84,8 @@ public abstract class QueueModelContract {
         case DELAYED -> delayUntil > now ? JobStatus.DELAYED : JobStatus.WAITING;
         case READY -> JobStatus.WAITING;
         case HELD -> JobStatus.HELD;
+        case CANCELLED -> JobStatus.CANCELLED;
+        case COMPLETED -> JobStatus.COMPLETED;
       };
     }
   }

@@ -63,7 +63,9 @@ class TransitionTableTest {
             Event.COMPLETE,
             Event.FAIL,
             Event.DELETE,
-            Event.DEFER);
+            Event.DEFER,
+            Event.CANCEL,
+            Event.SNOOZE);
     assertThat(TransitionTable.next(Node.DEAD, Event.CLAIM)).isEmpty();
     assertThat(TransitionTable.next(Node.DELAYED, Event.CLAIM))
         .as("a delayed job is promoted first")
@@ -94,7 +96,27 @@ class TransitionTableTest {
     }
     assertThat(fromHeld)
         .as("no claim, promote or reclaim: a held job never runs")
-        .containsExactlyInAnyOrder(Event.RELEASE_HELD, Event.DROP_HELD, Event.DELETE);
+        .containsExactlyInAnyOrder(Event.RELEASE_HELD, Event.DROP_HELD, Event.DELETE, Event.CANCEL);
+  }
+
+  @Test
+  void aCancelledJobOnlyLeavesByADeleteAndNothingEndedIsCancelled() {
+    Set<Event> fromCancelled = EnumSet.noneOf(Event.class);
+    for (Edge e : Edge.values()) {
+      if (e.from == Node.CANCELLED) {
+        fromCancelled.add(e.event);
+      }
+      if (e.to == Node.CANCELLED) {
+        assertThat(e.event).as("only a cancel makes a cancelled job").isEqualTo(Event.CANCEL);
+      }
+    }
+    assertThat(fromCancelled).as("a cancelled job never runs again").containsExactly(Event.DELETE);
+    assertThat(TransitionTable.next(Node.DEAD, Event.CANCEL))
+        .as("a dead letter has ended")
+        .isEmpty();
+    assertThat(TransitionTable.next(Node.LEASED, Event.RECLAIM))
+        .as("a poison job is not reclaimed forever")
+        .containsExactlyInAnyOrder(Node.READY, Node.DEAD);
   }
 
   @Test

@@ -60,6 +60,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-013: a schedule on a queue without a handler: {@link QueueSchedule} on a class that is
  *       not a {@link QueueHandler}, or {@code kvmq.queue.NAME.schedule.*} keys of a queue that has
  *       no handler in this application;
+ *   <li>KVMQ-017: a bad timeout ({@link QueueHandler#timeout()}, {@code kvmq.queue.NAME.timeout}):
+ *       not an ISO-8601 duration, under 1 ms or over the longest;
+ *   <li>KVMQ-018: a non-retryable exception type that can't be used ({@code
+ *       kvmq.queue.NAME.non-retryable}): a class the application can't load, or not a {@code
+ *       Throwable}, or an empty entry;
+ *   <li>KVMQ-019: a bad retention ({@link QueueHandler#keepCompleted()}, {@code keepCancelled},
+ *       {@code keepDead}, {@code kvmq.queue.NAME.keep-completed}, {@code .keep-cancelled}, {@code
+ *       .keep-dead}): not {@code none}, {@code unlimited}, an ISO-8601 age, a count, or an age and
+ *       a count;
  *   <li>KVMQ-020: a bad group limit ({@code kvmq.queue.NAME.group-limit} or {@code
  *       kvmq.queue.NAME.group.GROUP.limit}): not a whole number from 0 or {@code unlimited}, a
  *       group name the kernel refuses, a group key that names no property;
@@ -214,6 +223,8 @@ public class KvmqExtension implements Extension {
       QueueSettings settings = null;
       try {
         settings = QueueSettings.of(queue, a, config);
+      } catch (QueueSettings.BadSettings e) {
+        report(e, "handler " + c.getName() + " of queue \"" + queue + "\"", problems);
       } catch (IllegalArgumentException e) {
         problems.add(
             "KVMQ-004: handler "
@@ -276,12 +287,27 @@ public class KvmqExtension implements Extension {
       if (!handlerQueues.contains(queue)) {
         try {
           QueueSettings.of(queue, null, config);
+        } catch (QueueSettings.BadSettings e) {
+          report(e, "queue \"" + queue + "\"", problems);
         } catch (IllegalArgumentException e) {
           problems.add("KVMQ-004: queue \"" + queue + "\" has bad settings: " + e.getMessage());
         }
       }
     }
     return problems;
+  }
+
+  /**
+   * Adds the problems of bad settings: one KVMQ-004 line for the worker's and the default job
+   * options', one line per problem with a code of its own (KVMQ-017 to KVMQ-019).
+   */
+  private static void report(QueueSettings.BadSettings e, String who, List<String> problems) {
+    if (!e.problems.isEmpty()) {
+      problems.add("KVMQ-004: " + who + " has bad settings: " + String.join("; ", e.problems));
+    }
+    for (QueueControl.Coded c : e.coded) {
+      problems.add(c.code() + ": " + who + ": " + c.text());
+    }
   }
 
   /**

@@ -469,6 +469,9 @@ public class KvmqRuntime {
               .applyTo(Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)))
               .tracing(observation())
               .heldTimeout(TransactionPush.heldTimeout(name, config))
+              .defaultTimeout(settings.control().timeout().orElse(null))
+              .nonRetryable(settings.control().nonRetryable())
+              .retention(settings.control().retention())
               .build();
       JsonbCodec<Object> input =
           new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);

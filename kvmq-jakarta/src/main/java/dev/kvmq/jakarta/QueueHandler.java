@@ -30,8 +30,10 @@ import java.lang.annotation.Target;
  * by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch}, {@code .lease},
  * {@code .renew-every}, {@code .poll-every}, {@code .priority}, {@code .retries}, {@code
  * .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay}, {@code .retry-jitter}, {@code
- * .ignore-unknown-properties}, {@code .thread-factory}. Durations are ISO-8601 ({@code PT30S}). The
- * default job options apply to pushes that give no options of their own ({@link
+ * .ignore-unknown-properties}, {@code .thread-factory}, and the queue's job control and history
+ * ({@link #timeout()} to {@link #keepDead()}) by {@code .timeout}, {@code .non-retryable}, {@code
+ * .keep-completed}, {@code .keep-cancelled}, {@code .keep-dead}. Durations are ISO-8601 ({@code
+ * PT30S}). The default job options apply to pushes that give no options of their own ({@link
  * JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start from.
  */
 @Stereotype
@@ -160,4 +162,48 @@ public @interface QueueHandler {
    *     java:comp/DefaultManagedThreadFactory} threads (or {@code kvmq.executor})
    */
   String threadFactory() default "";
+
+  /**
+   * The queue's default timeout: a run of a job whose options give no timeout of their own that
+   * takes longer is told to stop ({@link dev.kvmq.JobContext.CancelReason#TIMED_OUT}), and its
+   * attempt counts as failed with a {@link dev.kvmq.JobTimeoutException}: retries and backoff
+   * apply, then the dead letters. See {@link dev.kvmq.Queue.Builder#defaultTimeout}.
+   *
+   * @return an ISO-8601 duration of at least 1 ms, or empty (default) for no timeout
+   */
+  String timeout() default "";
+
+  /**
+   * The exception types that fail a job for good: a handler that throws one of them (or a subclass)
+   * makes its job a dead letter at once, whatever retries it has left. Configuration ({@code
+   * kvmq.queue.NAME.non-retryable}, fully qualified class names separated by commas) replaces this
+   * list. See {@link dev.kvmq.Queue.Builder#nonRetryable}.
+   *
+   * @return the types (default none)
+   */
+  Class<? extends Throwable>[] nonRetryable() default {};
+
+  /**
+   * How long completed jobs are kept, with their results and attempts: {@code none}, {@code
+   * unlimited}, an ISO-8601 age ({@code P7D}), a count ({@code 10000}: the newest), or both ({@code
+   * P7D,10000}: a job past either limit is pruned). See {@link dev.kvmq.Retention}.
+   *
+   * @return the retention, or empty (default) for kvmq's: 1 day and 10,000 at most
+   */
+  String keepCompleted() default "";
+
+  /**
+   * How long cancelled jobs are kept, written as for {@link #keepCompleted()}.
+   *
+   * @return the retention, or empty (default) for kvmq's: 7 days and 10,000 at most
+   */
+  String keepCancelled() default "";
+
+  /**
+   * How long dead letters are kept, written as for {@link #keepCompleted()}; {@code none} drops a
+   * job in the commit that would make it a dead letter.
+   *
+   * @return the retention, or empty (default) for kvmq's: until replayed or deleted
+   */
+  String keepDead() default "";
 }

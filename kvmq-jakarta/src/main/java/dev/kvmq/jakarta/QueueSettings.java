@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * A queue's settings in this application: its worker's options, the default options of a job pushed
@@ -21,47 +22,77 @@ import java.util.Optional;
  * @param ignoreUnknownProperties whether the codec reads JSON with properties its type lacks
  * @param threads the managed thread factory the queue's handlers run on, if it names one; else they
  *     run on kvmq's pool
+ * @param control the queue's timeout, non-retryable exception types and retention
  */
 record QueueSettings(
     WorkerOptions worker,
     JobOptions jobDefaults,
     boolean ignoreUnknownProperties,
-    Optional<QueueThreads> threads) {
+    Optional<QueueThreads> threads,
+    QueueControl control) {
 
   /** The cap of a growing backoff that has none: long enough never to be reached. */
   private static final Duration NO_CAP = Duration.ofDays(365L * 100);
 
   /** The settings that {@code kvmq.queue.NAME.*} may give, as the ends of their keys. */
   static final List<String> KEYS =
-      List.of(
-          "concurrency",
-          "prefetch",
-          "lease",
-          "renew-every",
-          "poll-every",
-          "priority",
-          "retries",
-          "retry-delay",
-          "retry-multiplier",
-          "retry-max-delay",
-          "retry-jitter",
-          "ignore-unknown-properties",
-          TransactionPush.KEY,
-          "thread-factory",
-          TransactionPush.HELD_TIMEOUT_KEY,
-          FlowLimits.GROUP_LIMIT_KEY,
-          FlowLimits.RATE_LIMIT_KEY);
+      Stream.concat(
+              Stream.of(
+                  "concurrency",
+                  "prefetch",
+                  "lease",
+                  "renew-every",
+                  "poll-every",
+                  "priority",
+                  "retries",
+                  "retry-delay",
+                  "retry-multiplier",
+                  "retry-max-delay",
+                  "retry-jitter",
+                  "ignore-unknown-properties",
+                  TransactionPush.KEY,
+                  "thread-factory",
+                  TransactionPush.HELD_TIMEOUT_KEY,
+                  FlowLimits.GROUP_LIMIT_KEY,
+                  FlowLimits.RATE_LIMIT_KEY),
+              QueueControl.KEYS.stream())
+          .toList();
 
   /** The settings of a queue without configuration or handler. */
   static final QueueSettings DEFAULTS =
-      new QueueSettings(WorkerOptions.defaults(), JobOptions.defaults(), false, Optional.empty());
+      new QueueSettings(
+          WorkerOptions.defaults(),
+          JobOptions.defaults(),
+          false,
+          Optional.empty(),
+          QueueControl.DEFAULTS);
 
-  /** A setting that can't be used; the message names where the value came from. */
+  /**
+   * A setting that can't be used; the message names where the value came from. The worker's and the
+   * default job options' problems are KVMQ-004; the control settings' have codes of their own
+   * ({@link #coded}).
+   */
   static final class BadSettings extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
 
+    /** The KVMQ-004 problems. */
+    final transient List<String> problems;
+
+    /** The problems with codes of their own (KVMQ-017 to KVMQ-019). */
+    final transient List<QueueControl.Coded> coded;
+
     BadSettings(List<String> problems) {
-      super(String.join("; ", problems));
+      this(problems, List.of());
+    }
+
+    BadSettings(List<String> problems, List<QueueControl.Coded> coded) {
+      super(
+          String.join(
+              "; ",
+              Stream.concat(problems.stream(), coded.stream().map(c -> c.code() + ": " + c.text()))
+                  .toList()));
+      this.problems = List.copyOf(problems);
+      this.coded = List.copyOf(coded);
     }
   }
 
@@ -138,8 +169,10 @@ record QueueSettings(
             "ignoreUnknownProperties",
             handler != null && handler.ignoreUnknownProperties());
     Optional<QueueThreads> threads = r.threads(handler != null ? handler.threadFactory() : "");
-    if (!r.problems.isEmpty()) {
-      throw new BadSettings(r.problems);
+    List<QueueControl.Coded> coded = new ArrayList<>();
+    QueueControl control = QueueControl.of(queue, handler, config, coded);
+    if (!r.problems.isEmpty() || !coded.isEmpty()) {
+      throw new BadSettings(r.problems, coded);
     }
     Duration cap = max != null ? max : multiplier == 1 ? delay : NO_CAP;
     try {
@@ -153,7 +186,8 @@ record QueueSettings(
                       ? Backoff.NONE
                       : new Backoff(delay, multiplier, cap, jitter)),
           ignoreUnknown,
-          threads);
+          threads,
+          control);
     } catch (IllegalArgumentException e) {
       throw new BadSettings(List.of(e.getMessage()));
     }

@@ -46,9 +46,9 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The admin REST API: queues, jobs, dead letters, pause/resume, recurring schedules, and a
- * server-sent event feed per queue. JSON in and out; errors as {@code application/problem+json}.
- * Every endpoint requires the role {@code kvmq-admin}.
+ * The admin REST API: queues, jobs, dead letters, pause/resume, cancel, listings by status with a
+ * cursor, recurring schedules, and a server-sent event feed per queue. JSON in and out; errors as
+ * {@code application/problem+json}. Every endpoint requires the role {@code kvmq-admin}.
  */
 @Path("queues")
 @RequestScoped
@@ -233,21 +233,103 @@ public class QueuesResource {
   }
 
   /**
-   * Deletes every waiting (and delayed) job in one atomic operation.
+   * Deletes jobs in bulk: {@code status=waiting} deletes every waiting and delayed job in one
+   * atomic operation; {@code held}, {@code dead}, {@code cancelled} or {@code completed} deletes
+   * every job of that status in batches of at most {@link Queue#BULK_BATCH} per commit. Jobs being
+   * processed are never deleted (cancel them instead).
    *
    * @param name the queue
-   * @param status must be {@code waiting}
+   * @param status waiting, held, dead, cancelled or completed
    * @return {@code {"deleted": n}}
    */
   @DELETE
   @Path("{q}/jobs")
   public String deleteWaiting(@PathParam("q") String name, @QueryParam("status") String status) {
     admin();
+    Queue<?> q = find(name).queue();
     if (!"waiting".equals(status)) {
-      throw Problem.badRequest("status", "only status=waiting can be deleted in bulk");
+      return refusing(() -> ControlRest.deleteAll(q, status)).toString();
     }
-    int n = find(name).queue().deleteWaiting();
+    int n = q.deleteWaiting();
     return Json.createObjectBuilder().add("deleted", n).build().toString();
+  }
+
+  /**
+   * Cancels a job that has not ended (waiting, delayed, held or being processed): it becomes
+   * cancelled in one commit and no worker runs it again. A running job's lease is revoked in that
+   * commit, its handler is told to stop ({@code JobContext.CancelReason.CANCELLED}), and the
+   * worker's later completion or failure is refused.
+   *
+   * @param name the queue
+   * @param id the job
+   * @return 204; 404 if there is no such job; 409 if it has ended (dead, completed or cancelled)
+   */
+  @POST
+  @Path("{q}/jobs/{id}/cancel")
+  public Response cancel(@PathParam("q") String name, @PathParam("id") String id) {
+    admin();
+    Queue<?> q = find(name).queue();
+    refusing(
+        () -> {
+          ControlRest.cancel(q, id);
+          return null;
+        });
+    return Response.noContent().build();
+  }
+
+  /**
+   * Cancels every job of the statuses given, in batches of at most {@link Queue#BULK_BATCH} jobs
+   * per commit (a bulk cancel never holds a claim up for long); a job that a worker claims or ends
+   * between a batch's read and its commit is left as its own commit made it.
+   *
+   * @param name the queue
+   * @param status comma-separated: waiting, delayed, processing, held
+   * @return {@code {"cancelled": n}}
+   */
+  @POST
+  @Path("{q}/cancel")
+  public String cancelAll(@PathParam("q") String name, @QueryParam("status") String status) {
+    admin();
+    Queue<?> q = find(name).queue();
+    return refusing(() -> ControlRest.cancelAll(q, status)).toString();
+  }
+
+  /**
+   * One page of the jobs of a status, any status (completed, cancelled and dead included), in the
+   * order of the status's index (waiting: queue order; the others oldest first); a page costs
+   * O(limit + log n) whatever the queue holds.
+   *
+   * @param name the queue
+   * @param status waiting, delayed, processing, held, dead, completed or cancelled
+   * @param cursor the {@code next} of the previous page of the same status, or absent for the first
+   * @param limit the most jobs to return, 1 to 1000 (default 100)
+   * @return {@code {status, jobs: [...], next?}}; {@code next} is absent on the last page
+   */
+  @GET
+  @Path("{q}/list")
+  public String list(
+      @PathParam("q") String name,
+      @QueryParam("status") String status,
+      @QueryParam("cursor") String cursor,
+      @QueryParam("limit") Integer limit) {
+    admin();
+    AdminQueue<?> q = find(name);
+    return refusing(() -> ControlRest.page(q, status, cursor, limit)).toString();
+  }
+
+  /**
+   * How many jobs a status has, counted from its index.
+   *
+   * @param name the queue
+   * @param status waiting, delayed, processing, held, dead, completed or cancelled
+   * @return {@code {status, count}}
+   */
+  @GET
+  @Path("{q}/count")
+  public String count(@PathParam("q") String name, @QueryParam("status") String status) {
+    admin();
+    Queue<?> q = find(name).queue();
+    return refusing(() -> ControlRest.count(q, status)).toString();
   }
 
   /**
@@ -669,6 +751,15 @@ public class QueuesResource {
     }
   }
 
+  /** Runs a call of {@link ControlRest}, answering its refusal with a problem. */
+  private static <T> T refusing(java.util.function.Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (ControlRest.Refused e) {
+      throw e.problem();
+    }
+  }
+
   private AdminQueue<?> find(String name) {
     return runtime
         .adminQueue(name)
@@ -699,13 +790,15 @@ public class QueuesResource {
   private static JobStatus parseStatus(String s) {
     try {
       JobStatus st = JobStatus.valueOf(s.toUpperCase(Locale.ROOT));
-      if (st == JobStatus.DEAD) {
+      if (!ControlRest.CANCELLABLE.contains(st)) {
         throw new IllegalArgumentException();
       }
       return st;
     } catch (IllegalArgumentException e) {
       throw Problem.badRequest(
-          "status", "status is waiting, delayed, processing or held (dead letters: GET .../dead)");
+          "status",
+          "status is waiting, delayed, processing or held (dead letters: GET .../dead; dead,"
+              + " completed and cancelled jobs: GET .../list?status=)");
     }
   }
 
@@ -733,8 +826,8 @@ public class QueuesResource {
   }
 
   /**
-   * A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions),
-   * lastError?}}.
+   * A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions), lastError?,
+   * ...control and history (ControlRest.addFields)}}.
    */
   static <S> JsonObject job(AdminQueue<S> q, Job<S> j, int place) {
     JsonObjectBuilder b =
@@ -757,6 +850,7 @@ public class QueuesResource {
                         .add("type", e.type())
                         .add("message", e.message())
                         .add("failedAt", e.failedAt().toString())));
+    ControlRest.addFields(j, b);
     return b.build();
   }
 

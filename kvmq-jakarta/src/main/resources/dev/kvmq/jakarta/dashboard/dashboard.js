@@ -242,10 +242,17 @@
 
   // ---- one queue
 
-  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined, schedules: null };
+  // Dead letters, completed and cancelled jobs are listed a page at a time with the server's cursor
+  // (GET .../list?status=&cursor=): O(page) on the server. The others in queue order with places
+  // (GET .../jobs?offset=). cursors holds the cursor of each page shown so far, for "Previous".
+  const CURSOR_STATUSES = new Set(['dead', 'completed', 'cancelled']);
+  const CANCELLABLE = new Set(['waiting', 'delayed', 'processing', 'held']);
+  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined, schedules: null,
+    cursors: [null], next: null, count: null };
 
   function showQueue(name) {
-    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined, schedules: null });
+    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined, schedules: null,
+      cursors: [null], next: null, count: null });
     view.limit = Number($('f-limit').value);
     document.title = name + ' – kvmq dashboard';
     $('q-name').textContent = name;
@@ -292,6 +299,7 @@
     $('q-held').textContent = fmt.format(s.held || 0);
     $('q-pause').textContent = s.paused ? 'Resume' : 'Pause';
     $('q-delete-waiting').disabled = s.waiting + s.delayed === 0;
+    $('q-cancel-waiting').disabled = s.waiting + s.delayed === 0;
   }
 
   function drawQueueChart() {
@@ -314,6 +322,7 @@
     const s = view.summary;
     if (!s) return null;
     if (view.status === '') return s.waiting + s.delayed + s.processing + (s.held || 0);
+    if (view.status === 'completed' || view.status === 'cancelled') return view.count;
     return s[view.status];
   }
 
@@ -324,26 +333,38 @@
     const name = view.name;
     const started = performance.now();
     let jobs;
+    let more;
+    const byCursor = CURSOR_STATUSES.has(view.status);
     try {
-      const params = new URLSearchParams({ offset: view.offset, limit: view.limit + 1 });
-      if (view.status === 'dead') {
-        jobs = await call('GET', q(name) + '/dead?' + params);
+      if (byCursor) {
+        const params = new URLSearchParams({ status: view.status, limit: view.limit });
+        const cursor = view.cursors[view.cursors.length - 1];
+        if (cursor) params.set('cursor', cursor);
+        const [page, counted] = await Promise.all([
+          call('GET', q(name) + '/list?' + params),
+          view.status === 'dead' ? null : call('GET', q(name) + '/count?status=' + view.status)]);
+        jobs = page.jobs;
+        more = page.next !== undefined;
+        view.next = page.next || null;
+        if (counted) view.count = counted.count;
       } else {
+        const params = new URLSearchParams({ offset: view.offset, limit: view.limit + 1 });
         if (view.status) params.set('status', view.status);
         jobs = await call('GET', q(name) + '/jobs?' + params);
+        more = jobs.length > view.limit;
       }
     } catch (e) { showError(e); return; }
     lastLoadMs = performance.now() - started;
     if (ticket !== loading || name !== view.name) return; // a newer load or view won
-    const more = jobs.length > view.limit;
     renderJobs(jobs.slice(0, view.limit));
     const total = filterTotal();
-    const from = jobs.length ? view.offset + 1 : 0;
-    const to = view.offset + Math.min(jobs.length, view.limit);
+    const start = byCursor ? (view.cursors.length - 1) * view.limit : view.offset;
+    const from = jobs.length ? start + 1 : 0;
+    const to = start + Math.min(jobs.length, view.limit);
     $('page-info').textContent = jobs.length
-      ? 'Jobs ' + fmt.format(from) + '–' + fmt.format(to) + (total !== null ? ' of ' + fmt.format(Math.max(total, to)) : '')
-      : (view.offset > 0 ? 'No jobs on this page' : 'No jobs');
-    $('page-prev').disabled = view.offset === 0;
+      ? 'Jobs ' + fmt.format(from) + '–' + fmt.format(to) + (total !== null && total !== undefined ? ' of ' + fmt.format(Math.max(total, to)) : '')
+      : (start > 0 ? 'No jobs on this page' : 'No jobs');
+    $('page-prev').disabled = byCursor ? view.cursors.length === 1 : view.offset === 0;
     $('page-next').disabled = !more;
   }
 
@@ -366,7 +387,7 @@
     const body = $('jobs').tBodies[0];
     body.replaceChildren();
     if (jobs.length === 0) {
-      body.append(el('tr', {}, el('td', { colspan: 13, text: 'No jobs here.' })));
+      body.append(el('tr', {}, el('td', { colspan: 16, text: 'No jobs here.' })));
       return;
     }
     const now = Date.now();
@@ -390,10 +411,28 @@
           el('button', { type: 'button', text: 'Release', 'aria-label': 'Release held job ' + j.id, onclick: () => releaseHeld(j.id) }),
           el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete held job ' + j.id,
             onclick: () => deleteJob(j.id, false) }));
+      } else if (j.status === 'completed' || j.status === 'cancelled') {
+        actions.append(el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete ' + j.status + ' job ' + j.id,
+          onclick: () => deleteJob(j.id, false) }));
       } else if (j.status !== 'processing') {
         actions.append(el('button', { type: 'button', class: 'danger', text: 'Delete…', 'aria-label': 'Delete job ' + j.id,
           onclick: () => deleteJob(j.id, false) }));
       }
+      if (CANCELLABLE.has(j.status)) {
+        actions.prepend(el('button', { type: 'button', class: 'danger', text: 'Cancel…', 'aria-label': 'Cancel job ' + j.id,
+          onclick: () => cancelJob(j.id, j.status) }));
+      }
+      const result = j.result === undefined ? el('span', { text: '–' })
+        : j.result.length > 80
+          ? el('details', {}, el('summary', {}, el('code', { text: j.result.slice(0, 80) + '…' })), el('pre', { text: j.result }))
+          : el('code', { text: j.result });
+      const attempts = (j.attempts || []).length === 0 ? el('span', { text: '–' })
+        : el('details', {}, el('summary', { text: j.attempts.length + (j.attempts.length === 1 ? ' attempt' : ' attempts') }),
+          el('ol', { class: 'attempts' }, ...j.attempts.map((a) => el('li', { value: String(a.number) },
+            when(a.startedAt), el('span', { text: a.endedAt ? ' – ' : ' – running' }), a.endedAt ? when(a.endedAt) : el('span'),
+            el('span', { text: ' on ' + a.node }),
+            a.error ? el('span', { class: 'status-dead', text: ': ' + a.error.type + ': ' + a.error.message }) : el('span')))));
+      const ended = j.finishedAt || j.cancelledAt;
       const delayed = j.delayUntil && new Date(j.delayUntil).getTime() > now;
       body.append(el('tr', { 'data-job': j.id, 'data-status': j.status },
         el('td', { class: 'num', text: j.place === undefined || j.place === 0 ? '–' : fmt.format(j.place) }),
@@ -408,6 +447,9 @@
         el('td', {}, error),
         el('td', { class: 'group' }, el('span', { text: j.group === undefined ? '–' : j.group })),
         el('td', { class: 'unique' }, uniqueCell(j.unique, j.holdsUniqueKey)),
+        el('td', {}, ended ? when(ended) : el('span', { text: '–' })),
+        el('td', {}, result),
+        el('td', {}, attempts),
         actions));
     }
   }
@@ -417,6 +459,16 @@
     try {
       await call('DELETE', q(view.name) + (dead ? '/dead/' : '/jobs/') + encodeURIComponent(id));
       announce('Deleted job ' + id);
+      loadJobs();
+    } catch (e) { showError(e); }
+  }
+
+  async function cancelJob(id, status) {
+    if (!confirm('Cancel ' + status + ' job ' + id + ' of queue ' + view.name + '? It will not run'
+      + (status === 'processing' ? '; its handler is told to stop and its outcome is refused.' : '.'))) return;
+    try {
+      await call('POST', q(view.name) + '/jobs/' + encodeURIComponent(id) + '/cancel');
+      announce('Cancelled job ' + id);
       loadJobs();
     } catch (e) { showError(e); }
   }
@@ -574,10 +626,26 @@
       loadJobs();
     } catch (e) { showError(e); }
   });
-  $('f-status').addEventListener('change', () => { view.status = $('f-status').value; view.offset = 0; loadJobs(); });
-  $('f-limit').addEventListener('change', () => { view.limit = Number($('f-limit').value); view.offset = 0; loadJobs(); });
-  $('page-prev').addEventListener('click', () => { view.offset = Math.max(0, view.offset - view.limit); loadJobs(); });
-  $('page-next').addEventListener('click', () => { view.offset += view.limit; loadJobs(); });
+  $('q-cancel-waiting').addEventListener('click', async () => {
+    const s = view.summary;
+    if (!s || !confirm('Cancel all ' + (s.waiting + s.delayed) + ' waiting and delayed jobs of queue ' + s.name + '? They will not run.')) return;
+    try {
+      const r = await call('POST', q(s.name) + '/cancel?status=waiting,delayed');
+      announce('Cancelled ' + r.cancelled + ' waiting jobs');
+      loadJobs();
+    } catch (e) { showError(e); }
+  });
+  const firstPage = () => { view.offset = 0; view.cursors = [null]; view.next = null; view.count = null; };
+  $('f-status').addEventListener('change', () => { view.status = $('f-status').value; firstPage(); loadJobs(); });
+  $('f-limit').addEventListener('change', () => { view.limit = Number($('f-limit').value); firstPage(); loadJobs(); });
+  $('page-prev').addEventListener('click', () => {
+    if (CURSOR_STATUSES.has(view.status)) { if (view.cursors.length > 1) view.cursors.pop(); } else view.offset = Math.max(0, view.offset - view.limit);
+    loadJobs();
+  });
+  $('page-next').addEventListener('click', () => {
+    if (CURSOR_STATUSES.has(view.status)) { if (view.next) view.cursors.push(view.next); } else view.offset += view.limit;
+    loadJobs();
+  });
   $('push-form').addEventListener('submit', push);
   window.addEventListener('hashchange', () => { route(); $('main').focus(); });
   window.addEventListener('pagehide', closeStreams);
