@@ -5,6 +5,7 @@
 #   bench/run.sh --systems kvmq-memory,quartz-ram --scenarios drain --reps 1
 #   bench/run.sh --systems kvmq --scenarios claim --backlogs 0,10000,100000
 #   bench/run.sh --scenarios fsync                 what a forced write costs on the disk of --dir
+#   bench/run.sh --systems kvmq --scenarios drain-unique   a unique key on every job vs none
 # The whole list of options: kvmq-bench/src/main/java/dev/kvmq/bench/queue/QueueBench.java.
 # Set KVMQ_BENCH_NO_BUILD=1 to skip the build; MVN to change the Maven command.
 set -e

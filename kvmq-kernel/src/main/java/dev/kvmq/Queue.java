@@ -363,7 +363,7 @@ public final class Queue<S> {
    */
   public QueueCounts counts() {
     long now = clock.millis();
-    long ready = store.count(keys.ready());
+    long ready = store.count(keys.ready()) + store.count(keys.allParked());
     long delayed = store.count(keys.delayed());
     long delayedDue = store.count(keys.delayedDue(now));
     long leased = store.count(keys.leased());

@@ -190,6 +190,11 @@ final class QueueKeys {
     return KeyRange.prefix(root.append("group", "parked", group));
   }
 
+  /** Every parked job of every group. */
+  KeyRange allParked() {
+    return KeyRange.prefix(root.append("group", "parked"));
+  }
+
   /** Every group record. */
   KeyRange groups() {
     return KeyRange.prefix(root.append("group", "record"));

@@ -121,6 +121,49 @@ public abstract class SimulationContract {
     }
   }
 
+  /**
+   * Unique keys ({@link UniqueSimulation}): two nodes push a few keys in every scope and mode, one
+   * often between the other's read and its commit, while workers run, fail and crash, jobs are
+   * deleted, commits fail and time jumps; the checker looks at the store after every commit and
+   * finds no instant with two jobs of one key in scope, and once the queue drained no key left
+   * taken by a job.
+   */
+  @Test
+  void uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers() {
+    Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
+    TransitionTable.recordOnThisThread(walked::add);
+    try {
+      Seeds.forEach(
+          "uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers",
+          Math.max(1, runs() / 4),
+          1,
+          r -> {
+            KvStore raw;
+            try {
+              raw = newStore();
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+            try {
+              new UniqueSimulation(raw, r).run();
+            } finally {
+              raw.close();
+            }
+          });
+    } finally {
+      TransitionTable.stopRecording();
+    }
+    if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
+      assertThat(walked)
+          .as("edges the unique simulation walked")
+          .contains(
+              TransitionTable.Edge.DEBOUNCE_READY,
+              TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
+              TransitionTable.Edge.DEBOUNCE_DELAYED);
+    }
+  }
+
   private void simulate() {
     Seeds.forEach(
         "invariantsHoldUnderFailedCommitsAndCrashedWorkers",

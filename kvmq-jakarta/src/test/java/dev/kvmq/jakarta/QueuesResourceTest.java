@@ -95,6 +95,43 @@ class QueuesResourceTest {
   }
 
   @Test
+  void aDuplicatePushAnswersTheJobThatHoldsTheKeyAndWritesNothing() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+    String body =
+        "{\"state\": {\"id\": \"%s\", \"tags\": []}, \"delay\": \"PT1M\","
+            + " \"unique\": {\"key\": \"sync-7\", \"scope\": \"waiting-or-running\"}}";
+
+    JsonObject first = QueuesResource.push(q, PushBodyTest.json(body.formatted("first")));
+    JsonObject again = QueuesResource.push(q, PushBodyTest.json(body.formatted("again")));
+
+    assertThat(first.getString("outcome")).isEqualTo("created");
+    assertThat(first.getJsonObject("unique"))
+        .isEqualTo(PushBody.uniqueJson(dev.kvmq.UniqueKey.whileWaitingOrRunning("sync-7")));
+    assertThat(first.getBoolean("holdsUniqueKey")).isTrue();
+    assertThat(again.getString("outcome")).isEqualTo("duplicate");
+    assertThat(again.getString("id")).isEqualTo(first.getString("id"));
+    assertThat(again.getJsonObject("state").getString("id")).isEqualTo("first");
+    assertThat(q.queue().counts().delayed()).as("one job for the key").isEqualTo(1);
+  }
+
+  @Test
+  void aDebouncedPushAnswersTheWaitingJobWithTheNewState() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+    String body =
+        "{\"state\": {\"id\": \"%s\", \"tags\": []}, \"delay\": \"%s\","
+            + " \"unique\": {\"key\": \"reindex\", \"scope\": \"waiting\", \"debounce\": true}}";
+
+    JsonObject first = QueuesResource.push(q, PushBodyTest.json(body.formatted("first", "PT10S")));
+    JsonObject later = QueuesResource.push(q, PushBodyTest.json(body.formatted("later", "PT30S")));
+
+    assertThat(later.getString("outcome")).isEqualTo("debounced");
+    assertThat(later.getString("id")).isEqualTo(first.getString("id"));
+    assertThat(later.getJsonObject("state").getString("id")).isEqualTo("later");
+    assertThat(later.getString("delayUntil")).isEqualTo("2026-12-01T10:00:30Z");
+    assertThat(q.queue().job(first.getString("id")).orElseThrow().state().id()).isEqualTo("later");
+  }
+
+  @Test
   void statesOfAGenericTypeGoThroughTheQueuesOwnCodec() {
     Type listOfOrders =
         ((java.lang.reflect.ParameterizedType) Orders.class.getGenericInterfaces()[0])

@@ -4,6 +4,7 @@ import dev.kvmq.Codec;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobOptions;
 import dev.kvmq.Queue;
+import dev.kvmq.UniqueKey;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.KvStore;
@@ -60,6 +61,16 @@ final class KvmqSut implements Sut {
   @Override
   public void pushOne(int id) {
     queue.push(id, JobOptions.defaults());
+  }
+
+  /** A key per job, taken while it waits or runs: released by its completion's commit. */
+  @Override
+  public void pushOneUnique(int id) {
+    if (!queue
+        .offer(id, JobOptions.defaults().unique(UniqueKey.whileWaitingOrRunning("job-" + id)))
+        .created()) {
+      throw new IllegalStateException("job " + id + ": its unique key was taken");
+    }
   }
 
   @Override

@@ -38,7 +38,9 @@ import java.util.stream.Collectors;
  *                       jobrunr-postgres, quartz-ram, quartz-jdbc
  *   --scenarios LIST    fsync,drain,pickup,claim (default: all four; memory is part of drain and
  *                       claim). fsync: what a forced write costs on the disk of --dir
- *                       ({@link ForceProbe}, run once as the system "disk", before the others)
+ *                       ({@link ForceProbe}, run once as the system "disk", before the others).
+ *                       Not in the default: drain-unique (kvmq only): a drain of jobs pushed one
+ *                       by one, plain and then each with its own unique key, --reps times
  *   --forces N          forced writes per shape in the fsync scenario (default 1000)
  *   --reps N            repetitions of drain and pickup (default 3); claim repeats each
  *                       measurement --claim-reps times (default 3) in one run
@@ -185,9 +187,9 @@ public final class QueueBench {
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "fsync,drain,pickup,claim").split(","));
     for (String sc : scenarios) {
-      if (!List.of("fsync", "drain", "pickup", "claim").contains(sc)) {
+      if (!List.of("fsync", "drain", "pickup", "claim", "drain-unique").contains(sc)) {
         throw new IllegalArgumentException(
-            "unknown scenario \"" + sc + "\"; known: fsync, drain, pickup, claim");
+            "unknown scenario \"" + sc + "\"; known: fsync, drain, pickup, claim, drain-unique");
       }
     }
     int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
@@ -244,6 +246,15 @@ public final class QueueBench {
         for (String system : systems) {
           if (KVMQ.contains(system)) {
             child(system, "claim", "claim cost");
+          }
+        }
+      }
+      if (scenarios.contains("drain-unique")) {
+        for (int rep = 1; rep <= reps; rep++) {
+          for (String system : systems) {
+            if (KVMQ.contains(system)) {
+              child(system, "drain-unique", "unique keys, repetition " + rep + "/" + reps);
+            }
           }
         }
       }

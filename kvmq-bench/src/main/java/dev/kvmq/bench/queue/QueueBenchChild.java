@@ -114,8 +114,13 @@ public final class QueueBenchChild {
       pool = new HikariDataSource(c);
     }
     try {
-      if (scenarios.contains("drain") || scenarios.contains("pickup")) {
+      if (scenarios.contains("drain")
+          || scenarios.contains("pickup")
+          || scenarios.contains("drain-unique")) {
         warmUp();
+      }
+      if (scenarios.contains("drain-unique")) {
+        drainUnique();
       }
       if (scenarios.contains("drain")) {
         drain();
@@ -329,6 +334,45 @@ public final class QueueBenchChild {
       rss.stop();
     }
     result("rss_peak_mb", rss.peakKb.get() / 1024.0);
+  }
+
+  /**
+   * The cost of unique keys (kvmq only): the drain of jobs pushed one by one, plain and then each
+   * with a unique key of its own (taken by the push's commit, released by the completion's), each
+   * on fresh storage in the same JVM.
+   */
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  private void drainUnique() throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+    for (String mode : List.of("plain", "keyed")) {
+      Sut sut = fresh();
+      Probe.Phase p = Probe.begin(nextId, n);
+      int from = nextId;
+      long t0 = System.nanoTime();
+      inParallel(
+          n,
+          (lo, hi) -> {
+            for (int i = lo; i < hi; i++) {
+              if (mode.equals("plain")) {
+                sut.pushOne(from + i);
+              } else {
+                sut.pushOneUnique(from + i);
+              }
+            }
+          });
+      long t1 = System.nanoTime();
+      nextId += n;
+      result("unique_push_" + mode + "_per_s", n / ((t1 - t0) / 1e9));
+      analyze();
+      try (AutoCloseable running = sut.start(threads)) {
+        if (!p.awaitFinished(900)) {
+          throw new IllegalStateException(
+              "drain-unique: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
+        }
+      }
+      long first = Arrays.stream(p.startNanos()).min().orElseThrow();
+      result("unique_drain_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
+    }
   }
 
   private void pushSingles(Sut sut, int from, int n) throws Exception {

@@ -70,6 +70,48 @@ final class Report {
     return s == null ? "-" : s.get(0);
   }
 
+  /** The drain-unique scenario's table: plain pushes one by one against pushes with a key. */
+  private void unique(PrintStream out) {
+    List<String> systems =
+        results.keySet().stream()
+            .filter(s -> values(s, "unique_drain_keyed_per_s").length > 0)
+            .toList();
+    if (systems.isEmpty()) {
+      return;
+    }
+    out.println();
+    out.println(
+        "Unique keys (drain-unique): "
+            + opts.getOrDefault("jobs", "20000")
+            + " no-op jobs pushed one by one by "
+            + opts.getOrDefault("threads", "8")
+            + " threads, plain, then each with its own key (UniqueKey.whileWaitingOrRunning,"
+            + " released by the completion), each drained on fresh storage.");
+    out.println();
+    out.println(
+        "| system | push plain jobs/s | push with key jobs/s | drain plain jobs/s"
+            + " | drain with keys jobs/s | drain with keys / plain (medians) |");
+    out.println("|---|---:|---:|---:|---:|---:|");
+    for (String system : systems) {
+      double[] plain = values(system, "unique_drain_plain_per_s");
+      double[] keyed = values(system, "unique_drain_keyed_per_s");
+      out.println(
+          "| "
+              + system
+              + " | "
+              + cell(values(system, "unique_push_plain_per_s"))
+              + " | "
+              + cell(values(system, "unique_push_keyed_per_s"))
+              + " | "
+              + cell(plain)
+              + " | "
+              + cell(keyed)
+              + " | "
+              + num(median(keyed) / median(plain))
+              + " |");
+    }
+  }
+
   void print(PrintStream out) {
     out.println();
     out.println(
@@ -134,6 +176,7 @@ final class Report {
     if (results.containsKey(QueueBench.DISK)) {
       disk(out);
     }
+    unique(out);
     boolean claims =
         results.values().stream()
             .anyMatch(r -> r.keySet().stream().anyMatch(k -> k.startsWith("claim_us_")));

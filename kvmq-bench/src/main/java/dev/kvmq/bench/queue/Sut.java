@@ -19,6 +19,13 @@ interface Sut extends AutoCloseable {
   /** Pushes many jobs, due now, with the system's batch API. */
   void pushBatch(List<Integer> ids) throws Exception;
 
+  /**
+   * Pushes one job, due now, with a unique key of its own (the drain-unique scenario); kvmq only.
+   */
+  default void pushOneUnique(int id) throws Exception {
+    throw new UnsupportedOperationException("unique keys: kvmq only");
+  }
+
   /** Pushes many jobs due after {@code delay} (claim-cost backlog); kvmq only. */
   default void pushDelayed(List<Integer> ids, Duration delay) throws Exception {
     throw new UnsupportedOperationException("delayed backlog: kvmq only");

@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A WAR with several broken handlers (two for one queue, impossible settings, a duration that is
- * not one) fails to deploy on Payara Micro, and the server's log names every problem, each with its
- * code, from that one deployment attempt.
+ * not one) and a bad group limit and rate limit in its configuration fails to deploy on Payara
+ * Micro, and the server's log names every problem, each with its code, from that one deployment
+ * attempt.
  *
  * <p>Payara Micro is started as a process here rather than by Arquillian, whose adapter reports a
  * failed deployment without the server's reasons.
@@ -40,7 +41,13 @@ class BrokenHandlersIT {
             work,
             war,
             ServerProcess.freePort(),
-            Map.of("kvmq.data-dir", work.resolve("data").toString()),
+            Map.of(
+                "kvmq.data-dir",
+                work.resolve("data").toString(),
+                "kvmq.queue.twins.group-limit",
+                "-1",
+                "kvmq.queue.twins.rate-limit",
+                "fast"),
             "payara.log")) {
       String log = payara.log();
       assertThat(log).contains("Exception while loading the app");
@@ -56,7 +63,7 @@ class BrokenHandlersIT {
               .distinct()
               .sorted()
               .toList();
-      assertThat(problems).as("every problem, from one deployment").hasSize(3);
+      assertThat(problems).as("every problem, from one deployment").hasSize(5);
       assertThat(problems.get(0))
           .startsWith("KVMQ-001")
           .contains(
@@ -67,6 +74,8 @@ class BrokenHandlersIT {
       assertThat(problems.get(2))
           .startsWith("KVMQ-004")
           .contains(BadSettingsHandler.class.getName(), "concurrency");
+      assertThat(problems.get(3)).startsWith("KVMQ-020: kvmq.queue.twins.group-limit is \"-1\"");
+      assertThat(problems.get(4)).startsWith("KVMQ-021: kvmq.queue.twins.rate-limit is \"fast\"");
     }
   }
 }

@@ -740,6 +740,12 @@ class RestFuzzIT {
         "\"retryBackoff\": {}",
         "\"retries\": 1",
         "\"options\": {}",
+        "\"group\": \"\"",
+        "\"group\": 7",
+        "\"unique\": \"k\"",
+        "\"unique\": {\"key\": \"\", \"scope\": \"waiting\"}",
+        "\"unique\": {\"key\": \"k\", \"scope\": \"always\"}",
+        "\"unique\": {\"key\": \"k\", \"scope\": \"period\", \"period\": \"PT0S\"}",
         "\"\": 1");
   }
 

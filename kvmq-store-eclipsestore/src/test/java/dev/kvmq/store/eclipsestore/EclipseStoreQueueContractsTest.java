@@ -1,5 +1,7 @@
 package dev.kvmq.store.eclipsestore;
 
+import dev.kvmq.FlowSimulationContract;
+import dev.kvmq.GroupModelContract;
 import dev.kvmq.QueueModelContract;
 import dev.kvmq.SimulationContract;
 import dev.kvmq.store.KvStore;
@@ -48,6 +50,32 @@ class EclipseStoreQueueContractsTest {
     @Override
     protected int runs() {
       return 40;
+    }
+  }
+
+  @Nested
+  class FlowSimulation extends FlowSimulationContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 30;
+    }
+  }
+
+  @Nested
+  class GroupModel extends GroupModelContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 60;
     }
   }
 }

@@ -1,5 +1,7 @@
 package dev.kvmq.store.postgres;
 
+import dev.kvmq.FlowSimulationContract;
+import dev.kvmq.GroupModelContract;
 import dev.kvmq.QueueModelContract;
 import dev.kvmq.SimulationContract;
 import dev.kvmq.store.KvStore;
@@ -40,6 +42,32 @@ class PostgresQueueContractsTest {
 
   @Nested
   class Simulation extends SimulationContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 20;
+    }
+  }
+
+  @Nested
+  class FlowSimulation extends FlowSimulationContract {
+    @Override
+    protected KvStore newStore() {
+      return fresh();
+    }
+
+    @Override
+    protected int runs() {
+      return 10;
+    }
+  }
+
+  @Nested
+  class GroupModel extends GroupModelContract {
     @Override
     protected KvStore newStore() {
       return fresh();

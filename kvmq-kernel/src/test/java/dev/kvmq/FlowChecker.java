@@ -1,0 +1,182 @@
+package dev.kvmq;
+
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
+import java.time.InstantSource;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Follows every commit a queue's store applies (it sits under the fault injection, so it sees
+ * commits whose caller was told they failed) and states the flow-control guarantees as properties
+ * of every instant between two commits:
+ *
+ * <ul>
+ *   <li>no group has more jobs leased (running, or held by a crashed worker until reclaimed) than
+ *       its limit, nor more admitted (ready in the ready index, or leased) than its limit;
+ *   <li>no more than {@code N} jobs start (a claim: a job record leased under a new token) in any
+ *       half-open window {@code (t - period, t]} of the rate limit;
+ *   <li>no job starts while a committed pause of the queue's starts runs.
+ * </ul>
+ *
+ * Every problem is recorded with the instant it happened.
+ */
+final class FlowChecker extends ForwardingKvStore {
+
+  private final QueueKeys keys;
+  private final InstantSource clock;
+  private final GroupBook.Limits limits;
+  private final RateLimit rate;
+
+  /** The job records as committed: id -> record. */
+  final Map<String, JobRecord> jobs = new HashMap<>();
+
+  private final Deque<Long> starts = new ArrayDeque<>();
+  private long pausedUntil;
+  final List<String> problems = new ArrayList<>();
+
+  /** Completions per job state (a completion deletes a leased record). */
+  final Map<String, Integer> completions = new HashMap<>();
+
+  int startsSeen;
+  int maxLeasedInAGroup;
+  int parkedSeen;
+
+  FlowChecker(
+      KvStore delegate,
+      QueueKeys keys,
+      InstantSource clock,
+      GroupBook.Limits limits,
+      RateLimit rate) {
+    super(delegate);
+    this.keys = keys;
+    this.clock = clock;
+    this.limits = limits;
+    this.rate = rate;
+  }
+
+  @Override
+  public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+    List<CommitResult> results = delegate.commitAll(operations);
+    long now = clock.millis();
+    for (int i = 0; i < operations.size(); i++) {
+      if (results.get(i).ok()) {
+        apply(operations.get(i), now);
+      }
+    }
+    return results;
+  }
+
+  private void apply(AtomicOperation op, long now) {
+    Key jobPrefix = keys.root.append("job");
+    for (AtomicOperation.Mutation m : op.mutations()) {
+      Key key = m.key();
+      if (key.equals(keys.startsPaused()) && !m.isDelete()) {
+        pausedUntil = Math.max(pausedUntil, Transitions.decodeTime(m.value()));
+      }
+      if (!key.startsWith(jobPrefix) || key.size() != jobPrefix.size() + 1) {
+        continue;
+      }
+      String id = QueueKeys.idOf(key);
+      if (m.isDelete()) {
+        JobRecord gone = jobs.remove(id);
+        if (gone != null && gone.state == JobRecord.State.LEASED) {
+          completions.merge(
+              new String(gone.payload, java.nio.charset.StandardCharsets.UTF_8), 1, Integer::sum);
+        }
+        continue;
+      }
+      JobRecord after = JobRecord.decode(m.value());
+      JobRecord before = jobs.put(id, after);
+      if (after.parked) {
+        parkedSeen++;
+      }
+      if (after.state == JobRecord.State.LEASED
+          && (before == null || before.state != JobRecord.State.LEASED)) {
+        started(id, now);
+      }
+    }
+    checkGroups(now);
+  }
+
+  private void started(String id, long now) {
+    startsSeen++;
+    if (now < pausedUntil) {
+      problems.add(
+          "job "
+              + id
+              + " started at "
+              + now
+              + " while the starts were paused until "
+              + pausedUntil);
+    }
+    if (rate == null) {
+      return;
+    }
+    starts.addLast(now);
+    long period = rate.period().toMillis();
+    while (!starts.isEmpty() && starts.peekFirst() <= now - period) {
+      starts.removeFirst();
+    }
+    if (starts.size() > rate.starts()) {
+      problems.add(
+          starts.size()
+              + " starts in the window ("
+              + (now - period)
+              + ", "
+              + now
+              + "] over the rate limit "
+              + rate);
+    }
+  }
+
+  private void checkGroups(long now) {
+    Map<String, int[]> byGroup = new HashMap<>();
+    for (JobRecord r : jobs.values()) {
+      if (r.group == null) {
+        continue;
+      }
+      int[] c = byGroup.computeIfAbsent(r.group, g -> new int[2]);
+      if (r.state == JobRecord.State.LEASED) {
+        c[0]++;
+        c[1]++;
+      } else if (r.state == JobRecord.State.READY && !r.parked) {
+        c[1]++;
+      }
+    }
+    for (Map.Entry<String, int[]> e : byGroup.entrySet()) {
+      int limit = limits.of(e.getKey());
+      int leased = e.getValue()[0];
+      maxLeasedInAGroup = Math.max(maxLeasedInAGroup, leased);
+      if (leased > limit) {
+        problems.add(
+            "at "
+                + now
+                + " group "
+                + e.getKey()
+                + " has "
+                + leased
+                + " jobs leased, limit "
+                + limit);
+      }
+      if (e.getValue()[1] > limit) {
+        problems.add(
+            "at "
+                + now
+                + " group "
+                + e.getKey()
+                + " has "
+                + e.getValue()[1]
+                + " jobs admitted, limit "
+                + limit);
+      }
+    }
+  }
+}
