@@ -174,6 +174,21 @@ class ReportTest {
         .addAll(List.of(values));
   }
 
+  @Test
+  void theUniqueKeysTableSetsTheDrainWithKeysAgainstThePlainOne() {
+    Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+    put(results, "kvmq-memory", "unique_push_plain_per_s", "9000");
+    put(results, "kvmq-memory", "unique_push_keyed_per_s", "6000");
+    put(results, "kvmq-memory", "unique_drain_plain_per_s", "1000", "1200", "1100");
+    put(results, "kvmq-memory", "unique_drain_keyed_per_s", "800", "900", "880");
+    String out = print(results);
+    assertThat(out).contains("Unique keys (drain-unique)");
+    // medians 880 / 1100
+    assertThat(out)
+        .contains("| kvmq-memory | 9,000 | 6,000 | 1,100 (1,000–1,200) | 880 (800–900) | 0.80 |");
+    assertThat(print(new LinkedHashMap<>())).doesNotContain("Unique keys");
+  }
+
   private static String print(Map<String, Map<String, List<String>>> results) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     new Report(results, List.of(), Map.of())
