@@ -7,11 +7,20 @@
 #   bench/run.sh --scenarios fsync                 what a forced write costs on the disk of --dir
 #   bench/run.sh --systems kvmq --scenarios drain-unique   a unique key on every job vs none
 # The whole list of options: kvmq-bench/src/main/java/dev/kvmq/bench/queue/QueueBench.java.
+#   bench/run.sh flow                              FlowBench instead: the cost of groups and rate
+#                                                  limits against the plain drain, on every store
+#   bench/run.sh flow --stores memory --scenarios plain,saturated --jobs 2000 --backlog 10000
+#   (options: kvmq-bench/src/main/java/dev/kvmq/bench/FlowBench.java)
 # Set KVMQ_BENCH_NO_BUILD=1 to skip the build; MVN to change the Maven command.
 set -e
 cd "$(dirname "$0")/.."
 if [ -z "$KVMQ_BENCH_NO_BUILD" ]; then
   ${MVN:-mvn} -B -q -pl kvmq-bench -am package -DskipTests
 fi
+MAIN=dev.kvmq.bench.queue.QueueBench
+if [ "$1" = flow ]; then
+  MAIN=dev.kvmq.bench.FlowBench
+  shift
+fi
 exec java -cp "kvmq-bench/target/kvmq-bench-0.1.0-SNAPSHOT.jar:kvmq-bench/target/lib/*" \
-  dev.kvmq.bench.queue.QueueBench "$@"
+  "$MAIN" "$@"
