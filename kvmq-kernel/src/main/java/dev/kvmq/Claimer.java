@@ -34,19 +34,31 @@ final class Claimer {
   private final KvStore store;
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
   private final int batch;
+  private final String node;
 
   Claimer(QueueKeys keys, KvStore store) {
     this(keys, store, MAINTENANCE_BATCH);
+  }
+
+  /** A claimer whose claims record {@code node} in the attempts they start. */
+  Claimer(QueueKeys keys, KvStore store, String node) {
+    this(keys, store, MAINTENANCE_BATCH, node);
   }
 
   /**
    * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones).
    */
   Claimer(QueueKeys keys, KvStore store, int batch) {
+    this(keys, store, batch, "");
+  }
+
+  /** A claimer of {@code batch} moves per call whose claims record {@code node}. */
+  Claimer(QueueKeys keys, KvStore store, int batch, String node) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
     this.batch = batch;
+    this.node = node;
   }
 
   /**
@@ -184,7 +196,7 @@ final class Claimer {
         }
         Transitions.Plan plan =
             Transitions.claim(
-                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis, node);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
           planned.add(applied.record());
