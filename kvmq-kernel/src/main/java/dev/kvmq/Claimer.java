@@ -38,6 +38,7 @@ final class Claimer {
   private final int batch;
   private GroupBook.Limits limits = g -> Queue.UNLIMITED;
   private RateLimit rate;
+  private final String node;
 
   /**
    * When the last claim found the queue's starts paused or its rate limit reached: the time they
@@ -51,8 +52,21 @@ final class Claimer {
    * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones),
    * with the default limit of lease expiries.
    */
+  Claimer(QueueKeys keys, KvStore store) {
+    this(keys, store, MAINTENANCE_BATCH);
+  }
+
+  /**
+   * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones),
+   * with the default limit of lease expiries.
+   */
   Claimer(QueueKeys keys, KvStore store, int batch) {
     this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES);
+  }
+
+  /** A claimer whose claims record {@code node} in the attempts they start. */
+  Claimer(QueueKeys keys, KvStore store, String node) {
+    this(keys, store, MAINTENANCE_BATCH, node);
   }
 
   /**
@@ -70,11 +84,25 @@ final class Claimer {
    * job whose lease expires the {@code maxLeaseExpiries}-th time becomes a dead letter.
    */
   Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries) {
+    this(keys, store, batch, maxLeaseExpiries, "");
+  }
+
+  /** A claimer of {@code batch} moves per call whose claims record {@code node}. */
+  Claimer(QueueKeys keys, KvStore store, int batch, String node) {
+    this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES, node);
+  }
+
+  /**
+   * A claimer of {@code batch} moves per call, whose reclaims make a job a dead letter at its
+   * {@code maxLeaseExpiries}-th expired lease and whose claims record {@code node}.
+   */
+  Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries, String node) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
     this.batch = batch;
     this.maxLeaseExpiries = maxLeaseExpiries;
+    this.node = node;
   }
 
   /**
@@ -338,6 +366,7 @@ final class Claimer {
                 new Transitions.Read(r, e.get().versionstamp()),
                 now,
                 leaseMillis,
+                node,
                 pausedVs,
                 slot);
         if (plan instanceof Transitions.Applied applied) {

@@ -27,6 +27,7 @@ final class Pass<S> {
   private final Claimer claimer;
   private final ScheduleFirer firer;
   private final HeldResolver heldResolver;
+  private final Pruner pruner;
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
@@ -64,12 +65,20 @@ final class Pass<S> {
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
     this.claimer =
-        new Claimer(core.keys, core.store, Claimer.MAINTENANCE_BATCH, core.queue.maxLeaseExpiries)
+        new Claimer(
+                core.keys,
+                core.store,
+                Claimer.MAINTENANCE_BATCH,
+                core.queue.maxLeaseExpiries,
+                core.queue.node())
             .flow(core.queue.groupLimits(), core.queue.rateLimit().orElse(null));
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver =
         new HeldResolver(core.keys, core.store, core.queue.heldTimeout())
             .limits(core.queue.groupLimits());
+    this.pruner =
+        new Pruner(
+            core.keys, core.store, core.queue.retention(), core.options.pollInterval().toMillis());
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
@@ -163,6 +172,11 @@ final class Pass<S> {
         if (claimer.blockedUntil() > 0) { // starts paused or rate limited: look again then
           maintenanceAt = Math.min(maintenanceAt, claimer.blockedUntil());
         }
+      }
+      // Pruning comes after the claim, in one bounded batch: it never holds a claim up. More
+      // to prune asks for another pass, which claims first again.
+      if (pruner.pruneDue(now)) {
+        more = true;
       }
       core.reporter.recovered();
       if (more) {

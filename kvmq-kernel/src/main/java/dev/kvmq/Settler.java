@@ -115,6 +115,21 @@ final class Settler<S> {
     return d.failure() == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
+  /** The dead letter a queue that keeps none removed: what the failed event reports. */
+  private static JobRecord discarded(JobRecord r, Throwable failure, long now) {
+    JobRecord.Draft d = r.draft().state(JobRecord.State.DEAD).leaseUntil(0);
+    d.error = error(failure, now);
+    d.finishedAt = now;
+    return d.build();
+  }
+
+  private static JobError error(Throwable failure, long now) {
+    return new JobError(
+        failure.getClass().getName(),
+        Objects.toString(failure.getMessage(), ""),
+        Instant.ofEpochMilli(now));
+  }
+
   private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Decision decision) {
     long now = core.now();
     GroupBook book =
@@ -136,15 +151,25 @@ final class Settler<S> {
     Throwable failure = decision.failure();
     if (failure == null) {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
-      return Transitions.complete(core.keys, held, now, nextId, book);
+      return Transitions.complete(
+          core.keys,
+          held,
+          now,
+          nextId,
+          core.queue.retention().completed().keepsAny(),
+          lease.result(),
+          book);
     }
-    JobError error =
-        new JobError(
-            failure.getClass().getName(),
-            Objects.toString(failure.getMessage(), ""),
-            Instant.ofEpochMilli(now));
+    JobError error = error(failure, now);
     return Transitions.fail(
-        core.keys, held, now, error, core.queue.random.nextDouble(), decision.permanent(), book);
+        core.keys,
+        held,
+        now,
+        error,
+        core.queue.random.nextDouble(),
+        decision.permanent(),
+        core.queue.retention().dead().keepsAny(),
+        book);
   }
 
   private void committed(
@@ -172,9 +197,11 @@ final class Settler<S> {
       } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);
-        core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
+        JobRecord done = plan.after().orElse(lease.record()); // the kept record, when kept
+        core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(done, now), next));
       } else {
-        JobRecord after = plan.record();
+        // removed: the last failure of a queue that keeps no dead letters
+        JobRecord after = plan.after().orElseGet(() -> discarded(lease.record(), failure, now));
         boolean dead = after.state == JobRecord.State.DEAD;
         traced(lease, dead ? JobTracing.Outcome.DEAD : JobTracing.Outcome.FAILED, failure);
         core.reporter.emit(

@@ -4,6 +4,7 @@ import dev.kvmq.TransitionTable.Event;
 import dev.kvmq.TransitionTable.Node;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.time.Instant;
 import java.util.List;
@@ -237,6 +238,7 @@ final class Transitions {
       return null;
     }
     JobRecord.Draft d = r.draft().leaseUntil(0);
+    d.attempts = History.ended(r.attempts, now, History.leaseExpired(now));
     d.leaseExpiries = r.leaseExpiries + 1;
     if (d.leaseExpiries >= maxExpiries) {
       d.state = JobRecord.State.DEAD;
@@ -248,6 +250,7 @@ final class Transitions {
                   + " times (its worker died or hung each time): a dead letter instead of"
                   + " reclaimed again",
               java.time.Instant.ofEpochMilli(now));
+      d.finishedAt = now;
       d.holdsUnique = false; // a dead letter's scope is over: the move deletes the key's entry
     } else {
       d.state = JobRecord.State.READY;
@@ -338,6 +341,14 @@ final class Transitions {
 
   /** A ready job is leased until {@code now + lease}, under a new, larger fencing token. */
   static Plan claim(QueueKeys k, Read read, long now, long leaseMillis) {
+    return claim(k, read, now, leaseMillis, "");
+  }
+
+  /**
+   * A ready job is leased until {@code now + lease}, under a new, larger fencing token, by a worker
+   * on {@code node}: a new attempt starts (the record keeps the latest {@link Attempt#KEPT}).
+   */
+  static Plan claim(QueueKeys k, Read read, long now, long leaseMillis, String node) {
     JobRecord r = read.record();
     if (r.state != JobRecord.State.READY || r.parked) {
       return WRONG_STATE;
@@ -348,6 +359,11 @@ final class Transitions {
     if (r.holdsUnique && r.unique.scope() == UniqueKey.Scope.WAITING) {
       d.holdsUnique = false; // its scope ends: move deletes the key's entry
     }
+    d.attempts =
+        History.started(
+            r.attempts,
+            new Attempt(
+                d.attempt, Instant.ofEpochMilli(now), Optional.empty(), node, Optional.empty()));
     return move(Event.CLAIM, k, read, d);
   }
 
@@ -374,7 +390,22 @@ final class Transitions {
    */
   static Plan claim(
       QueueKeys k, Read read, long now, long leaseMillis, long pausedVs, RateSlot slot) {
-    if (!(claim(k, read, now, leaseMillis) instanceof Applied plain)) {
+    return claim(k, read, now, leaseMillis, "", pausedVs, slot);
+  }
+
+  /**
+   * As {@link #claim(QueueKeys, Read, long, long, long, RateSlot)}, by a worker on {@code node}
+   * (the attempt it starts names it).
+   */
+  static Plan claim(
+      QueueKeys k,
+      Read read,
+      long now,
+      long leaseMillis,
+      String node,
+      long pausedVs,
+      RateSlot slot) {
+    if (!(claim(k, read, now, leaseMillis, node) instanceof Applied plain)) {
       return WRONG_STATE;
     }
     AtomicOperation.Builder op = AtomicOperation.builder();
@@ -445,6 +476,7 @@ final class Transitions {
     JobRecord r = h.record();
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY).leaseUntil(0);
     d.attempt = r.attempt - 1;
+    d.attempts = History.unstarted(r.attempts, r.attempt);
     return move(Event.RELEASE, k, read(h), d);
   }
 
@@ -478,7 +510,7 @@ final class Transitions {
    * @param nextId the id of the next run; read only when the job repeats
    */
   static Plan complete(QueueKeys k, Holding h, long now, String nextId) {
-    return complete(k, h, now, nextId, GroupBook.none());
+    return complete(k, h, now, nextId, false, null, GroupBook.none());
   }
 
   /**
@@ -486,16 +518,55 @@ final class Transitions {
    * (and the group's next parked job admitted) in the same operation, booked in {@code g}.
    */
   static Plan complete(QueueKeys k, Holding h, long now, String nextId, GroupBook g) {
+    return complete(k, h, now, nextId, false, null, g);
+  }
+
+  /**
+   * As {@link #complete(QueueKeys, Holding, long, String, boolean, String, GroupBook)}, no group.
+   */
+  static Plan complete(
+      QueueKeys k, Holding h, long now, String nextId, boolean keep, String result) {
+    return complete(k, h, now, nextId, keep, result, GroupBook.none());
+  }
+
+  /**
+   * The lease holder completes the job. With {@code keep} (the queue keeps completed jobs) the
+   * record stays, COMPLETED, in the completed index at {@code now}, with {@code result} and its
+   * last attempt ended; without, it is gone. Either way a job of a group frees its slot (booked in
+   * {@code g}) and a unique key it holds is released. If it repeats, its next run is written in the
+   * same operation as a new job {@code nextId} at the back of the queue (a run of its own, kept
+   * when it completes in turn).
+   *
+   * @param nextId the id of the next run; read only when the job repeats
+   * @param keep whether the completed record is kept
+   * @param result the handler's result, or null
+   */
+  static Plan complete(
+      QueueKeys k, Holding h, long now, String nextId, boolean keep, String result, GroupBook g) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
-    TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
     Key job = k.job(r.id);
-    AtomicOperation.Builder op =
-        AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
+    AtomicOperation.Builder op = AtomicOperation.builder().check(job, h.versionstamp());
+    Optional<JobRecord> after = Optional.empty();
     g.move(r, null);
     releaseUnique(op, k, r);
+    if (keep) {
+      JobRecord.Draft d = r.draft().state(JobRecord.State.COMPLETED).leaseUntil(0);
+      d.finishedAt = now;
+      d.result = result;
+      d.attempts = History.ended(r.attempts, now, null);
+      d.holdsUnique = false; // released above
+      d.parked = false;
+      JobRecord kept = History.fit(d).build();
+      TransitionTable.check(Event.COMPLETE, Node.of(r), Node.COMPLETED);
+      op.set(job, kept.encode()).delete(k.indexOf(r)).set(k.indexOf(kept), QueueKeys.EMPTY);
+      after = Optional.of(kept);
+    } else {
+      TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
+      op.delete(job).delete(k.indexOf(r));
+    }
     Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
@@ -524,7 +595,7 @@ final class Transitions {
       spawned = Optional.of(next);
     }
     g.finishInto(op);
-    return new Applied(op.build(), Optional.empty(), spawned);
+    return new Applied(op.build(), after, spawned);
   }
 
   /**
@@ -537,19 +608,26 @@ final class Transitions {
    * @param random a number in [0, 1) for the backoff's jitter
    */
   static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random) {
-    return fail(k, h, now, error, random, false, GroupBook.none());
-  }
-
-  /** As {@link #fail(QueueKeys, Holding, long, JobError, double, boolean, GroupBook)}, no group. */
-  static Plan fail(
-      QueueKeys k, Holding h, long now, JobError error, double random, boolean permanent) {
-    return fail(k, h, now, error, random, permanent, GroupBook.none());
+    return fail(k, h, now, error, random, false, true, GroupBook.none());
   }
 
   /**
-   * As {@link #fail(QueueKeys, Holding, long, JobError, double)}, booked in {@code g}; a {@code
-   * permanent} failure (the handler said so, or threw a type the queue calls non-retryable) makes
-   * the job a dead letter at once, whatever retries it has left.
+   * As {@link #fail(QueueKeys, Holding, long, JobError, double)}; a {@code permanent} failure makes
+   * the job a dead letter at once: see {@link #fail(QueueKeys, Holding, long, JobError, double,
+   * boolean, boolean, GroupBook)}.
+   */
+  static Plan fail(
+      QueueKeys k, Holding h, long now, JobError error, double random, boolean permanent) {
+    return fail(k, h, now, error, random, permanent, true, GroupBook.none());
+  }
+
+  /**
+   * The lease holder reports a failed attempt, as {@link #fail(QueueKeys, Holding, long, JobError,
+   * double)}, booked in {@code g}; the attempt is ended with the error. A {@code permanent} failure
+   * (the handler said so, or threw a type the queue calls non-retryable) makes the job a dead
+   * letter at once, whatever retries it has left. A job that becomes a dead letter gets its finish
+   * time when {@code keepDead}, and is removed in the same operation when not (the queue keeps no
+   * dead letters).
    */
   static Plan fail(
       QueueKeys k,
@@ -558,13 +636,25 @@ final class Transitions {
       JobError error,
       double random,
       boolean permanent,
+      boolean keepDead,
       GroupBook g) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
+    if ((r.retriesLeft == 0 || permanent) && !keepDead) {
+      TransitionTable.check(Event.FAIL, Node.of(r), Node.ABSENT);
+      Key job = k.job(r.id);
+      AtomicOperation.Builder op =
+          AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
+      g.move(r, null);
+      releaseUnique(op, k, r);
+      g.finishInto(op);
+      return new Applied(op.build(), Optional.empty(), Optional.empty());
+    }
     JobRecord.Draft d = r.draft().leaseUntil(0);
     d.error = error;
+    d.attempts = History.ended(r.attempts, now, error);
     if (r.retriesLeft > 0 && !permanent) {
       int retry = r.retryLimit - r.retriesLeft + 1;
       d.retriesLeft = r.retriesLeft - 1;
@@ -573,7 +663,9 @@ final class Transitions {
     } else {
       d.state = JobRecord.State.DEAD;
       d.holdsUnique = false; // a dead letter's scope is over: move deletes the key's entry
+      d.finishedAt = now;
     }
+    History.fit(d);
     if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
       d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
     }
@@ -595,6 +687,7 @@ final class Transitions {
     d.retriesLeft = r.retryLimit;
     d.delayUntil = 0;
     d.leaseExpiries = 0; // a replayed poison job gets the whole limit again
+    d.finishedAt = -1;
     return move(Event.REPLAY, k, read, d, g);
   }
 
@@ -764,6 +857,50 @@ final class Transitions {
     if (r.holdsUnique) {
       op.delete(k.unique(r.unique.key()));
     }
+  }
+
+  // ---- history (docs/semantics.md, "History")
+
+  /**
+   * The entries of one history index (completed, dead or cancelled) past {@code keep} at {@code
+   * now}, from {@code oldest} (the index's first entries, oldest first) of an index that holds
+   * {@code total} entries: an entry is past the age limit when its time is {@code maxAge} or more
+   * before {@code now}, past the count limit when more than {@code maxCount} entries are newer or
+   * as new. Pure; {@code total} is read only when the keep has a count limit.
+   */
+  static List<KvEntry> pastRetention(
+      List<KvEntry> oldest, long total, Retention.Keep keep, long now) {
+    List<KvEntry> past = new java.util.ArrayList<>();
+    long overCount = keep.maxCount().isPresent() ? total - keep.maxCount().getAsLong() : 0;
+    long ageLimit = keep.maxAge().map(a -> now - a.toMillis()).orElse(Long.MIN_VALUE);
+    for (int i = 0; i < oldest.size(); i++) {
+      KvEntry e = oldest.get(i);
+      if (i < overCount || QueueKeys.timeOf(e.key()) <= ageLimit) {
+        past.add(e);
+      } else {
+        break; // oldest first: every later entry is newer and fewer are after it
+      }
+    }
+    return past;
+  }
+
+  /**
+   * Removes, in one operation, the jobs of {@code entries} (entries of the history index of {@code
+   * node}: COMPLETED or DEAD, or null for the cancelled index): each entry's versionstamp is
+   * checked, so a job that moved since it was read (replayed, deleted, pruned by another worker) is
+   * not touched: its entry is gone or new, and the commit fails as a whole; the next pass reads
+   * again. An index entry and its record change in the same operations, so an unchanged entry means
+   * an unchanged record.
+   */
+  static Removal prune(QueueKeys k, Node node, List<KvEntry> entries) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    for (KvEntry e : entries) {
+      if (node != null) {
+        TransitionTable.check(Event.PRUNE, node, Node.ABSENT);
+      }
+      op.check(e.key(), e.versionstamp()).delete(e.key()).delete(k.job(QueueKeys.idOf(e.key())));
+    }
+    return new Removal(op.build(), entries.size());
   }
 
   private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read, GroupBook g) {

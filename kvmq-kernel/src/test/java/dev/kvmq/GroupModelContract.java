@@ -333,6 +333,8 @@ public abstract class GroupModelContract {
                   now,
                   new JobError("E", "m", java.time.Instant.ofEpochMilli(now)),
                   0.5,
+                  false,
+                  true,
                   book);
       boolean allowed = m.state == S.LEASED && m.token == token;
       assertThat(plan instanceof Transitions.Applied).as("settle allowed").isEqualTo(allowed);
@@ -424,7 +426,8 @@ public abstract class GroupModelContract {
               case DELAYED -> S.DELAYED;
               case LEASED -> S.LEASED;
               case DEAD -> S.DEAD;
-              case HELD -> throw new AssertionError("no job is held here");
+              case HELD, CANCELLED, COMPLETED ->
+                  throw new AssertionError("no job is held, cancelled or kept here: " + rec.state);
             };
         assertThat(actual).as("state of job %s of group %s", m.id, m.group).isEqualTo(m.state);
         assertThat(store.get(queue.keys.indexOf(rec))).as("index entry of " + m.id).isPresent();
