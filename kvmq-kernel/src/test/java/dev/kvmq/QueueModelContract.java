@@ -78,6 +78,8 @@ public abstract class QueueModelContract {
     boolean uniqueLost; // replayed: its scope ended for good
     long finishedAt = -1;
     String result;
+    int leaseExpiries;
+    long cancelledAt = -1;
 
     JobStatus status(long now) {
       return switch (state) {
@@ -93,7 +95,9 @@ public abstract class QueueModelContract {
 
     /** Whether the job has ended and is kept in the history (completed or dead). */
     boolean ended() {
-      return state == JobRecord.State.DEAD || state == JobRecord.State.COMPLETED;
+      return state == JobRecord.State.DEAD
+          || state == JobRecord.State.COMPLETED
+          || state == JobRecord.State.CANCELLED;
     }
   }
 
@@ -161,6 +165,9 @@ public abstract class QueueModelContract {
     int pushed;
     final Retention retention;
 
+    /** The reclaim limit of this run: small, so that poison jobs are common. */
+    final int maxExpiries;
+
     Run(KvStore store, SplittableRandom r) {
       this.r = r;
       this.retention = HistoryModel.randomRetention(r);
@@ -170,7 +177,8 @@ public abstract class QueueModelContract {
               .random(new Random(r.nextLong()))
               .build();
       // small batches: due jobs often outnumber one batch, as a million due at once would
-      this.claimer = new Claimer(queue.keys, store, 1 + r.nextInt(3));
+      this.maxExpiries = 1 + r.nextInt(3);
+      this.claimer = new Claimer(queue.keys, store, 1 + r.nextInt(3), maxExpiries);
       this.firer = new ScheduleFirer(queue.keys, store, queue::nextId, 1 + r.nextInt(2));
     }
 
@@ -221,6 +229,10 @@ public abstract class QueueModelContract {
           heldStep();
           check();
         }
+        if (r.nextInt(5) == 0) {
+          controlStep();
+          check();
+        }
       }
     }
 
@@ -266,13 +278,20 @@ public abstract class QueueModelContract {
       }
       fire(); // as a worker's pass: due schedules first
       long now = now();
-      Optional<M> expected =
-          model.values().stream().filter(m -> m.status(now) == JobStatus.WAITING).min(ORDER);
       for (M m : model.values()) {
         if (m.status(now) == JobStatus.WAITING) {
-          m.state = JobRecord.State.READY;
+          if (m.state == JobRecord.State.LEASED && ++m.leaseExpiries >= maxExpiries) {
+            m.state = JobRecord.State.DEAD; // a poison job: not reclaimed again
+            m.failedAt = now;
+            m.leaseUntil = 0;
+          } else {
+            m.state = JobRecord.State.READY;
+            m.leaseUntil = 0;
+          }
         }
       }
+      Optional<M> expected =
+          model.values().stream().filter(m -> m.status(now) == JobStatus.WAITING).min(ORDER);
       // as a worker's pass: no claim until every due job is moved (then the first waiting
       // job in queue order is the one claimed, however many batches that took)
       int batches = 0;
@@ -470,6 +489,7 @@ public abstract class QueueModelContract {
       m.retriesLeft = m.retryLimit;
       m.delayUntil = 0;
       m.finishedAt = -1;
+      m.leaseExpiries = 0;
     }
 
     // ---- schedules: the reference model
@@ -690,6 +710,119 @@ public abstract class QueueModelContract {
 
     static final long HELD_TIMEOUT = 3_000;
 
+    // ---- control: the reference model (docs/semantics.md, "Cancel", "Snooze", "Poison jobs")
+
+    /**
+     * Cancel one job (any state: the model says whether it has ended), cancel or delete many by
+     * status, snooze or fail for good as some holder (maybe a stale one, maybe one whose job was
+     * cancelled under it: refused).
+     */
+    void controlStep() {
+      long now = now();
+      int op = r.nextInt(100);
+      if (op < 35) {
+        List<M> all = new ArrayList<>(model.values());
+        if (all.isEmpty()) {
+          assertThat(queue.cancel(Ulid.format(1, 2, 3))).isFalse();
+          return;
+        }
+        M m = all.get(r.nextInt(all.size()));
+        boolean ends = m.state != JobRecord.State.DEAD && m.state != JobRecord.State.CANCELLED;
+        assertThat(queue.cancel(m.id)).as("cancel of %s (%s)", m.id, m.state).isEqualTo(ends);
+        if (ends) {
+          cancelled(m, now);
+        }
+      } else if (op < 55) {
+        JobStatus[] all = JobStatus.values();
+        JobStatus first = all[r.nextInt(all.length)];
+        JobStatus second = all[r.nextInt(all.length)];
+        JobFilter filter = JobFilter.status(first, second);
+        boolean cancel = r.nextBoolean();
+        List<M> taken =
+            model.values().stream()
+                .filter(m -> filter.statuses().contains(m.status(now)))
+                .filter(
+                    m ->
+                        cancel
+                            ? m.state != JobRecord.State.DEAD
+                                && m.state != JobRecord.State.CANCELLED
+                            : m.status(now) != JobStatus.PROCESSING)
+                .toList();
+        long done = cancel ? queue.cancelAll(filter) : queue.deleteAll(filter);
+        assertThat(done)
+            .as("%s %s", cancel ? "cancelAll" : "deleteAll", filter)
+            .isEqualTo(taken.size());
+        for (M m : taken) {
+          if (cancel) {
+            cancelled(m, now);
+          } else {
+            model.remove(m.id);
+          }
+        }
+      } else if (!held.isEmpty()) {
+        Held h = held.remove(r.nextInt(held.size()));
+        M m = model.get(h.id);
+        boolean allowed = m != null && m.state == JobRecord.State.LEASED && m.token == h.token;
+        Optional<KvEntry> e = queue.store.get(queue.keys.job(h.id));
+        assertThat(e.isPresent()).isEqualTo(m != null);
+        if (e.isEmpty()) {
+          return;
+        }
+        Transitions.Holding holding =
+            new Transitions.Holding(
+                JobRecord.decode(e.get().value()), e.get().versionstamp(), h.token);
+        boolean snooze = op < 80;
+        long delay = r.nextInt(3) * 1_000L;
+        Transitions.Plan plan =
+            snooze
+                ? Transitions.snooze(queue.keys, holding, now, delay)
+                : Transitions.fail(
+                    queue.keys,
+                    holding,
+                    now,
+                    new JobError("E", "never", java.time.Instant.ofEpochMilli(now)),
+                    0.5,
+                    true);
+        assertThat(plan instanceof Transitions.Refused)
+            .as("refused for a stale or cancelled holder only")
+            .isEqualTo(!allowed);
+        if (!(plan instanceof Transitions.Applied applied)) {
+          return;
+        }
+        assertThat(queue.store.commit(applied.operation()).ok()).isTrue();
+        m.leaseUntil = 0;
+        if (snooze) {
+          m.delayUntil = now + delay;
+          m.state = delay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+        } else {
+          m.state = JobRecord.State.DEAD;
+          m.failedAt = now;
+        }
+      }
+    }
+
+    void cancelled(M m, long now) {
+      m.state = JobRecord.State.CANCELLED;
+      m.cancelledAt = now;
+      m.leaseUntil = 0;
+    }
+
+    /** Cancelled jobs are kept, each in the cancelled index at the time of its cancel. */
+    void checkControl() {
+      List<M> cancelled =
+          model.values().stream().filter(m -> m.state == JobRecord.State.CANCELLED).toList();
+      assertThat(queue.store.count(queue.keys.cancelled()))
+          .as("one cancelled index entry per cancelled job")
+          .isEqualTo(cancelled.size());
+      for (M m : cancelled) {
+        Job<String> j = queue.job(m.id).orElseThrow();
+        assertThat(j.status()).isEqualTo(JobStatus.CANCELLED);
+        assertThat(j.cancelledAt()).contains(java.time.Instant.ofEpochMilli(m.cancelledAt));
+        assertThat(j.state()).isEqualTo(m.payload);
+        assertThat(queue.store.get(queue.keys.cancelled(m.cancelledAt, m.id))).isPresent();
+      }
+    }
+
     void check() {
       long now = now();
       List<M> queued = model.values().stream().filter(m -> !m.ended()).sorted(ORDER).toList();
@@ -709,7 +842,11 @@ public abstract class QueueModelContract {
         assertThat(e.job().state()).isEqualTo(m.payload);
         assertThat(e.job().retriesLeft()).isEqualTo(m.retriesLeft);
         assertThat(e.job().repeatCount()).isEqualTo(m.repeatLeft);
+        assertThat(e.job().leaseExpiries())
+            .as("lease expiries of %s", m.id)
+            .isEqualTo(m.leaseExpiries);
       }
+      checkControl();
       long waiting = queued.stream().filter(m -> m.status(now) == JobStatus.WAITING).count();
       long delayed = queued.stream().filter(m -> m.status(now) == JobStatus.DELAYED).count();
       long processing = queued.stream().filter(m -> m.status(now) == JobStatus.PROCESSING).count();

@@ -41,7 +41,12 @@ import org.junit.jupiter.api.Test;
  *       policy; the clock also jumps by up to a minute, an outage) pushed no slot twice and no job
  *       before its slot, and each firing (a job's id holds the time it was pushed) pushed exactly
  *       what its policy says for the slots due since the firing before it: with {@code runEach} of
- *       a limit no outage reaches, every slot up to the last firing has its job, none missing.
+ *       a limit no outage reaches, every slot up to the last firing has its job, none missing;
+ *   <li>control ({@link ControlChecker}): no completion is accepted after a cancel (operators
+ *       cancel jobs in every state, handlers' own jobs among them while they run), every cancelled
+ *       job stays cancelled; a dead letter used all its retries, or failed for good, or is a poison
+ *       job whose lease expired the queue's limit of times (small here, so that crashes and outages
+ *       reach it).
  * </ul>
  *
  * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
@@ -102,7 +107,8 @@ public abstract class SimulationContract {
               // dead letters are kept here (the checker reads them); the model test walks these
               TransitionTable.Edge.FAIL_DISCARDED,
               TransitionTable.Edge.PRUNE_DEAD,
-              TransitionTable.Edge.DELETE_COMPLETED));
+              TransitionTable.Edge.DELETE_COMPLETED,
+              TransitionTable.Edge.DELETE_CANCELLED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
@@ -224,6 +230,8 @@ public abstract class SimulationContract {
     /** What the history must show of the runs and events (docs/semantics.md, "History"). */
     final HistoryChecker history;
 
+    final ControlChecker control;
+
     Sim(FaultyStore store, SplittableRandom r) {
       this.store = store;
       this.r = r;
@@ -236,8 +244,10 @@ public abstract class SimulationContract {
               .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
               .retention(retention)
               .node("sim-node")
+              .maxLeaseExpiries(1 + r.nextInt(3))
               .build();
       this.history = new HistoryChecker(queue);
+      this.control = new ControlChecker(queue, problems);
     }
 
     void run() {
@@ -269,6 +279,10 @@ public abstract class SimulationContract {
           holdChain();
         } else if (a < 43) {
           endTransaction();
+        } else if (a < 47) {
+          control.cancelOne(r);
+        } else if (a < 48) {
+          control.cancelMany(r);
         } else {
           clock.advance(Duration.ofMillis(r.nextInt(3_000)));
         }
@@ -355,6 +369,7 @@ public abstract class SimulationContract {
                 idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
                 maxToken.merge(job.id(), ctx.token(), Math::max);
                 history.ran(job, ctx, outcomes);
+                control.whileRunning(job, ctx, outcomes);
                 if (outcomes.nextInt(100) < failPercent) {
                   throw new IllegalStateException("simulated failure");
                 }
@@ -368,6 +383,7 @@ public abstract class SimulationContract {
       w.addListener(
           e -> {
             if (e instanceof JobEvent.Completed<String> c) {
+              control.completed(c.job().id());
               Long before = completedToken.put(c.job().id(), c.job().token());
               if (before != null) {
                 problems.add("job " + c.job().id() + " reported completed twice");
@@ -438,7 +454,7 @@ public abstract class SimulationContract {
         } else if (queue.dropHeld(List.of(id)) == 1) {
           repeatsOf.remove(chain);
           dropped.add(chain);
-        } else if (clock.millis() < since + HELD_TIMEOUT) {
+        } else if (clock.millis() < since + HELD_TIMEOUT && !control.isCancelled(id)) {
           problems.add("the rollback of " + chain + " found its job released before the timeout");
         } // else the timeout released it first, as documented: it runs
       } catch (KvStoreException e) {
@@ -567,14 +583,26 @@ public abstract class SimulationContract {
     }
 
     void check() {
+      // a slot's job that ended without running (a poison job, or cancelled first) had its slot
+      for (Job<String> j : control.endedWithoutRunning()) {
+        slotJobs
+            .computeIfAbsent(j.schedule().get(), x -> new HashMap<>())
+            .computeIfAbsent(j.slot().orElseThrow().toEpochMilli(), x -> new LinkedHashSet<>())
+            .add(j.id());
+      }
       checkSchedules();
       assertThat(problems).isEmpty();
       assertThat(queue.jobs()).as("the queue drained").isEmpty();
-      Set<String> dead = new LinkedHashSet<>();
+      control.check();
+      Set<String> dead = new LinkedHashSet<>(control.cancelledChains());
+      Set<String> mayNotHaveRun = new LinkedHashSet<>(control.cancelledChains());
       for (Job<String> d : queue.deadLetters()) {
-        assertThat(d.retriesLeft()).as("a dead letter used all its retries").isZero();
         assertThat(d.lastError()).isPresent();
+        control.checkDeadLetter(d);
         dead.add(d.state());
+        if (ControlChecker.poison(d)) {
+          mayNotHaveRun.add(d.state());
+        }
       }
       for (Map.Entry<String, Integer> chain : repeatsOf.entrySet()) {
         Set<String> ran = idsOf.getOrDefault(chain.getKey(), Set.of());
@@ -583,8 +611,8 @@ public abstract class SimulationContract {
         }
         if (dead.contains(chain.getKey())) {
           assertThat(ran.size())
-              .as("a dead chain %s stops early", chain.getKey())
-              .isBetween(1, chain.getValue() + 1);
+              .as("a dead or cancelled chain %s stops early", chain.getKey())
+              .isBetween(mayNotHaveRun.contains(chain.getKey()) ? 0 : 1, chain.getValue() + 1);
         } else {
           assertThat(ran.size())
               .as("runs of chain %s with %d repeats", chain.getKey(), chain.getValue())
