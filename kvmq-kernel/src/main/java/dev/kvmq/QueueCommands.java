@@ -271,7 +271,7 @@ final class QueueCommands<S> {
   /** See {@link Queue#cancelAll}. */
   long cancelAll(JobFilter filter) {
     Objects.requireNonNull(filter, "filter");
-    return bulk(filter, EnumSet.of(JobStatus.DEAD, JobStatus.CANCELLED), true);
+    return bulk(filter, EnumSet.of(JobStatus.DEAD, JobStatus.CANCELLED, JobStatus.COMPLETED), true);
   }
 
   /** See {@link Queue#deleteAll}. */
@@ -366,6 +366,7 @@ final class QueueCommands<S> {
       switch (status) {
         case WAITING -> {
           ranges.add(keys.ready());
+          ranges.add(keys.parkedAll());
           ranges.add(keys.delayedDue(now));
           ranges.add(keys.leasedExpired(now));
         }
@@ -374,6 +375,7 @@ final class QueueCommands<S> {
         case HELD -> ranges.add(keys.held());
         case DEAD -> ranges.add(keys.dead());
         case CANCELLED -> ranges.add(keys.cancelled());
+        case COMPLETED -> ranges.add(keys.completed());
       }
     }
     return ranges;

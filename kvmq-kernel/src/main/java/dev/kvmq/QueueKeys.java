@@ -195,6 +195,11 @@ final class QueueKeys {
     return KeyRange.prefix(root.append("group", "parked"));
   }
 
+  /** Every group's parked jobs (waiting jobs that are not in the ready index). */
+  KeyRange parkedAll() {
+    return KeyRange.prefix(root.append("group", "parked"));
+  }
+
   /** Every group record. */
   KeyRange groups() {
     return KeyRange.prefix(root.append("group", "record"));

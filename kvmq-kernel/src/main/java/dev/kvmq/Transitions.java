@@ -307,6 +307,7 @@ final class Transitions {
     JobRecord.Draft d = h.record().draft().leaseUntil(0);
     d.delayUntil = now + delayMillis;
     d.state = delayMillis > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
+    d.attempts = History.ended(h.record().attempts, now, null); // a run, ended without error
     return move(Event.SNOOZE, k, read(h), d, g);
   }
 
@@ -977,6 +978,7 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.DELAYED).leaseUntil(0);
     d.delayUntil = until;
     d.attempt = r.attempt - 1;
+    d.attempts = History.unstarted(r.attempts, r.attempt); // not counted: not an attempt
     AtomicOperation.Builder op = AtomicOperation.builder();
     JobRecord after = moveInto(op, Event.DEFER, k, read(h), d, g);
     g.finishInto(op);

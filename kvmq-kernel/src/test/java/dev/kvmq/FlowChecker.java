@@ -42,7 +42,7 @@ final class FlowChecker extends ForwardingKvStore {
   private long pausedUntil;
   final List<String> problems = new ArrayList<>();
 
-  /** Completions per job state (a completion deletes a leased record). */
+  /** Completions per job state (a completion deletes a leased record, or keeps it COMPLETED). */
   final Map<String, Integer> completions = new HashMap<>();
 
   int startsSeen;
@@ -95,6 +95,13 @@ final class FlowChecker extends ForwardingKvStore {
       }
       JobRecord after = JobRecord.decode(m.value());
       JobRecord before = jobs.put(id, after);
+      if (after.state == JobRecord.State.COMPLETED
+          && before != null
+          && before.state == JobRecord.State.LEASED) {
+        // a completion that keeps the record (the queue keeps completed jobs)
+        completions.merge(
+            new String(after.payload, java.nio.charset.StandardCharsets.UTF_8), 1, Integer::sum);
+      }
       if (after.parked) {
         parkedSeen++;
       }

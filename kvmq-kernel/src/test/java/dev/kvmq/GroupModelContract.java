@@ -149,7 +149,9 @@ public abstract class GroupModelContract {
       }
       this.queue = b.build();
       this.claimer =
-          new Claimer(queue.keys, store, 1 + r.nextInt(3)).flow(queue.groupLimits(), null);
+          // no reclaim limit here (poison jobs are the model test's): a reclaim is always ready
+          new Claimer(queue.keys, store, 1 + r.nextInt(3), Integer.MAX_VALUE)
+              .flow(queue.groupLimits(), null);
     }
 
     long now() {

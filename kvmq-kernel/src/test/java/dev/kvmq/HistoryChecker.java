@@ -149,8 +149,9 @@ final class HistoryChecker {
     }
     for (int i = 1; i < j.attempts().size(); i++) {
       Attempt a = j.attempts().get(i - 1);
-      if (a.number() + 1 != j.attempts().get(i).number() || a.error().isEmpty()) {
-        problems.add(what + ": an earlier attempt " + a + " did not end with an error");
+      // an earlier run failed (an error) or was snoozed (ended, no error)
+      if (a.number() + 1 != j.attempts().get(i).number() || a.endedAt().isEmpty()) {
+        problems.add(what + ": an earlier attempt " + a + " did not end");
       }
     }
     Job<String> event = completed.get(j.id());

@@ -142,7 +142,8 @@ final class HistoryModel {
           case DELAYED -> Comparator.comparingLong(m -> m.delayUntil);
           case LEASED -> Comparator.comparingLong(m -> m.leaseUntil);
           case HELD -> Comparator.comparingLong(m -> m.heldAt);
-          case DEAD, COMPLETED, CANCELLED -> Comparator.comparingLong(m -> m.finishedAt);
+          case DEAD, COMPLETED -> Comparator.comparingLong(m -> m.finishedAt);
+          case CANCELLED -> Comparator.comparingLong(m -> m.cancelledAt);
         };
     Comparator<QueueModelContract.M> byId = Comparator.comparing(m -> m.id);
     return model.values().stream()

@@ -117,7 +117,8 @@ public abstract class QueueModelContract {
               TransitionTable.Edge.RELEASE_HELD_PARKED,
               TransitionTable.Edge.ADMIT,
               TransitionTable.Edge.DELETE_PARKED,
-              TransitionTable.Edge.DEFER));
+              TransitionTable.Edge.DEFER,
+              TransitionTable.Edge.CANCEL_PARKED));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
@@ -283,6 +284,7 @@ public abstract class QueueModelContract {
           if (m.state == JobRecord.State.LEASED && ++m.leaseExpiries >= maxExpiries) {
             m.state = JobRecord.State.DEAD; // a poison job: not reclaimed again
             m.failedAt = now;
+            m.finishedAt = now;
             m.leaseUntil = 0;
           } else {
             m.state = JobRecord.State.READY;
@@ -345,7 +347,9 @@ public abstract class QueueModelContract {
                 now,
                 new JobError("E", "boom", java.time.Instant.ofEpochMilli(now)),
                 0.5,
-                retention.dead().keepsAny());
+                false,
+                retention.dead().keepsAny(),
+                GroupBook.none());
       }
       assertThat(plan instanceof Transitions.Refused)
           .as("refused for a stale holder only")
@@ -727,7 +731,7 @@ public abstract class QueueModelContract {
           return;
         }
         M m = all.get(r.nextInt(all.size()));
-        boolean ends = m.state != JobRecord.State.DEAD && m.state != JobRecord.State.CANCELLED;
+        boolean ends = !m.ended();
         assertThat(queue.cancel(m.id)).as("cancel of %s (%s)", m.id, m.state).isEqualTo(ends);
         if (ends) {
           cancelled(m, now);
@@ -741,12 +745,7 @@ public abstract class QueueModelContract {
         List<M> taken =
             model.values().stream()
                 .filter(m -> filter.statuses().contains(m.status(now)))
-                .filter(
-                    m ->
-                        cancel
-                            ? m.state != JobRecord.State.DEAD
-                                && m.state != JobRecord.State.CANCELLED
-                            : m.status(now) != JobStatus.PROCESSING)
+                .filter(m -> cancel ? !m.ended() : m.status(now) != JobStatus.PROCESSING)
                 .toList();
         long done = cancel ? queue.cancelAll(filter) : queue.deleteAll(filter);
         assertThat(done)
@@ -797,6 +796,7 @@ public abstract class QueueModelContract {
         } else {
           m.state = JobRecord.State.DEAD;
           m.failedAt = now;
+          m.finishedAt = now;
         }
       }
     }
@@ -828,6 +828,24 @@ public abstract class QueueModelContract {
       List<M> queued = model.values().stream().filter(m -> !m.ended()).sorted(ORDER).toList();
       List<JobEntry<String>> listed = queue.jobs();
       assertThat(listed)
+          .as(
+              "listed jobs; the model's queued ones as stored: %s",
+              queued.stream()
+                  .map(
+                      m ->
+                          queue
+                                  .job(m.id)
+                                  .map(j -> j + " " + j.lastError() + " exp " + j.leaseExpiries())
+                                  .orElse(m.id + " absent")
+                              + " model "
+                              + m.state
+                              + " exp "
+                              + m.leaseExpiries
+                              + " retries "
+                              + m.retriesLeft
+                              + " max "
+                              + maxExpiries)
+                  .toList())
           .extracting(e -> e.job().id())
           .containsExactlyElementsOf(queued.stream().map(m -> m.id).toList());
       int place = 0;
@@ -889,8 +907,8 @@ public abstract class QueueModelContract {
         return false;
       }
       return switch (m.unique.scope()) {
-        case WAITING -> m.token == 0; // until its first claim
-        case WAITING_OR_RUNNING -> m.state != JobRecord.State.DEAD && !m.uniqueLost;
+        case WAITING -> m.token == 0 && !m.ended(); // until its first claim
+        case WAITING_OR_RUNNING -> !m.ended() && !m.uniqueLost;
         case PERIOD -> false; // held by time
       };
     }

@@ -108,7 +108,9 @@ public abstract class SimulationContract {
               TransitionTable.Edge.FAIL_DISCARDED,
               TransitionTable.Edge.PRUNE_DEAD,
               TransitionTable.Edge.DELETE_COMPLETED,
-              TransitionTable.Edge.DELETE_CANCELLED));
+              TransitionTable.Edge.DELETE_CANCELLED,
+              // no groups here; GroupWorkerTest cancels a parked job
+              TransitionTable.Edge.CANCEL_PARKED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}

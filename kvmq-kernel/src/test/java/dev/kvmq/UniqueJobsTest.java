@@ -161,7 +161,13 @@ class UniqueJobsTest {
 
   @Test
   void aThrottleKeyMakesOneJobPerPeriodEvenAfterItsJobFinished() {
-    Queue<String> q = queue(store);
+    // a queue that keeps no completed jobs: the key's job is gone within the period
+    Queue<String> q =
+        Queue.builder(store, "q", Codecs.utf8())
+            .clock(clock)
+            .random(new Random(1))
+            .retention(Retention.none())
+            .build();
     JobOptions o =
         JobOptions.defaults().unique(UniqueKey.throttle("report", Duration.ofMinutes(10)));
     String id = q.offer("a", o).id();

@@ -261,7 +261,10 @@ final class UniqueSimulation {
               case WAITING ->
                   j.token == 0
                       && (j.state == JobRecord.State.READY || j.state == JobRecord.State.DELAYED);
-              case WAITING_OR_RUNNING -> j.state != JobRecord.State.DEAD;
+              case WAITING_OR_RUNNING ->
+                  j.state != JobRecord.State.DEAD
+                      && j.state != JobRecord.State.COMPLETED
+                      && j.state != JobRecord.State.CANCELLED;
               case PERIOD -> {
                 throttled.putIfAbsent(
                     j.id, Map.entry(j.unique.key(), j.createdAt() + j.unique.period().toMillis()));
