@@ -35,6 +35,7 @@ final class Claimer {
   private final KvStore.ClaimPlanner.RecordKeyRule recordKeyRule;
   private final int batch;
   private final int maxLeaseExpiries;
+  private final String node;
 
   /**
    * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones),
@@ -44,16 +45,35 @@ final class Claimer {
     this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES);
   }
 
+  /** A claimer whose claims record {@code node} in the attempts they start. */
+  Claimer(QueueKeys keys, KvStore store, String node) {
+    this(keys, store, MAINTENANCE_BATCH, Queue.DEFAULT_MAX_LEASE_EXPIRIES, node);
+  }
+
   /**
    * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones); a
    * job whose lease expires the {@code maxLeaseExpiries}-th time becomes a dead letter.
    */
   Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries) {
+    this(keys, store, batch, maxLeaseExpiries, "");
+  }
+
+  /** A claimer of {@code batch} moves per call whose claims record {@code node}. */
+  Claimer(QueueKeys keys, KvStore store, int batch, String node) {
+    this(keys, store, batch, Queue.DEFAULT_MAX_LEASE_EXPIRIES, node);
+  }
+
+  /**
+   * A claimer of {@code batch} moves per call, with the queue's limit of lease expiries, whose
+   * claims record {@code node}.
+   */
+  Claimer(QueueKeys keys, KvStore store, int batch, int maxLeaseExpiries, String node) {
     this.keys = keys;
     this.store = store;
     this.recordKeyRule = keys.readyToJob();
     this.batch = batch;
     this.maxLeaseExpiries = maxLeaseExpiries;
+    this.node = node;
   }
 
   /**
@@ -193,7 +213,7 @@ final class Claimer {
         }
         Transitions.Plan plan =
             Transitions.claim(
-                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis);
+                keys, new Transitions.Read(r, e.get().versionstamp()), now, leaseMillis, node);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
           planned.add(applied.record());

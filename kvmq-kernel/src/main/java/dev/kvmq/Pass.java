@@ -27,6 +27,7 @@ final class Pass<S> {
   private final Claimer claimer;
   private final ScheduleFirer firer;
   private final HeldResolver heldResolver;
+  private final Pruner pruner;
   private final Slots<S> slots;
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
@@ -64,9 +65,17 @@ final class Pass<S> {
   Pass(WorkerCore<S> core, Slots<S> slots) {
     this.core = core;
     this.claimer =
-        new Claimer(core.keys, core.store, Claimer.MAINTENANCE_BATCH, core.queue.maxLeaseExpiries);
+        new Claimer(
+            core.keys,
+            core.store,
+            Claimer.MAINTENANCE_BATCH,
+            core.queue.maxLeaseExpiries,
+            core.queue.node());
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver = new HeldResolver(core.keys, core.store, core.queue.heldTimeout());
+    this.pruner =
+        new Pruner(
+            core.keys, core.store, core.queue.retention(), core.options.pollInterval().toMillis());
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
@@ -157,6 +166,11 @@ final class Pass<S> {
         Claimer.Batch batch = claim(wanted, now);
         more |= batch.more();
         nextChangeRead &= batch.claimed().isEmpty(); // new leases may end before it
+      }
+      // Pruning comes after the claim, in one bounded batch: it never holds a claim up. More
+      // to prune asks for another pass, which claims first again.
+      if (pruner.pruneDue(now)) {
+        more = true;
       }
       core.reporter.recovered();
       if (more) {

@@ -249,9 +249,9 @@ public final class Queue<S> {
   }
 
   /**
-   * Lists the queue's jobs (not dead letters, not cancelled jobs) in queue order: priority, then
-   * creation. The seed's {@code getAllJobs}. Held jobs are listed too, with place 0, like the ones
-   * being processed. Reads every job: for a large queue, prefer {@link #counts()}.
+   * Lists the queue's jobs (not dead letters, not cancelled or completed jobs) in queue order:
+   * priority, then creation. The seed's {@code getAllJobs}. Held jobs are listed too, with place 0,
+   * like the ones being processed. Reads every job: for a large queue, prefer {@link #counts()}.
    *
    * <p>A job whose state this queue's codec can't decode is listed with a null state.
    *
@@ -271,7 +271,8 @@ public final class Queue<S> {
    * 100,000 payload decodes.
    *
    * @param status {@code WAITING}, {@code DELAYED}, {@code PROCESSING}, {@code HELD}, or null for
-   *     all
+   *     all; {@code COMPLETED} lists nothing here (completed jobs are not in the queue: see {@link
+   *     #list})
    * @param offset how many matching jobs to skip, 0 or more
    * @param limit the most jobs to return, 0 or more
    * @return the page

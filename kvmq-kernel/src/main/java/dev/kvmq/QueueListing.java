@@ -1,10 +1,13 @@
 package dev.kvmq;
 
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -45,7 +48,10 @@ final class QueueListing<S> {
     List<JobRecord> records = new ArrayList<>();
     for (KvEntry e : queue.store.list(queue.keys.jobs())) {
       JobRecord r = readable(e);
-      if (r != null && r.state != JobRecord.State.DEAD && r.state != JobRecord.State.CANCELLED) {
+      if (r != null
+          && r.state != JobRecord.State.DEAD
+          && r.state != JobRecord.State.CANCELLED
+          && r.state != JobRecord.State.COMPLETED) {
         records.add(r);
       }
     }
@@ -93,14 +99,92 @@ final class QueueListing<S> {
     return jobs;
   }
 
+  /** The most jobs a page of {@link Queue#list} holds. */
+  static final int MAX_PAGE = 1000;
+
   /** See {@link Queue#list(JobFilter, String, int)}. */
   JobPage<S> page(JobFilter filter, String cursor, int limit) {
-    throw new UnsupportedOperationException("not yet");
+    Objects.requireNonNull(filter, "filter");
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException("a page holds 1 to " + MAX_PAGE + " jobs: " + limit);
+    }
+    KeyRange index = index(filter.status());
+    KeyRange range = cursor == null ? index : index.from(start(index, filter, cursor));
+    List<KvEntry> entries = queue.store.list(range, limit + 1, false);
+    Optional<String> next = Optional.empty();
+    if (entries.size() > limit) {
+      next = Optional.of(cursorOf(entries.get(limit).key()));
+      entries = entries.subList(0, limit);
+    }
+    List<Key> ids = new ArrayList<>(entries.size());
+    for (KvEntry e : entries) {
+      ids.add(queue.keys.job(QueueKeys.idOf(e.key())));
+    }
+    long now = queue.clock.millis();
+    List<Job<S>> jobs = new ArrayList<>(ids.size());
+    if (!ids.isEmpty()) {
+      for (Optional<KvEntry> e : queue.store.getMany(ids)) {
+        e.map(this::readable).ifPresent(r -> jobs.add(queue.toJob(r, now)));
+      }
+    }
+    return new JobPage<>(jobs, next);
   }
 
   /** See {@link Queue#count(JobFilter)}. */
   long count(JobFilter filter) {
-    throw new UnsupportedOperationException("not yet");
+    return queue.store.count(index(Objects.requireNonNull(filter, "filter").status()));
+  }
+
+  /**
+   * The index a status lists from: one index per state, so a page is a range read. Further filters
+   * (a group, a unique key) select a sub-index here when their areas add one.
+   */
+  private KeyRange index(JobStatus status) {
+    QueueKeys k = queue.keys;
+    return switch (status) {
+      case WAITING -> k.ready();
+      case DELAYED -> k.delayed();
+      case PROCESSING -> k.leased();
+      case DEAD -> k.dead();
+      case HELD -> k.held();
+      case COMPLETED -> k.completed();
+      case CANCELLED -> k.cancelled();
+    };
+  }
+
+  /** A cursor: the index key the next page starts at, in its order-preserving encoding. */
+  private static String cursorOf(Key key) {
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(key.encoded());
+  }
+
+  private Key start(KeyRange index, JobFilter filter, String cursor) {
+    Key key;
+    try {
+      key = Key.decode(Base64.getUrlDecoder().decode(cursor));
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw badCursor(filter, cursor);
+    }
+    // an index key: the root, the index's name, a position (a rank or a time) and the job id
+    if (!index.contains(key) || key.size() != queue.keys.root.size() + 3) {
+      throw badCursor(filter, cursor);
+    }
+    try {
+      QueueKeys.idOf(key);
+      QueueKeys.timeOf(key);
+    } catch (RuntimeException e) {
+      throw badCursor(filter, cursor);
+    }
+    return key;
+  }
+
+  private IllegalArgumentException badCursor(JobFilter filter, String cursor) {
+    return new IllegalArgumentException(
+        "\""
+            + (cursor.length() > 100 ? cursor.substring(0, 100) + "..." : cursor)
+            + "\" is not a cursor of a listing of "
+            + filter
+            + " in queue "
+            + queue.name());
   }
 
   /** Decodes a record, or logs and returns null for one that can't be read (listings skip it). */

@@ -47,9 +47,14 @@ final class ScheduleTransitions {
   record Previous(JobRecord record, long versionstamp) {
     static final Previous NONE = new Previous(null, AtomicOperation.ABSENT);
 
-    /** Whether the job is still waiting, delayed or running: it exists and is not dead. */
+    /**
+     * Whether the job is still waiting, delayed or running: it exists and has not ended (dead, or
+     * completed and kept in the history).
+     */
     boolean pending() {
-      return record != null && record.state != JobRecord.State.DEAD;
+      return record != null
+          && record.state != JobRecord.State.DEAD
+          && record.state != JobRecord.State.COMPLETED;
     }
   }
 

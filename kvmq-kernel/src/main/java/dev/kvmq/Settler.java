@@ -83,7 +83,7 @@ final class Settler<S> {
     }
     Transitions.Plan plan;
     try {
-      plan = plan(held.get(), decision);
+      plan = plan(lease, held.get(), decision);
     } catch (RuntimeException e) {
       core.reporter.couldNot("record the outcome of", lease, e, true);
       traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
@@ -113,7 +113,22 @@ final class Settler<S> {
     return d.failure() == null ? JobEvent.RefusedOutcome.COMPLETE : JobEvent.RefusedOutcome.FAIL;
   }
 
-  private Transitions.Plan plan(Transitions.Holding held, Decision decision) {
+  /** The dead letter a queue that keeps none removed: what the failed event reports. */
+  private static JobRecord discarded(JobRecord r, Throwable failure, long now) {
+    JobRecord.Draft d = r.draft().state(JobRecord.State.DEAD).leaseUntil(0);
+    d.error = error(failure, now);
+    d.finishedAt = now;
+    return d.build();
+  }
+
+  private static JobError error(Throwable failure, long now) {
+    return new JobError(
+        failure.getClass().getName(),
+        Objects.toString(failure.getMessage(), ""),
+        Instant.ofEpochMilli(now));
+  }
+
+  private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Decision decision) {
     long now = core.now();
     if (decision.snooze()) {
       return Transitions.snooze(core.keys, held, now, decision.snoozeMillis());
@@ -121,15 +136,23 @@ final class Settler<S> {
     Throwable failure = decision.failure();
     if (failure == null) {
       String nextId = held.record().repeatCount != 0 ? core.queue.nextId(now) : null;
-      return Transitions.complete(core.keys, held, now, nextId);
+      return Transitions.complete(
+          core.keys,
+          held,
+          now,
+          nextId,
+          core.queue.retention().completed().keepsAny(),
+          lease.result());
     }
-    JobError error =
-        new JobError(
-            failure.getClass().getName(),
-            Objects.toString(failure.getMessage(), ""),
-            Instant.ofEpochMilli(now));
+    JobError error = error(failure, now);
     return Transitions.fail(
-        core.keys, held, now, error, core.queue.random.nextDouble(), decision.permanent());
+        core.keys,
+        held,
+        now,
+        error,
+        core.queue.random.nextDouble(),
+        decision.permanent(),
+        core.queue.retention().dead().keepsAny());
   }
 
   private void committed(
@@ -155,9 +178,11 @@ final class Settler<S> {
       } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);
-        core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(lease.record(), now), next));
+        JobRecord done = plan.after().orElse(lease.record()); // the kept record, when kept
+        core.reporter.emit(new JobEvent.Completed<>(core.queue.toJob(done, now), next));
       } else {
-        JobRecord after = plan.record();
+        // removed: the last failure of a queue that keeps no dead letters
+        JobRecord after = plan.after().orElseGet(() -> discarded(lease.record(), failure, now));
         boolean dead = after.state == JobRecord.State.DEAD;
         traced(lease, dead ? JobTracing.Outcome.DEAD : JobTracing.Outcome.FAILED, failure);
         core.reporter.emit(
@@ -174,7 +199,7 @@ final class Settler<S> {
     // an operator cancelled it).
     Transitions.Plan again = null;
     if (retries < Lease.RETRIES && lease.refresh()) {
-      again = plan(lease.holding(), decision);
+      again = plan(lease, lease.holding(), decision);
     }
     if (!(again instanceof Transitions.Applied retry)) {
       core.reporter.leaseLost(lease, refused(decision));

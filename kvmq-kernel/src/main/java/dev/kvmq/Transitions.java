@@ -4,6 +4,7 @@ import dev.kvmq.TransitionTable.Event;
 import dev.kvmq.TransitionTable.Node;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.time.Instant;
 import java.util.List;
@@ -174,6 +175,7 @@ final class Transitions {
       return WRONG_STATE;
     }
     JobRecord.Draft d = r.draft().leaseUntil(0);
+    d.attempts = History.ended(r.attempts, now, History.leaseExpired(now));
     d.leaseExpiries = r.leaseExpiries + 1;
     if (d.leaseExpiries >= maxExpiries) {
       d.state = JobRecord.State.DEAD;
@@ -185,6 +187,7 @@ final class Transitions {
                   + " times (its worker died or hung each time): a dead letter instead of"
                   + " reclaimed again",
               java.time.Instant.ofEpochMilli(now));
+      d.finishedAt = now;
     } else {
       d.state = JobRecord.State.READY;
     }
@@ -254,6 +257,14 @@ final class Transitions {
 
   /** A ready job is leased until {@code now + lease}, under a new, larger fencing token. */
   static Plan claim(QueueKeys k, Read read, long now, long leaseMillis) {
+    return claim(k, read, now, leaseMillis, "");
+  }
+
+  /**
+   * A ready job is leased until {@code now + lease}, under a new, larger fencing token, by a worker
+   * on {@code node}: a new attempt starts (the record keeps the latest {@link Attempt#KEPT}).
+   */
+  static Plan claim(QueueKeys k, Read read, long now, long leaseMillis, String node) {
     JobRecord r = read.record();
     if (r.state != JobRecord.State.READY) {
       return WRONG_STATE;
@@ -261,6 +272,11 @@ final class Transitions {
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
     d.attempt = r.attempt + 1;
+    d.attempts =
+        History.started(
+            r.attempts,
+            new Attempt(
+                d.attempt, Instant.ofEpochMilli(now), Optional.empty(), node, Optional.empty()));
     return move(Event.CLAIM, k, read, d);
   }
 
@@ -296,6 +312,7 @@ final class Transitions {
     JobRecord r = h.record();
     JobRecord.Draft d = r.draft().state(JobRecord.State.READY).leaseUntil(0);
     d.attempt = r.attempt - 1;
+    d.attempts = History.unstarted(r.attempts, r.attempt);
     return move(Event.RELEASE, k, read(h), d);
   }
 
@@ -329,14 +346,42 @@ final class Transitions {
    * @param nextId the id of the next run; read only when the job repeats
    */
   static Plan complete(QueueKeys k, Holding h, long now, String nextId) {
+    return complete(k, h, now, nextId, false, null);
+  }
+
+  /**
+   * The lease holder completes the job. With {@code keep} (the queue keeps completed jobs) the
+   * record stays, COMPLETED, in the completed index at {@code now}, with {@code result} and its
+   * last attempt ended; without, it is gone. If it repeats, its next run is written in the same
+   * operation as a new job {@code nextId} at the back of the queue (a run of its own, kept when it
+   * completes in turn).
+   *
+   * @param nextId the id of the next run; read only when the job repeats
+   * @param keep whether the completed record is kept
+   * @param result the handler's result, or null
+   */
+  static Plan complete(
+      QueueKeys k, Holding h, long now, String nextId, boolean keep, String result) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
-    TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
     Key job = k.job(r.id);
-    AtomicOperation.Builder op =
-        AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
+    AtomicOperation.Builder op = AtomicOperation.builder().check(job, h.versionstamp());
+    Optional<JobRecord> after = Optional.empty();
+    if (keep) {
+      JobRecord.Draft d = r.draft().state(JobRecord.State.COMPLETED).leaseUntil(0);
+      d.finishedAt = now;
+      d.result = result;
+      d.attempts = History.ended(r.attempts, now, null);
+      JobRecord kept = History.fit(d).build();
+      TransitionTable.check(Event.COMPLETE, Node.of(r), Node.COMPLETED);
+      op.set(job, kept.encode()).delete(k.indexOf(r)).set(k.indexOf(kept), QueueKeys.EMPTY);
+      after = Optional.of(kept);
+    } else {
+      TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
+      op.delete(job).delete(k.indexOf(r));
+    }
     Optional<JobRecord> spawned = Optional.empty();
     if (r.repeatCount != 0) {
       JobRecord.Draft d = new JobRecord.Draft();
@@ -362,7 +407,7 @@ final class Transitions {
           .set(k.indexOf(next), QueueKeys.EMPTY);
       spawned = Optional.of(next);
     }
-    return new Applied(op.build(), Optional.empty(), spawned);
+    return new Applied(op.build(), after, spawned);
   }
 
   /**
@@ -375,22 +420,47 @@ final class Transitions {
    * @param random a number in [0, 1) for the backoff's jitter
    */
   static Plan fail(QueueKeys k, Holding h, long now, JobError error, double random) {
-    return fail(k, h, now, error, random, false);
+    return fail(k, h, now, error, random, false, true);
   }
 
   /**
-   * As {@link #fail(QueueKeys, Holding, long, JobError, double)}; a {@code permanent} failure (the
-   * handler said so, or threw a type the queue calls non-retryable) makes the job a dead letter at
-   * once, whatever retries it has left.
+   * The lease holder reports a failed attempt, as {@link #fail(QueueKeys, Holding, long, JobError,
+   * double)}; the attempt is ended with the error. A job with no retries left becomes a dead letter
+   * with its finish time when {@code keepDead}, and is removed in the same operation when not (the
+   * queue keeps no dead letters).
    */
   static Plan fail(
-      QueueKeys k, Holding h, long now, JobError error, double random, boolean permanent) {
+      QueueKeys k, Holding h, long now, JobError error, double random, boolean keepDead) {
+    return fail(k, h, now, error, random, false, keepDead);
+  }
+
+  /**
+   * As {@link #fail(QueueKeys, Holding, long, JobError, double, boolean)}; a {@code permanent}
+   * failure (the handler said so, or threw a type the queue calls non-retryable) makes the job a
+   * dead letter at once, whatever retries it has left.
+   */
+  static Plan fail(
+      QueueKeys k,
+      Holding h,
+      long now,
+      JobError error,
+      double random,
+      boolean permanent,
+      boolean keepDead) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
+    if ((r.retriesLeft == 0 || permanent) && !keepDead) {
+      TransitionTable.check(Event.FAIL, Node.of(r), Node.ABSENT);
+      Key job = k.job(r.id);
+      AtomicOperation.Builder op =
+          AtomicOperation.builder().check(job, h.versionstamp()).delete(job).delete(k.indexOf(r));
+      return new Applied(op.build(), Optional.empty(), Optional.empty());
+    }
     JobRecord.Draft d = r.draft().leaseUntil(0);
     d.error = error;
+    d.attempts = History.ended(r.attempts, now, error);
     if (r.retriesLeft > 0 && !permanent) {
       int retry = r.retryLimit - r.retriesLeft + 1;
       d.retriesLeft = r.retriesLeft - 1;
@@ -398,7 +468,9 @@ final class Transitions {
       d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
     } else {
       d.state = JobRecord.State.DEAD;
+      d.finishedAt = now;
     }
+    History.fit(d);
     if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
       d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
     }
@@ -415,6 +487,7 @@ final class Transitions {
     d.retriesLeft = r.retryLimit;
     d.delayUntil = 0;
     d.leaseExpiries = 0; // a replayed poison job gets the whole limit again
+    d.finishedAt = -1;
     return move(Event.REPLAY, k, read, d);
   }
 
@@ -540,6 +613,50 @@ final class Transitions {
       }
     }
     return releaseHeld(k, due, now);
+  }
+
+  // ---- history (docs/semantics.md, "History")
+
+  /**
+   * The entries of one history index (completed, dead or cancelled) past {@code keep} at {@code
+   * now}, from {@code oldest} (the index's first entries, oldest first) of an index that holds
+   * {@code total} entries: an entry is past the age limit when its time is {@code maxAge} or more
+   * before {@code now}, past the count limit when more than {@code maxCount} entries are newer or
+   * as new. Pure; {@code total} is read only when the keep has a count limit.
+   */
+  static List<KvEntry> pastRetention(
+      List<KvEntry> oldest, long total, Retention.Keep keep, long now) {
+    List<KvEntry> past = new java.util.ArrayList<>();
+    long overCount = keep.maxCount().isPresent() ? total - keep.maxCount().getAsLong() : 0;
+    long ageLimit = keep.maxAge().map(a -> now - a.toMillis()).orElse(Long.MIN_VALUE);
+    for (int i = 0; i < oldest.size(); i++) {
+      KvEntry e = oldest.get(i);
+      if (i < overCount || QueueKeys.timeOf(e.key()) <= ageLimit) {
+        past.add(e);
+      } else {
+        break; // oldest first: every later entry is newer and fewer are after it
+      }
+    }
+    return past;
+  }
+
+  /**
+   * Removes, in one operation, the jobs of {@code entries} (entries of the history index of {@code
+   * node}: COMPLETED or DEAD, or null for the cancelled index): each entry's versionstamp is
+   * checked, so a job that moved since it was read (replayed, deleted, pruned by another worker) is
+   * not touched: its entry is gone or new, and the commit fails as a whole; the next pass reads
+   * again. An index entry and its record change in the same operations, so an unchanged entry means
+   * an unchanged record.
+   */
+  static Removal prune(QueueKeys k, Node node, List<KvEntry> entries) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    for (KvEntry e : entries) {
+      if (node != null) {
+        TransitionTable.check(Event.PRUNE, node, Node.ABSENT);
+      }
+      op.check(e.key(), e.versionstamp()).delete(e.key()).delete(k.job(QueueKeys.idOf(e.key())));
+    }
+    return new Removal(op.build(), entries.size());
   }
 
   private static void deleteInto(AtomicOperation.Builder op, QueueKeys k, Read read) {

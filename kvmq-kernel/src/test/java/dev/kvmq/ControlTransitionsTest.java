@@ -120,9 +120,9 @@ class ControlTransitionsTest {
   @Test
   void aPermanentFailureIsADeadLetterWhateverRetriesAreLeft() {
     JobRecord leased = claimed(JobOptions.defaults().retry(5, Backoff.NONE));
-    JobRecord retried = after(Transitions.fail(keys, hold(leased, 2, 1), t0, boom, 0, false));
+    JobRecord retried = after(Transitions.fail(keys, hold(leased, 2, 1), t0, boom, 0, false, true));
     assertThat(retried.state).isEqualTo(JobRecord.State.READY);
-    JobRecord dead = after(Transitions.fail(keys, hold(leased, 2, 1), t0, boom, 0, true));
+    JobRecord dead = after(Transitions.fail(keys, hold(leased, 2, 1), t0, boom, 0, true, true));
     assertThat(dead.state).isEqualTo(JobRecord.State.DEAD);
     assertThat(dead.error).isEqualTo(boom);
     assertThat(dead.retriesLeft).isEqualTo(5);

@@ -74,6 +74,8 @@ public abstract class QueueModelContract {
     long heldAt;
     String schedule;
     long slot = -1;
+    long finishedAt = -1;
+    String result;
 
     JobStatus status(long now) {
       return switch (state) {
@@ -85,6 +87,11 @@ public abstract class QueueModelContract {
         case CANCELLED -> JobStatus.CANCELLED;
         case COMPLETED -> JobStatus.COMPLETED;
       };
+    }
+
+    /** Whether the job has ended and is kept in the history (completed or dead). */
+    boolean ended() {
+      return state == JobRecord.State.DEAD || state == JobRecord.State.COMPLETED;
     }
   }
 
@@ -128,7 +135,7 @@ public abstract class QueueModelContract {
     }
   }
 
-  private static final class Run {
+  static final class Run {
     final FakeClock clock = new FakeClock();
     final SplittableRandom r;
     final Queue<String> queue;
@@ -139,9 +146,11 @@ public abstract class QueueModelContract {
     final List<Held> held = new ArrayList<>();
     boolean paused;
     int pushed;
+    final Retention retention;
 
     Run(KvStore store, SplittableRandom r) {
       this.r = r;
+      this.retention = HistoryModel.randomRetention(r);
       this.queue =
           Queue.builder(store, "model", Codecs.utf8())
               .clock(clock)
@@ -176,6 +185,8 @@ public abstract class QueueModelContract {
           deleteWaiting();
         } else if (op < 77) {
           replay();
+        } else if (op < 78 && r.nextBoolean()) {
+          prune();
         } else if (op < 80) {
           paused = !paused;
           if (paused) {
@@ -285,8 +296,11 @@ public abstract class QueueModelContract {
               JobRecord.decode(e.get().value()), e.get().versionstamp(), h.token);
       Transitions.Plan plan;
       String nextId = queue.nextId(now);
+      String result = r.nextBoolean() ? "r" + r.nextInt(100) : null;
       if (complete) {
-        plan = Transitions.complete(queue.keys, holding, now, nextId);
+        plan =
+            Transitions.complete(
+                queue.keys, holding, now, nextId, retention.completed().keepsAny(), result);
       } else {
         plan =
             Transitions.fail(
@@ -294,7 +308,8 @@ public abstract class QueueModelContract {
                 holding,
                 now,
                 new JobError("E", "boom", java.time.Instant.ofEpochMilli(now)),
-                0.5);
+                0.5,
+                retention.dead().keepsAny());
       }
       assertThat(plan instanceof Transitions.Refused)
           .as("refused for a stale holder only")
@@ -306,7 +321,14 @@ public abstract class QueueModelContract {
       }
       assertThat(queue.store.commit(applied.operation()).ok()).isTrue();
       if (complete) {
-        model.remove(m.id);
+        if (retention.completed().keepsAny()) {
+          m.state = JobRecord.State.COMPLETED;
+          m.finishedAt = now;
+          m.result = result;
+          m.leaseUntil = 0;
+        } else {
+          model.remove(m.id);
+        }
         if (m.repeatLeft != 0) {
           M n = new M();
           n.id = nextId;
@@ -329,11 +351,29 @@ public abstract class QueueModelContract {
         m.delayUntil = now + m.backoff;
         m.state = m.backoff > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
         m.leaseUntil = 0;
-      } else {
+      } else if (retention.dead().keepsAny()) {
         m.state = JobRecord.State.DEAD;
         m.failedAt = now;
+        m.finishedAt = now;
         m.leaseUntil = 0;
+      } else {
+        model.remove(m.id); // no dead letters kept
       }
+    }
+
+    /**
+     * A worker's pruning step, in small batches until it is done; the model drops what the
+     * retention says is past its limits.
+     */
+    void prune() {
+      long now = now();
+      Pruner pruner = new Pruner(queue.keys, queue.store, retention, 0, 1 + r.nextInt(3));
+      int batches = 0;
+      while (pruner.pruneDue(now)) {
+        assertThat(++batches).as("pruning ends").isLessThan(10_000);
+      }
+      HistoryModel.prune(model, JobRecord.State.COMPLETED, retention.completed(), now);
+      HistoryModel.prune(model, JobRecord.State.DEAD, retention.dead(), now);
     }
 
     void renewOrUpdate() {
@@ -411,6 +451,7 @@ public abstract class QueueModelContract {
       m.state = JobRecord.State.READY;
       m.retriesLeft = m.retryLimit;
       m.delayUntil = 0;
+      m.finishedAt = -1;
     }
 
     // ---- schedules: the reference model
@@ -501,7 +542,8 @@ public abstract class QueueModelContract {
         M previous = ms.lastJobId == null ? null : model.get(ms.lastJobId);
         if (ms.def.overlap == Overlap.SKIP
             && previous != null
-            && previous.state != JobRecord.State.DEAD) {
+            && previous.state != JobRecord.State.DEAD
+            && previous.state != JobRecord.State.COMPLETED) {
           run = List.of();
         }
         expected.put(e.getKey(), run);
@@ -632,11 +674,7 @@ public abstract class QueueModelContract {
 
     void check() {
       long now = now();
-      List<M> queued =
-          model.values().stream()
-              .filter(m -> m.state != JobRecord.State.DEAD)
-              .sorted(ORDER)
-              .toList();
+      List<M> queued = model.values().stream().filter(m -> !m.ended()).sorted(ORDER).toList();
       List<JobEntry<String>> listed = queue.jobs();
       assertThat(listed)
           .extracting(e -> e.job().id())
@@ -679,6 +717,7 @@ public abstract class QueueModelContract {
             .isEqualTo(m.slot);
       }
       checkSchedules();
+      HistoryModel.check(queue, model, now, r);
     }
   }
 

@@ -28,7 +28,11 @@ class SeedDefectsTest {
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final FaultyStore store = new FaultyStore(new InMemoryKvStore());
   final Queue<String> queue =
-      Queue.builder(store, "q", Codecs.utf8()).clock(clock).random(new Random(3)).build();
+      Queue.builder(store, "q", Codecs.utf8())
+          .clock(clock)
+          .random(new Random(3))
+          .retention(Retention.none()) // the seed's completion: the job is gone
+          .build();
 
   @AfterEach
   void close() {

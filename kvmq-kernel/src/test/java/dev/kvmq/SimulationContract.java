@@ -84,7 +84,11 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_DEAD,
               TransitionTable.Edge.QUARANTINE,
               TransitionTable.Edge.TRIGGER,
-              TransitionTable.Edge.DELETE_HELD));
+              TransitionTable.Edge.DELETE_HELD,
+              // dead letters are kept here (the checker reads them); the model test walks these
+              TransitionTable.Edge.FAIL_DISCARDED,
+              TransitionTable.Edge.PRUNE_DEAD,
+              TransitionTable.Edge.DELETE_COMPLETED));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}
@@ -160,16 +164,23 @@ public abstract class SimulationContract {
     /** Chains whose rollback (drop) was acknowledged: they must never run. */
     final Set<String> dropped = new LinkedHashSet<>();
 
+    /** What the history must show of the runs and events (docs/semantics.md, "History"). */
+    final HistoryChecker history;
+
     Sim(FaultyStore store, SplittableRandom r) {
       this.store = store;
       this.r = r;
       this.faults = r.split();
+      Retention retention = HistoryChecker.randomRetention(r.split());
       this.queue =
           Queue.builder(new RacingFirings(store, r.split()), "sim", Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
               .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
+              .retention(retention)
+              .node("sim-node")
               .build();
+      this.history = new HistoryChecker(queue);
     }
 
     void run() {
@@ -215,7 +226,14 @@ public abstract class SimulationContract {
         clock.advance(Duration.ofSeconds(1));
         drive();
       }
+      // two more polls: the workers' pruning looks again after every completion so far
+      for (int i = 0; i < 2; i++) {
+        clock.advance(HistoryChecker.PRUNE_SLACK);
+        drive();
+      }
       check();
+      history.check(clock.millis(), problems);
+      assertThat(problems).isEmpty();
     }
 
     /**
@@ -279,6 +297,7 @@ public abstract class SimulationContract {
                 }
                 idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
                 maxToken.merge(job.id(), ctx.token(), Math::max);
+                history.ran(job, ctx, outcomes);
                 if (outcomes.nextInt(100) < failPercent) {
                   throw new IllegalStateException("simulated failure");
                 }
@@ -297,6 +316,7 @@ public abstract class SimulationContract {
                 problems.add("job " + c.job().id() + " reported completed twice");
               }
             }
+            history.reported(e);
           });
       w.start();
       return s;

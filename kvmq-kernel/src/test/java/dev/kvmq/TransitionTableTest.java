@@ -34,8 +34,11 @@ class TransitionTableTest {
     assertThat(TransitionTable.next(Node.DELAYED, Event.PROMOTE)).containsExactly(Node.READY);
     assertThat(TransitionTable.next(Node.READY, Event.CLAIM)).containsExactly(Node.LEASED);
     assertThat(TransitionTable.next(Node.LEASED, Event.FAIL))
-        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.DEAD);
-    assertThat(TransitionTable.next(Node.LEASED, Event.COMPLETE)).containsExactly(Node.ABSENT);
+        .as("a retry, a dead letter, or gone when no dead letters are kept")
+        .containsExactlyInAnyOrder(Node.READY, Node.DELAYED, Node.DEAD, Node.ABSENT);
+    assertThat(TransitionTable.next(Node.LEASED, Event.COMPLETE))
+        .as("gone, or kept in the history")
+        .containsExactlyInAnyOrder(Node.ABSENT, Node.COMPLETED);
     assertThat(TransitionTable.next(Node.DEAD, Event.REPLAY)).containsExactly(Node.READY);
     assertThat(TransitionTable.next(Node.UNREADABLE, Event.QUARANTINE))
         .containsExactly(Node.QUARANTINED);
@@ -72,6 +75,24 @@ class TransitionTableTest {
       assertThat(TransitionTable.next(Node.QUARANTINED, event))
           .as("nothing leaves quarantine")
           .isEmpty();
+    }
+  }
+
+  @Test
+  void aCompletedJobIsOnlyPrunedOrDeleted() {
+    for (Event event : Event.values()) {
+      java.util.Set<Node> next = TransitionTable.next(Node.COMPLETED, event);
+      if (event == Event.PRUNE || event == Event.DELETE) {
+        assertThat(next).containsExactly(Node.ABSENT);
+      } else {
+        assertThat(next).as("a completed job does not run again (%s)", event).isEmpty();
+      }
+    }
+    assertThat(TransitionTable.next(Node.DEAD, Event.PRUNE)).containsExactly(Node.ABSENT);
+    for (Node from : Node.values()) {
+      if (from != Node.COMPLETED && from != Node.DEAD) {
+        assertThat(TransitionTable.next(from, Event.PRUNE)).as("prune of %s", from).isEmpty();
+      }
     }
   }
 
@@ -143,7 +164,7 @@ class TransitionTableTest {
   void theRenderedTableListsEveryMove() {
     String text = TransitionTable.render();
     assertThat(text.lines()).hasSize((int) countRows());
-    assertThat(text).contains("LEASED      -fail      -> [READY, DELAYED, DEAD]");
+    assertThat(text).contains("LEASED      -fail      -> [ABSENT, READY, DELAYED, DEAD]");
   }
 
   private static long countRows() {

@@ -2,8 +2,11 @@ package dev.kvmq.bench.queue;
 
 import dev.kvmq.Codec;
 import dev.kvmq.JobEvent;
+import dev.kvmq.JobFilter;
 import dev.kvmq.JobOptions;
+import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
+import dev.kvmq.Retention;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.KvStore;
@@ -39,7 +42,7 @@ final class KvmqSut implements Sut {
 
   private final String settings;
   private final AutoCloseable onClose;
-  private final Queue<Integer> queue;
+  private Queue<Integer> queue;
 
   /** Jobs claimed ahead; negative: three times the concurrency. */
   private final int prefetch;
@@ -50,6 +53,19 @@ final class KvmqSut implements Sut {
     this.prefetch = prefetch;
     this.onClose = onClose;
     this.queue = Queue.builder(store, "bench", INT).build();
+  }
+
+  /**
+   * The queue's retention from now on (the prune scenario): the same queue on the same store, made
+   * again with {@code retention}; call it while no worker runs.
+   */
+  void retention(Retention retention) {
+    this.queue = Queue.builder(store, "bench", INT).retention(retention).build();
+  }
+
+  /** How many completed jobs the queue keeps now. */
+  long completedKept() {
+    return queue.count(JobFilter.status(JobStatus.COMPLETED));
   }
 
   @Override

@@ -53,6 +53,10 @@ import java.util.stream.Collectors;
  *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
  *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
+ *   --prune-jobs N      the prune scenario (kvmq only; not in the default list): a drain of N
+ *                       jobs (default 20000) while the workers prune --prune-retained M
+ *                       (default 1000000) completed jobs kept before, against the same drain
+ *                       with none kept
  *   --heap SIZE         -Xmx of every system's JVM (default 4g)
  *   --jvm-args "ARGS"   more options for every system's JVM, split at spaces; for a profile:
  *                       "-XX:StartFlightRecording=filename=/tmp/x.jfr,settings=profile"
@@ -185,9 +189,9 @@ public final class QueueBench {
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "fsync,drain,pickup,claim").split(","));
     for (String sc : scenarios) {
-      if (!List.of("fsync", "drain", "pickup", "claim").contains(sc)) {
+      if (!List.of("fsync", "drain", "pickup", "claim", "prune").contains(sc)) {
         throw new IllegalArgumentException(
-            "unknown scenario \"" + sc + "\"; known: fsync, drain, pickup, claim");
+            "unknown scenario \"" + sc + "\"; known: fsync, drain, pickup, claim, prune");
       }
     }
     int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
@@ -244,6 +248,13 @@ public final class QueueBench {
         for (String system : systems) {
           if (KVMQ.contains(system)) {
             child(system, "claim", "claim cost");
+          }
+        }
+      }
+      if (scenarios.contains("prune")) {
+        for (String system : systems) {
+          if (KVMQ.contains(system)) {
+            child(system, "prune", "drain while retained jobs are pruned");
           }
         }
       }

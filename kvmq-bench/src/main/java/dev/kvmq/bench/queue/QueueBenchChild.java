@@ -2,6 +2,7 @@ package dev.kvmq.bench.queue;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.kvmq.Retention;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.eclipsestore.Durability;
 import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
@@ -125,6 +126,9 @@ public final class QueueBenchChild {
       }
       if (scenarios.contains("claim")) {
         claim();
+      }
+      if (scenarios.contains("prune")) {
+        prune();
       }
     } finally {
       closeCurrent();
@@ -471,6 +475,57 @@ public final class QueueBenchChild {
       }
       for (int r = 0; r < reps; r++) {
         result("claim_us_" + target, claimRun(sut, k));
+      }
+    }
+  }
+
+  // ---- scenario 4: a drain while retained jobs are pruned, against one with none (kvmq only)
+
+  /**
+   * Two drains of {@code --prune-jobs} jobs (default 20000) with the same retention (completed jobs
+   * kept 1 ms, so everything kept is past it): one on fresh storage with nothing to prune, one on
+   * storage holding {@code --prune-retained} (default 1000000) completed jobs kept beforehand,
+   * which the workers prune beside the drain. Reports both drains' jobs/s and how many retained
+   * jobs were left when the second drain ended.
+   */
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  private void prune() throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("prune-jobs", "20000"));
+    int retained = Integer.parseInt(opts.getOrDefault("prune-retained", "1000000"));
+    Retention pruneAll =
+        Retention.defaults().completed(Retention.Keep.youngerThan(Duration.ofMillis(1)));
+    for (String mode : List.of("none", "pruning")) {
+      KvmqSut sut = (KvmqSut) fresh();
+      if (mode.equals("pruning")) {
+        sut.retention(Retention.defaults().completed(Retention.Keep.unlimited()));
+        long t0 = System.nanoTime();
+        Probe.Phase build = Probe.begin(nextId, retained);
+        pushBatches(sut, nextId, retained);
+        nextId += retained;
+        try (AutoCloseable running = sut.start(threads)) {
+          if (!build.awaitFinished(3600)) {
+            throw new IllegalStateException(
+                "prune: " + build.finished.get() + " of " + retained + " kept in 3600 s");
+          }
+        }
+        result("prune_build_s", (System.nanoTime() - t0) / 1e9);
+        result("prune_retained_before", sut.completedKept());
+      }
+      sut.retention(pruneAll);
+      analyze();
+      Probe.Phase p = Probe.begin(nextId, n);
+      pushBatches(sut, nextId, n);
+      nextId += n;
+      try (AutoCloseable running = sut.start(threads)) {
+        if (!p.awaitFinished(900)) {
+          throw new IllegalStateException(
+              "prune: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
+        }
+      }
+      long first = Arrays.stream(p.startNanos()).min().orElseThrow();
+      result("drain_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
+      if (mode.equals("pruning")) {
+        result("prune_retained_after", sut.completedKept());
       }
     }
   }

@@ -58,7 +58,9 @@ class WildFlySmokeIT {
     assertThat(lines.indexOf(start))
         .as("the handler ran before the event fired")
         .isLessThan(lines.indexOf("completed|work|" + job.id() + "|smoke|1|1|work"));
-    assertThat(work.job(job.id())).as("a completed job is gone").isEmpty();
+    assertThat(work.job(job.id()).map(j -> j.status()))
+        .as("a completed job is kept as completed (the default retention)")
+        .hasValue(dev.kvmq.JobStatus.COMPLETED);
   }
 
   @Test

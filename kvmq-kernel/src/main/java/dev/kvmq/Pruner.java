@@ -1,0 +1,88 @@
+package dev.kvmq;
+
+import dev.kvmq.TransitionTable.Node;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStore;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The pruning step of a worker's pass (docs/semantics.md, "History"): for each history index
+ * (completed, dead, cancelled) whose {@link Retention.Keep} has a limit, reads the oldest {@link
+ * #BATCH} entries, asks the pure {@link Transitions#pastRetention} which are past the limit, and
+ * removes them with {@link Transitions#prune} in one commit per index. It runs after the pass's
+ * claim; when a batch was full (or a commit lost a race) it says so, and the worker asks for
+ * another pass, which claims first. When nothing was left to prune it looks again after {@code
+ * intervalMillis} at the earliest.
+ *
+ * <p>Locking: none; used by one pass at a time.
+ */
+final class Pruner {
+
+  /** The most jobs removed per index per pass. */
+  static final int BATCH = 200;
+
+  private final QueueKeys keys;
+  private final KvStore store;
+  private final List<Step> steps;
+  private final long intervalMillis;
+  private final int batch;
+  private long nextAt = Long.MIN_VALUE;
+
+  private record Step(KeyRange index, Node node, Retention.Keep keep) {}
+
+  Pruner(QueueKeys keys, KvStore store, Retention retention, long intervalMillis) {
+    this(keys, store, retention, intervalMillis, BATCH);
+  }
+
+  /** A pruner of {@code batch} jobs per index per call (tests: small ones). */
+  Pruner(QueueKeys keys, KvStore store, Retention retention, long intervalMillis, int batch) {
+    this.keys = keys;
+    this.store = store;
+    this.intervalMillis = intervalMillis;
+    this.batch = batch;
+    List<Step> s = new ArrayList<>(3);
+    add(s, keys.completed(), Node.COMPLETED, retention.completed());
+    add(s, keys.dead(), Node.DEAD, retention.dead());
+    add(s, keys.cancelled(), null, retention.cancelled()); // control's Node.CANCELLED at merge
+    this.steps = List.copyOf(s);
+  }
+
+  private static void add(List<Step> steps, KeyRange index, Node node, Retention.Keep keep) {
+    if (!keep.isUnlimited()) {
+      steps.add(new Step(index, node, keep));
+    }
+  }
+
+  /**
+   * Prunes one batch per index of the jobs past the retention at {@code now}, if it is time to
+   * look; true if there may be more.
+   */
+  boolean pruneDue(long now) {
+    if (steps.isEmpty() || now < nextAt) {
+      return false;
+    }
+    boolean more = false;
+    for (Step step : steps) {
+      more |= prune(step, now);
+    }
+    nextAt = more ? Long.MIN_VALUE : now + intervalMillis;
+    return more;
+  }
+
+  private boolean prune(Step step, long now) {
+    List<KvEntry> oldest = store.list(step.index(), batch, false);
+    if (oldest.isEmpty()) {
+      return false;
+    }
+    long total = step.keep().maxCount().isPresent() ? store.count(step.index()) : 0;
+    List<KvEntry> past = Transitions.pastRetention(oldest, total, step.keep(), now);
+    if (past.isEmpty()) {
+      return false;
+    }
+    Transitions.Removal removal = Transitions.prune(keys, step.node(), past);
+    boolean ok = store.commit(removal.operation()).ok();
+    return !ok || past.size() == batch;
+  }
+}
