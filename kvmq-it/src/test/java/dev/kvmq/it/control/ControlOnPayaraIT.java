@@ -123,7 +123,8 @@ class ControlOnPayaraIT {
 
   @Test
   void aJobOverItsTimeoutIsRetriedThenDead() throws Exception {
-    String id = push("overruns", "slowpoke");
+    // A push over REST gives its own options (the annotation's retries are for JobQueue.push)
+    String id = push("overruns", "slowpoke", ", \"retryCount\": 1, \"retryDelayMs\": 200");
 
     JsonObject dead =
         Wait.until(
@@ -200,12 +201,16 @@ class ControlOnPayaraIT {
   // ---- helpers
 
   private String push(String queue, String label) throws Exception {
+    return push(queue, label, "");
+  }
+
+  private String push(String queue, String label, String options) throws Exception {
     HttpResponse<String> r =
         http(
             "POST",
             "kvmq/queues/" + queue + "/jobs",
             "admin",
-            "{\"state\": {\"label\": \"" + label + "\"}}");
+            "{\"state\": {\"label\": \"" + label + "\"}" + options + "}");
     assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
     return json(r.body()).getString("id");
   }
