@@ -3,6 +3,7 @@ package dev.kvmq.store.postgres;
 import dev.kvmq.Codecs;
 import dev.kvmq.JobOptions;
 import dev.kvmq.Queue;
+import dev.kvmq.Retention;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
 import java.nio.file.Files;
@@ -54,7 +55,11 @@ final class QueueNodeMain {
     TestPool pool = new TestPool(ds);
     JournalingStore store =
         new JournalingStore(PostgresKvStore.builder(pool).schema(schema).build(), node);
-    Queue<String> queue = Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8()).build();
+    // no completed jobs kept: the journal sees a completion as the job record's checked delete
+    Queue<String> queue =
+        Queue.builder(store, JournalingStore.QUEUE, Codecs.utf8())
+            .retention(Retention.none())
+            .build();
     ScheduledExecutorService executor = Executors.newScheduledThreadPool(CONCURRENCY + 3);
     Worker<String> worker =
         queue.worker(
