@@ -149,7 +149,9 @@ class HeldOnPayaraIT {
           .as("the operator releases it over REST")
           .isEqualTo(204);
       Wait.until("the released job ran", Duration.ofMinutes(1), () -> ran(port2).contains("open"));
-      assertThat(get(port2, "op=status&job=" + heldJob)).isEqualTo("absent");
+      assertThat(get(port2, "op=status&job=" + heldJob))
+          .as("it ran and is kept as completed")
+          .isEqualTo("COMPLETED");
       assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
     }
   }
