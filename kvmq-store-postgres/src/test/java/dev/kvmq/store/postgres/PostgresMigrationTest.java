@@ -184,6 +184,30 @@ class PostgresMigrationTest {
     }
   }
 
+  @Test
+  void theJobsViewDecodesPrioritiesAndTimesExactlyOnAFreshSchema(TestSchema fresh)
+      throws Exception {
+    FakeClock clock = new FakeClock(Instant.parse("2031-05-06T07:08:09.123Z"));
+    Map<Double, String> ids = new HashMap<>();
+    try (PostgresKvStore store = fresh.store().build()) {
+      Queue<String> queue = Queue.builder(store, "plain", Codecs.utf8()).clock(clock).build();
+      for (double p : new double[] {1e-310, -3.75, Double.MAX_VALUE, -1e-320, 1234567.875}) {
+        ids.put(p, queue.push("p", JobOptions.defaults().priority(p)).id());
+      }
+      Job<String> later =
+          queue.push(
+              "later", JobOptions.defaults().delayUntil(Instant.parse("9000-01-01T00:00:00Z")));
+      Map<String, List<Object>> view = jobsView(fresh.db(), fresh.name());
+      assertThat(view).hasSize(6);
+      ids.forEach((p, id) -> assertThat((Double) view.get(id).get(7)).isEqualTo(p));
+      assertThat(view.get(later.id()).subList(0, 5))
+          .containsExactly("plain", "delayed", "delayed", 0, Instant.parse("9000-01-01T00:00:00Z"));
+      assertThat(view.get(ids.get(-3.75)).subList(0, 6))
+          .containsExactly(
+              "plain", "ready", "waiting", 0, Instant.parse("2031-05-06T07:08:09.123Z"), null);
+    }
+  }
+
   /** The jobs view: per id, queue, state, status, attempt, due, lease until, error, priority. */
   private static Map<String, List<Object>> jobsView(TestDatabase db, String schema)
       throws SQLException {
