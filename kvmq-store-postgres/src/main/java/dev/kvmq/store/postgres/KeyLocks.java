@@ -8,12 +8,12 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The advisory locks of schema version 2: which locks a batch takes (one per key it checks or
- * writes, or the whole store above {@value #MAX_KEY_LOCKS} keys), their hash (the same on every
+ * The advisory locks of schema versions 2 and 3: which locks a batch takes (one per key it checks
+ * or writes, or the whole store above {@value #MAX_KEY_LOCKS} keys), their hash (the same on every
  * node), and how a big batch is cut so that it need not lock the whole store.
  *
  * <p><b>Locking.</b> None: pure functions; the locks themselves are taken by the commit function in
- * PostgreSQL (schema-v2.sql).
+ * PostgreSQL (schema-v3.sql).
  */
 final class KeyLocks {
 
@@ -63,7 +63,7 @@ final class KeyLocks {
    * its locks in one order and commits can't deadlock on them. Two keys with one hash share a lock:
    * they wait for each other, nothing worse. A batch with more than {@link #MAX_KEY_LOCKS} keys
    * gets null: it locks the whole store instead, so that big batches don't exhaust PostgreSQL's
-   * shared lock table. Every node must hash alike: this is part of schema version 2.
+   * shared lock table. Every node must hash alike: this is part of schema versions 2 and 3.
    */
   static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {
     int[] hashes = new int[checked.size() + written.size()];

@@ -37,10 +37,11 @@ import javax.sql.DataSource;
  * thread of its own.
  *
  * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the default
- * prefix), a sequence ({@code kvmq_versionstamp}) and a function ({@code kvmq_commit}), created on
- * first use if missing (or upgraded from schema version 1) unless the builder says otherwise; the
- * same SQL ships as {@code /dev/kvmq/store/postgres/schema-v2.sql} in this jar for teams that
- * manage migrations.
+ * prefix), a sequence ({@code kvmq_versionstamp}), the commit function ({@code kvmq_commit}) and a
+ * view of the jobs for operators ({@code kvmq_jobs}, with the two functions it decodes with),
+ * created on first use if missing (or upgraded in place from schema version 1 or 2) unless the
+ * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v3.sql} in
+ * this jar for teams that manage migrations.
  *
  * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory lock on
  * every key it checks or writes (in one order for all), then evaluates its checks, takes its

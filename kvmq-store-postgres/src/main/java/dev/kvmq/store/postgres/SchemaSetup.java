@@ -105,11 +105,12 @@ final class SchemaSetup {
   }
 
   /**
-   * Runs the schema file (which also upgrades version 1) under a session-level advisory lock, so
-   * that nodes starting together create it once; returns the installed version. The lock is taken
-   * before the DDL's transaction begins, because a transaction that starts before another node's
-   * DDL commits can miss it in its catalog caches (and then fail on CREATE ... IF NOT EXISTS); and
-   * the version is read again under the lock, so that the nodes that waited run no DDL.
+   * Runs the schema file (which also upgrades versions 1 and 2) under a session-level advisory
+   * lock, so that nodes starting together create it once; returns the installed version. The lock
+   * is taken before the DDL's transaction begins, because a transaction that starts before another
+   * node's DDL commits can miss it in its catalog caches (and then fail on CREATE ... IF NOT
+   * EXISTS); and the version is read again under the lock, so that the nodes that waited run no
+   * DDL.
    */
   private Integer createSchema(Connection c) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {

@@ -17,14 +17,18 @@ import java.util.regex.Pattern;
 final class Tables {
 
   /** The schema file shipped in the jar, written with the default names. */
-  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v2.sql";
+  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v3.sql";
 
-  /** The schema version this release creates and understands; it upgrades version 1 to it. */
-  static final int SCHEMA_VERSION = 2;
+  /**
+   * The schema version this release creates and understands; its file upgrades versions 1 and 2 to
+   * it in place.
+   */
+  static final int SCHEMA_VERSION = 3;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
   private static final Pattern DEFAULT_TABLE =
-      Pattern.compile("\\bkvmq_(kv|meta|versionstamp|schema_version|commit)\\b");
+      Pattern.compile(
+          "\\bkvmq_(kv|meta|versionstamp|schema_version|commit|key_parts|job_fields|jobs)\\b");
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 
@@ -88,7 +92,7 @@ final class Tables {
             + " s LEFT JOIN "
             + kv
             + " k ON k.key = ANY (?)";
-    // Locks the keys first, then checks and writes: see schema-v2.sql.
+    // Locks the keys first, then checks and writes: see schema-v3.sql.
     commit =
         "SELECT "
             + qualified("commit")

@@ -84,7 +84,7 @@ final class Transactions {
 
   /**
    * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the keys,
-   * checks and writes, see schema-v2.sql) and {@code COMMIT} go in one message. The key locks are
+   * checks and writes, see schema-v3.sql) and {@code COMMIT} go in one message. The key locks are
    * held from the function's first statement to the end of the {@code COMMIT}.
    */
   Batch write(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
