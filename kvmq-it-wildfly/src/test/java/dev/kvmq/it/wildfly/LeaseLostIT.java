@@ -50,7 +50,8 @@ class LeaseLostIT {
           j -> j.stream().anyMatch(f -> f.kind().equals("takeover") && f.jobId().equals(id)));
       assertThat(server.control("op=takeover-stop")).isEqualTo("stopped=true");
       assertThat(server.control("op=job&queue=hold&id=" + id))
-          .as("the second worker completed it, on its second attempt with token 2 (kept as COMPLETED)")
+          .as(
+              "the second worker completed it, on its second attempt with token 2 (kept as COMPLETED)")
           .isEqualTo("COMPLETED|2|2");
 
       server.control("op=open");
