@@ -3,6 +3,7 @@ package dev.kvmq;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How a job is pushed: priority, delay, repeats and retries. The seed's {@code JobOptions}.
@@ -168,18 +169,7 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code priority} is NaN or infinite
    */
   public JobOptions priority(double priority) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(d -> d.priority = priority);
   }
 
   /**
@@ -192,18 +182,11 @@ public record JobOptions(
    */
   public JobOptions delay(Duration delay) {
     Objects.requireNonNull(delay, "delay");
-    return new JobOptions(
-        priority,
-        delay,
-        null,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(
+        d -> {
+          d.delay = delay;
+          d.delayUntil = null;
+        });
   }
 
   /**
@@ -216,18 +199,11 @@ public record JobOptions(
    */
   public JobOptions delayUntil(Instant instant) {
     Objects.requireNonNull(instant, "instant");
-    return new JobOptions(
-        priority,
-        null,
-        instant,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(
+        d -> {
+          d.delay = null;
+          d.delayUntil = instant;
+        });
   }
 
   /**
@@ -242,18 +218,11 @@ public record JobOptions(
    *     {@link #MAX_DELAY}, or {@code count} is not 0 and these options have a unique key
    */
   public JobOptions repeat(long count, Duration delay) {
-    return new JobOptions(
-        priority,
-        this.delay,
-        delayUntil,
-        count,
-        delay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(
+        d -> {
+          d.repeatCount = count;
+          d.repeatDelay = delay;
+        });
   }
 
   /**
@@ -267,18 +236,11 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code count < 0}
    */
   public JobOptions retry(int count, Backoff backoff) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        count,
-        backoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(
+        d -> {
+          d.retryCount = count;
+          d.retryBackoff = backoff;
+        });
   }
 
   /**
@@ -290,18 +252,7 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code group} is empty, too long, or has no UTF-8 form
    */
   public JobOptions group(String group) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(d -> d.group = group);
   }
 
   /**
@@ -350,18 +301,7 @@ public record JobOptions(
    * @throws IllegalArgumentException if {@code unique} is given and these options repeat
    */
   public JobOptions unique(UniqueKey unique) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(d -> d.unique = unique);
   }
 
   /**
@@ -377,18 +317,7 @@ public record JobOptions(
    *     #MAX_TIMEOUT}
    */
   public JobOptions timeout(Duration timeout) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interruptOnCancel);
+    return with(d -> d.timeout = timeout);
   }
 
   /**
@@ -400,18 +329,7 @@ public record JobOptions(
    * @return the new options
    */
   public JobOptions interruptOnCancel(boolean interrupt) {
-    return new JobOptions(
-        priority,
-        delay,
-        delayUntil,
-        repeatCount,
-        repeatDelay,
-        retryCount,
-        retryBackoff,
-        unique,
-        group,
-        timeout,
-        interrupt);
+    return with(d -> d.interruptOnCancel = interrupt);
   }
 
   /**
@@ -422,5 +340,55 @@ public record JobOptions(
    */
   Instant dueAt(Instant now) {
     return delayUntil != null ? delayUntil : now.plus(delay);
+  }
+
+  /**
+   * These options with the components {@code change} sets: every wither goes through here, so a new
+   * component is added in one place and the constructor checks the result.
+   */
+  private JobOptions with(Consumer<Draft> change) {
+    Draft d = new Draft(this);
+    change.accept(d);
+    return new JobOptions(
+        d.priority,
+        d.delay,
+        d.delayUntil,
+        d.repeatCount,
+        d.repeatDelay,
+        d.retryCount,
+        d.retryBackoff,
+        d.unique,
+        d.group,
+        d.timeout,
+        d.interruptOnCancel);
+  }
+
+  /** The components of options being changed: a copy to set fields on, then checked as a whole. */
+  private static final class Draft {
+    double priority;
+    Duration delay;
+    Instant delayUntil;
+    long repeatCount;
+    Duration repeatDelay;
+    int retryCount;
+    Backoff retryBackoff;
+    UniqueKey unique;
+    String group;
+    Duration timeout;
+    boolean interruptOnCancel;
+
+    Draft(JobOptions o) {
+      priority = o.priority;
+      delay = o.delay;
+      delayUntil = o.delayUntil;
+      repeatCount = o.repeatCount;
+      repeatDelay = o.repeatDelay;
+      retryCount = o.retryCount;
+      retryBackoff = o.retryBackoff;
+      unique = o.unique;
+      group = o.group;
+      timeout = o.timeout;
+      interruptOnCancel = o.interruptOnCancel;
+    }
   }
 }

@@ -423,6 +423,12 @@ public final class Queue<S> {
    * index ({@code DELAYED}, {@code PROCESSING}) until a worker moves it, with its status at listing
    * time ({@code WAITING}).
    *
+   * <p>A filter narrowed by {@link JobFilter#group} or {@link JobFilter#uniqueKeyPrefix} is checked
+   * on each job of the status's index: a page reads index entries and their jobs until it has
+   * {@code limit} matches, the index ends, or {@link JobFilter#MAX_SCAN} entries were read; then it
+   * may hold fewer jobs than {@code limit} (even none) and still have a {@link JobPage#next()}
+   * cursor. A page ends only when {@code next()} is empty.
+   *
    * @param filter which jobs
    * @param cursor where the page starts: a {@link JobPage#next()} of the same filter, or null
    * @param limit the most jobs to return, 1 to 1,000
@@ -439,7 +445,9 @@ public final class Queue<S> {
 
   /**
    * Counts the jobs {@code filter} takes, from the status's index, without reading the jobs. As in
-   * {@link #list}, a job is counted under its index.
+   * {@link #list}, a job is counted under its index. A filter narrowed by {@link JobFilter#group}
+   * or {@link JobFilter#uniqueKeyPrefix} reads every job of the status to count the matches, in
+   * batches: it costs as much as listing them all.
    *
    * @param filter which jobs
    * @return how many
@@ -554,7 +562,9 @@ public final class Queue<S> {
    * most {@link #BULK_BATCH} jobs per commit: a job claimed, completed or changed between a batch's
    * read and its commit is left as it is (its own commit came first), the others of the batch are
    * cancelled. Statuses that can't be cancelled ({@code DEAD}, {@code CANCELLED}) match nothing
-   * here. Not one atomic operation: a job pushed while it runs may or may not be cancelled.
+   * here. Not one atomic operation: a job pushed while it runs may or may not be cancelled. A
+   * filter narrowed by group or unique-key prefix walks the statuses' indexes whole and cancels the
+   * jobs whose records match.
    *
    * @param filter which jobs
    * @return how many jobs were cancelled

@@ -94,9 +94,16 @@ final class QueueCommands<S> {
     for (int i = 0; i < ATOMIC_RETRIES; i++) {
       long now = queue.clock.millis();
       UniqueTransitions.KeyRead read = readKey(entryKey);
+      // the groups a push can move: the new job's, and a debounced holder's
+      java.util.Set<String> groups = new java.util.LinkedHashSet<>();
+      if (options.group() != null) {
+        groups.add(options.group());
+      }
+      read.holder().map(h -> h.record().group).ifPresent(groups::add);
+      GroupBook book = GroupReads.book(queue.store, keys, limits(), groups);
       String id = queue.nextId(now);
       UniqueTransitions.Plan plan =
-          UniqueTransitions.push(keys, read, id, payload, options, now, traceContext);
+          UniqueTransitions.push(keys, read, id, payload, options, now, traceContext, book);
       if (plan instanceof UniqueTransitions.Duplicate d) {
         return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
       } else if (plan instanceof UniqueTransitions.Create c) {
@@ -315,7 +322,7 @@ final class QueueCommands<S> {
         for (Optional<KvEntry> e : queue.store.getMany(jobKeys)) {
           if (e.isPresent()) {
             JobRecord r = listing.readable(e.get());
-            if (r != null && r.group != null) {
+            if (r != null && r.group != null && filter.matches(r, now)) {
               grouped.add(r.id); // books its group's record: one job per commit, below
             } else if (r != null) {
               reads.add(new Transitions.Read(r, e.get().versionstamp()));

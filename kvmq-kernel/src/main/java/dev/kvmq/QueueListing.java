@@ -88,13 +88,11 @@ final class QueueListing<S> {
             queue.keys.dead(), (int) Math.min((long) offset + limit, Integer.MAX_VALUE), false);
     index = index.subList(Math.min(offset, index.size()), index.size());
     long now = queue.clock.millis();
-    List<Key> ids = new ArrayList<>(index.size());
-    for (KvEntry e : index) {
-      ids.add(queue.keys.job(QueueKeys.idOf(e.key())));
-    }
-    List<Job<S>> jobs = new ArrayList<>(ids.size());
-    for (Optional<KvEntry> e : queue.store.getMany(ids)) {
-      e.map(this::readable).ifPresent(r -> jobs.add(queue.toJob(r, now)));
+    List<Job<S>> jobs = new ArrayList<>(index.size());
+    for (JobRecord r : records(index)) {
+      if (r != null) {
+        jobs.add(queue.toJob(r, now));
+      }
     }
     return jobs;
   }
@@ -109,30 +107,108 @@ final class QueueListing<S> {
       throw new IllegalArgumentException("a page holds 1 to " + MAX_PAGE + " jobs: " + limit);
     }
     KeyRange index = index(filter.status());
-    KeyRange range = cursor == null ? index : index.from(start(index, filter, cursor));
+    Key from = cursor == null ? null : start(index, filter, cursor);
+    return filter.narrowed()
+        ? scan(index, from, filter, limit)
+        : rangePage(from == null ? index : index.from(from), limit);
+  }
+
+  /** A page of a status alone: the next {@code limit} entries of its index, and their jobs. */
+  private JobPage<S> rangePage(KeyRange range, int limit) {
     List<KvEntry> entries = queue.store.list(range, limit + 1, false);
     Optional<String> next = Optional.empty();
     if (entries.size() > limit) {
       next = Optional.of(cursorOf(entries.get(limit).key()));
       entries = entries.subList(0, limit);
     }
-    List<Key> ids = new ArrayList<>(entries.size());
-    for (KvEntry e : entries) {
-      ids.add(queue.keys.job(QueueKeys.idOf(e.key())));
-    }
     long now = queue.clock.millis();
-    List<Job<S>> jobs = new ArrayList<>(ids.size());
-    if (!ids.isEmpty()) {
-      for (Optional<KvEntry> e : queue.store.getMany(ids)) {
-        e.map(this::readable).ifPresent(r -> jobs.add(queue.toJob(r, now)));
+    List<Job<S>> jobs = new ArrayList<>(entries.size());
+    for (JobRecord r : records(entries)) {
+      if (r != null) {
+        jobs.add(queue.toJob(r, now));
       }
     }
     return new JobPage<>(jobs, next);
   }
 
+  /**
+   * A page of a narrowed filter: walks the status's index from {@code from} (inclusive; null for
+   * its start) in batches, keeps the jobs whose records match, and stops at the match after the
+   * page's last (the next cursor), at the index's end (no cursor), or after {@link
+   * JobFilter#MAX_SCAN} entries (a cursor at the first entry not read), whichever comes first.
+   */
+  private JobPage<S> scan(KeyRange index, Key from, JobFilter filter, int limit) {
+    long now = queue.clock.millis();
+    List<Job<S>> jobs = new ArrayList<>(limit);
+    int budget = JobFilter.MAX_SCAN;
+    while (true) {
+      int n = Math.min(budget, Math.max(limit + 1, SCAN_BATCH));
+      List<KvEntry> entries =
+          queue.store.list(from == null ? index : index.from(from), n + 1, false);
+      List<KvEntry> examined = entries.size() > n ? entries.subList(0, n) : entries;
+      List<JobRecord> records = records(examined);
+      for (int i = 0; i < records.size(); i++) {
+        JobRecord r = records.get(i);
+        if (r != null && filter.matchesBeyondStatus(r)) {
+          if (jobs.size() == limit) {
+            return new JobPage<>(jobs, Optional.of(cursorOf(examined.get(i).key())));
+          }
+          jobs.add(queue.toJob(r, now));
+        }
+      }
+      budget -= examined.size();
+      if (entries.size() <= n) {
+        return new JobPage<>(jobs, Optional.empty());
+      }
+      from = entries.get(n).key();
+      if (budget == 0) {
+        return new JobPage<>(jobs, Optional.of(cursorOf(from)));
+      }
+    }
+  }
+
+  /** How many index entries a filtered scan or count reads at once. */
+  private static final int SCAN_BATCH = 500;
+
+  /** The job records the index entries name, in their order; null for one gone or unreadable. */
+  private List<JobRecord> records(List<KvEntry> entries) {
+    List<JobRecord> records = new ArrayList<>(entries.size());
+    if (entries.isEmpty()) {
+      return records;
+    }
+    List<Key> ids = new ArrayList<>(entries.size());
+    for (KvEntry e : entries) {
+      ids.add(queue.keys.job(QueueKeys.idOf(e.key())));
+    }
+    for (Optional<KvEntry> e : queue.store.getMany(ids)) {
+      records.add(e.map(this::readable).orElse(null));
+    }
+    return records;
+  }
+
   /** See {@link Queue#count(JobFilter)}. */
   long count(JobFilter filter) {
-    return queue.store.count(index(Objects.requireNonNull(filter, "filter").status()));
+    KeyRange index = index(Objects.requireNonNull(filter, "filter").status());
+    if (!filter.narrowed()) {
+      return queue.store.count(index);
+    }
+    long count = 0;
+    Key from = null;
+    while (true) {
+      List<KvEntry> entries =
+          queue.store.list(from == null ? index : index.from(from), SCAN_BATCH + 1, false);
+      List<KvEntry> examined =
+          entries.size() > SCAN_BATCH ? entries.subList(0, SCAN_BATCH) : entries;
+      for (JobRecord r : records(examined)) {
+        if (r != null && filter.matchesBeyondStatus(r)) {
+          count++;
+        }
+      }
+      if (entries.size() <= SCAN_BATCH) {
+        return count;
+      }
+      from = entries.get(SCAN_BATCH).key();
+    }
   }
 
   /**

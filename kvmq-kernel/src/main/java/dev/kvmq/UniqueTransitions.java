@@ -116,6 +116,9 @@ final class UniqueTransitions {
    *
    * @param read the key's entry and its holder
    * @param traceContext the pusher's trace context
+   * @param g the book of the groups of the new job and of the holder (a new job of a group is
+   *     admitted or parked; a debounce that moves a holder between ready and delayed frees or takes
+   *     its group's slot)
    */
   static Plan push(
       QueueKeys k,
@@ -124,7 +127,8 @@ final class UniqueTransitions {
       byte[] payload,
       JobOptions o,
       long now,
-      Map<String, String> traceContext) {
+      Map<String, String> traceContext,
+      GroupBook g) {
     UniqueKey unique = o.unique();
     Key entryKey = k.unique(unique.key());
     if (read.entry().isPresent()) {
@@ -137,7 +141,7 @@ final class UniqueTransitions {
               && holder.get().unique.key().equals(unique.key());
       if (h.throttles(now) || holds || read.holderUnreadable()) {
         if (unique.debounced() && holder.isPresent() && waiting(holder.get())) {
-          return debounce(k, read, payload, o, now);
+          return debounce(k, read, payload, o, now, g);
         }
         return new Duplicate(h.id(), holder);
       }
@@ -158,7 +162,8 @@ final class UniqueTransitions {
     } else {
       op.checkAbsent(entryKey);
     }
-    JobRecord r = Transitions.pushInto(op, k, id, payload, o, now, traceContext);
+    JobRecord r = Transitions.pushInto(op, k, id, payload, o, now, traceContext, g);
+    g.finishInto(op);
     long until = unique.scope() == UniqueKey.Scope.PERIOD ? now + unique.period().toMillis() : 0;
     op.set(entryKey, new Holder(id, until).encode());
     return new Create(new Transitions.Applied(op.build(), Optional.of(r), Optional.empty()));
@@ -175,13 +180,14 @@ final class UniqueTransitions {
    * key entry's.
    */
   private static Debounce debounce(
-      QueueKeys k, KeyRead read, byte[] payload, JobOptions o, long now) {
+      QueueKeys k, KeyRead read, byte[] payload, JobOptions o, long now, GroupBook g) {
     Transitions.Read holder = read.holder().orElseThrow();
     JobRecord before = holder.record();
     JobRecord.Draft d = before.draft();
     d.payload = payload;
     d.delayUntil = o.dueAt(java.time.Instant.ofEpochMilli(now)).toEpochMilli();
     d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
+    g.move(before, d);
     JobRecord after = d.build();
     TransitionTable.check(Event.DEBOUNCE, Node.of(before), Node.of(after));
     Key job = k.job(before.id);
@@ -195,6 +201,7 @@ final class UniqueTransitions {
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
     }
+    g.finishInto(op);
     return new Debounce(new Transitions.Applied(op.build(), Optional.of(after), Optional.empty()));
   }
 }

@@ -82,32 +82,18 @@ final class HistoryModel {
   static void check(
       Queue<String> queue, Map<String, QueueModelContract.M> model, long now, SplittableRandom r) {
     for (JobStatus status : JobStatus.values()) {
-      List<String> expected = expected(model, status);
-      JobFilter filter = JobFilter.status(status);
-      assertThat(queue.count(filter)).as("count of %s", status).isEqualTo(expected.size());
-      List<String> listed = new ArrayList<>();
-      String cursor = null;
-      int pages = 0;
-      do {
-        JobPage<String> page = queue.list(filter, cursor, 1 + r.nextInt(4));
-        page.jobs().forEach(j -> listed.add(j.id()));
-        cursor = page.next().orElse(null);
-        assertThat(++pages).as("paging ends").isLessThan(10_000);
-        if (cursor != null) {
-          assertThat(page.jobs()).isNotEmpty();
-        }
-      } while (cursor != null);
-      assertThat(listed).as("listing of %s by cursor", status).containsExactlyElementsOf(expected);
-      if (cursor == null && r.nextInt(10) == 0 && status != JobStatus.WAITING) {
-        String foreign =
-            queue.list(JobFilter.status(JobStatus.WAITING), null, 1).next().orElse(null);
-        if (foreign != null) {
-          String f = foreign;
-          assertThatThrownBy(() -> queue.list(filter, f, 1))
-              .isInstanceOf(IllegalArgumentException.class)
-              .hasMessageContaining("not a cursor");
-        }
-      }
+      checkListing(queue, JobFilter.status(status), expected(model, status), r);
+      // the same status narrowed to a unique-key prefix ("k" takes every key, "kN" one)
+      String prefix = r.nextBoolean() ? "k" : "k" + r.nextInt(3);
+      List<String> withKey =
+          expected(model, status).stream()
+              .filter(
+                  id -> {
+                    UniqueKey u = model.get(id).unique;
+                    return u != null && u.key().startsWith(prefix);
+                  })
+              .toList();
+      checkListing(queue, JobFilter.status(status).uniqueKeyPrefix(prefix), withKey, r);
     }
     for (QueueModelContract.M m : model.values()) {
       if (m.state == JobRecord.State.COMPLETED) {
@@ -120,6 +106,38 @@ final class HistoryModel {
         assertThat(last.number()).isEqualTo(j.attempt());
         assertThat(last.endedAt().map(java.time.Instant::toEpochMilli)).hasValue(m.finishedAt);
         assertThat(last.error()).isEmpty();
+      }
+    }
+  }
+
+  /**
+   * One filter's count and its listing page by page (random page sizes, each page from the last
+   * one's cursor): {@code expected}'s ids, in its order.
+   */
+  private static void checkListing(
+      Queue<String> queue, JobFilter filter, List<String> expected, SplittableRandom r) {
+    JobStatus status = filter.status();
+    assertThat(queue.count(filter)).as("count of %s", filter).isEqualTo(expected.size());
+    List<String> listed = new ArrayList<>();
+    String cursor = null;
+    int pages = 0;
+    do {
+      JobPage<String> page = queue.list(filter, cursor, 1 + r.nextInt(4));
+      page.jobs().forEach(j -> listed.add(j.id()));
+      cursor = page.next().orElse(null);
+      assertThat(++pages).as("paging ends").isLessThan(10_000);
+      if (cursor != null) {
+        assertThat(page.jobs()).isNotEmpty();
+      }
+    } while (cursor != null);
+    assertThat(listed).as("listing of %s by cursor", filter).containsExactlyElementsOf(expected);
+    if (cursor == null && r.nextInt(10) == 0 && status != JobStatus.WAITING) {
+      String foreign = queue.list(JobFilter.status(JobStatus.WAITING), null, 1).next().orElse(null);
+      if (foreign != null) {
+        String f = foreign;
+        assertThatThrownBy(() -> queue.list(filter, f, 1))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("not a cursor");
       }
     }
   }

@@ -104,6 +104,9 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
               TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
               TransitionTable.Edge.DEBOUNCE_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_PARKED,
+              TransitionTable.Edge.DEBOUNCE_PARKED_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_PARKED,
               // dead letters are kept here (the checker reads them); the model test walks these
               TransitionTable.Edge.FAIL_DISCARDED,
               TransitionTable.Edge.PRUNE_DEAD,
@@ -172,7 +175,10 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DEBOUNCE_READY,
               TransitionTable.Edge.DEBOUNCE_READY_DELAYED,
               TransitionTable.Edge.DEBOUNCE_DELAYED_READY,
-              TransitionTable.Edge.DEBOUNCE_DELAYED);
+              TransitionTable.Edge.DEBOUNCE_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_PARKED,
+              TransitionTable.Edge.DEBOUNCE_PARKED_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_PARKED);
     }
   }
 

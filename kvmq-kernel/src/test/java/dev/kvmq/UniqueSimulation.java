@@ -26,8 +26,9 @@ import java.util.SplittableRandom;
  * jobs with a few unique keys in every scope and mode, and often push the same key between the
  * other's read and its commit; real workers run them (failing some, so that they retry and die),
  * crash and are replaced (their leases expire and are reclaimed); jobs are deleted; the store fails
- * commits before or after they apply; time jumps. {@link UniqueChecker} looks at the store after
- * every commit.
+ * commits before or after they apply; time jumps. In half the runs most jobs also belong to one of
+ * two groups under a concurrency limit of 1 or 2, so that keyed pushes and debounces are booked in
+ * their group's record. {@link UniqueChecker} looks at the store after every commit.
  */
 final class UniqueSimulation {
 
@@ -39,24 +40,28 @@ final class UniqueSimulation {
   private final Queue<String> nodeA;
   private final Queue<String> nodeB;
   private final List<ManualScheduler> schedulers = new ArrayList<>();
+  private final int groupLimit; // Queue.UNLIMITED: jobs have no group in this run
   private int pushed;
 
   UniqueSimulation(KvStore raw, SplittableRandom r) {
     this.r = r;
     this.faults = r.split();
     this.faulty = new FaultyStore(raw);
+    this.groupLimit = r.nextBoolean() ? Queue.UNLIMITED : 1 + r.nextInt(2);
     QueueKeys keys = new QueueKeys("unique");
-    this.checker = new UniqueChecker(keys, raw, clock);
+    this.checker = new UniqueChecker(keys, raw, clock, groupLimit);
     KvStore observed = new Observed(faulty);
     this.nodeB =
         Queue.builder(observed, "unique", Codecs.utf8())
             .clock(clock)
             .random(new Random(r.nextLong()))
+            .groupLimit(groupLimit)
             .build();
     this.nodeA =
         Queue.builder(new Racing(observed, r.split()), "unique", Codecs.utf8())
             .clock(clock)
             .random(new Random(r.nextLong()))
+            .groupLimit(groupLimit)
             .build();
   }
 
@@ -112,7 +117,7 @@ final class UniqueSimulation {
     }
   }
 
-  /** Random options with {@code key}: scope, mode, delay, retries. */
+  /** Random options with {@code key}: scope, mode, delay, retries, and a group in grouped runs. */
   JobOptions options(String key) {
     UniqueKey u =
         switch (r.nextInt(3)) {
@@ -127,6 +132,7 @@ final class UniqueSimulation {
         .priority(r.nextInt(2))
         .delay(Duration.ofMillis(r.nextBoolean() ? 0 : r.nextInt(3_000)))
         .retry(r.nextInt(3), Backoff.fixed(Duration.ofMillis(r.nextInt(2) * 800L)))
+        .group(groupLimit != Queue.UNLIMITED && r.nextInt(4) != 0 ? "g" + r.nextInt(2) : null)
         .unique(u);
   }
 
@@ -203,6 +209,8 @@ final class UniqueSimulation {
     checker.look();
     assertThat(checker.problems()).isEmpty();
     checker.noKeyLeft();
+    assertThat(faulty.list(nodeB.keys.groups())).as("group records left").isEmpty();
+    assertThat(faulty.list(nodeB.keys.parkedAll())).as("parked jobs left").isEmpty();
   }
 
   void delete() {
@@ -227,21 +235,25 @@ final class UniqueSimulation {
    * no worker has claimed yet (token 0) and is ready or delayed; a {@link
    * UniqueKey.Scope#WAITING_OR_RUNNING} job that exists and is not a dead letter; a {@link
    * UniqueKey.Scope#PERIOD} job (existing or gone) pushed less than its period ago. It reads the
-   * jobs' states, never the key entries or the records' hold flag that the rule itself writes.
+   * jobs' states, never the key entries or the records' hold flag that the rule itself writes. In
+   * grouped runs, also: no group has more jobs admitted (ready and not parked, or leased) than its
+   * limit.
    */
   static final class UniqueChecker {
     private final QueueKeys keys;
     private final KvStore store;
     private final FakeClock clock;
+    private final int groupLimit;
     private final java.util.Set<String> problems = new java.util.LinkedHashSet<>();
 
     /** Every throttle job ever seen: its key and the end of its period. */
     private final Map<String, Map.Entry<String, Long>> throttled = new HashMap<>();
 
-    UniqueChecker(QueueKeys keys, KvStore store, FakeClock clock) {
+    UniqueChecker(QueueKeys keys, KvStore store, FakeClock clock, int groupLimit) {
       this.keys = keys;
       this.store = store;
       this.clock = clock;
+      this.groupLimit = groupLimit;
     }
 
     java.util.Set<String> problems() {
@@ -251,8 +263,16 @@ final class UniqueSimulation {
     void look() {
       long now = clock.millis();
       Map<String, List<String>> inScope = new LinkedHashMap<>();
+      Map<String, Integer> admitted = new HashMap<>();
       for (KvEntry e : store.list(keys.jobs())) {
         JobRecord j = JobRecord.decode(e.value());
+        if (j.group != null
+            && ((j.state == JobRecord.State.READY && !j.parked)
+                || j.state == JobRecord.State.LEASED)
+            && admitted.merge(j.group, 1, Integer::sum) > groupLimit
+            && problems.size() < 5) {
+          problems.add("at " + now + ", group " + j.group + " has more than " + groupLimit);
+        }
         if (j.unique == null) {
           continue;
         }

@@ -30,7 +30,7 @@ class UniqueTransitionsTest {
   }
 
   UniqueTransitions.Plan push(UniqueTransitions.KeyRead read, String id, JobOptions o, long now) {
-    return UniqueTransitions.push(keys, read, id, payload, o, now, Map.of());
+    return UniqueTransitions.push(keys, read, id, payload, o, now, Map.of(), GroupBook.none());
   }
 
   static boolean deletes(AtomicOperation op, Key key) {
@@ -109,7 +109,8 @@ class UniqueTransitionsTest {
             .unique(UniqueKey.whileWaiting("k").debounce());
     JobRecord holder = created(a, o, t0);
     UniqueTransitions.Plan plan =
-        UniqueTransitions.push(keys, taken(holder, 0), b, new byte[] {9}, o, t0 + 4_000, Map.of());
+        UniqueTransitions.push(
+            keys, taken(holder, 0), b, new byte[] {9}, o, t0 + 4_000, Map.of(), GroupBook.none());
     assertThat(plan).isInstanceOf(UniqueTransitions.Debounce.class);
     Transitions.Applied applied = ((UniqueTransitions.Debounce) plan).applied();
     JobRecord after = applied.record();

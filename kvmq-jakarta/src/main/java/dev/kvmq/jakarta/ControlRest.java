@@ -99,38 +99,56 @@ final class ControlRest {
    * Cancels every job of the statuses given, in the kernel's bounded batches.
    *
    * @param statuses a comma-separated list of waiting, delayed, processing and held
+   * @param group only the jobs of this group, or null
+   * @param unique only the jobs whose unique key starts with this, or null
    * @return {@code {"cancelled": n}}
-   * @throws Refused 400 naming {@code status} for a missing or bad status
+   * @throws Refused 400 naming {@code status}, {@code group} or {@code unique} for a bad value
    */
-  static JsonObject cancelAll(Queue<?> q, String statuses) {
-    JobFilter filter = filter(statuses, CANCELLABLE, "cancelled");
+  static JsonObject cancelAll(Queue<?> q, String statuses, String group, String unique) {
+    JobFilter filter = narrow(filter(statuses, CANCELLABLE, "cancelled"), group, unique);
     return Json.createObjectBuilder().add("cancelled", q.cancelAll(filter)).build();
   }
 
   /**
-   * Deletes every job of one status that is not waiting ({@code DELETE .../jobs?status=waiting}
-   * stays one atomic operation): held, dead, cancelled or completed jobs, in bounded batches.
+   * Deletes every job of one status in bounded batches: held, dead, cancelled or completed jobs;
+   * or, narrowed by a group or unique-key prefix, waiting ones (the waiting and delayed jobs that
+   * match). {@code DELETE .../jobs?status=waiting} alone stays one atomic operation, elsewhere.
    *
+   * @param group only the jobs of this group, or null
+   * @param unique only the jobs whose unique key starts with this, or null
    * @return {@code {"deleted": n}}
-   * @throws Refused 400 naming {@code status} for a status that can't be deleted
+   * @throws Refused 400 naming {@code status}, {@code group} or {@code unique} for a bad value
    */
-  static JsonObject deleteAll(Queue<?> q, String status) {
-    JobFilter filter =
-        filter(
-            status,
-            EnumSet.of(JobStatus.HELD, JobStatus.DEAD, JobStatus.CANCELLED, JobStatus.COMPLETED),
-            "deleted in bulk (waiting: the waiting and delayed jobs, in one operation)");
+  static JsonObject deleteAll(Queue<?> q, String status, String group, String unique) {
+    JobFilter filter;
+    if ("waiting".equals(status) && (group != null || unique != null)) {
+      filter = narrow(JobFilter.status(JobStatus.WAITING, JobStatus.DELAYED), group, unique);
+    } else {
+      filter =
+          narrow(
+              filter(
+                  status,
+                  EnumSet.of(
+                      JobStatus.HELD, JobStatus.DEAD, JobStatus.CANCELLED, JobStatus.COMPLETED),
+                  "deleted in bulk (waiting: the waiting and delayed jobs, in one operation)"),
+              group,
+              unique);
+    }
     return Json.createObjectBuilder().add("deleted", q.deleteAll(filter)).build();
   }
 
   /**
-   * One page of the jobs of a status.
+   * One page of the jobs of a status, narrowed by a group and a unique-key prefix when given (such
+   * a page may hold fewer jobs than the limit, even none, and still have a {@code next}).
    *
    * @return {@code {status, jobs: [...], next?}}; {@code next} is absent on the last page
-   * @throws Refused 400 naming {@code status}, {@code limit} or {@code cursor}
+   * @throws Refused 400 naming {@code status}, {@code limit}, {@code cursor}, {@code group} or
+   *     {@code unique}
    */
-  static <S> JsonObject page(AdminQueue<S> q, String status, String cursor, Integer limit) {
+  static <S> JsonObject page(
+      AdminQueue<S> q, String status, String cursor, Integer limit, String group, String unique) {
     JobStatus s = status(status);
+    JobFilter filter = narrow(JobFilter.status(s), group, unique);
     int max = limit == null ? DEFAULT_PAGE : limit;
     if (max < 1 || max > MAX_PAGE) {
       throw badRequest("limit", "limit must be 1 to " + MAX_PAGE);
@@ -140,7 +158,7 @@ final class ControlRest {
     }
     JobPage<S> page;
     try {
-      page = q.queue().list(JobFilter.status(s), cursor, max);
+      page = q.queue().list(filter, cursor, max);
     } catch (IllegalArgumentException e) {
       // the limit is checked above: what is left is a cursor of another queue or status, or none
       throw badRequest(
@@ -157,17 +175,41 @@ final class ControlRest {
   }
 
   /**
-   * How many jobs a status has.
+   * How many jobs a status has, narrowed by a group and a unique-key prefix when given (then
+   * counted by reading every job of the status).
    *
    * @return {@code {status, count}}
-   * @throws Refused 400 naming {@code status}
+   * @throws Refused 400 naming {@code status}, {@code group} or {@code unique}
    */
-  static JsonObject count(Queue<?> q, String status) {
+  static JsonObject count(Queue<?> q, String status, String group, String unique) {
     JobStatus s = status(status);
-    return Json.createObjectBuilder()
-        .add("status", word(s))
-        .add("count", q.count(JobFilter.status(s)))
-        .build();
+    JobFilter filter = narrow(JobFilter.status(s), group, unique);
+    return Json.createObjectBuilder().add("status", word(s)).add("count", q.count(filter)).build();
+  }
+
+  /**
+   * {@code filter} narrowed to a group and a unique-key prefix, each when given (an empty parameter
+   * counts as absent).
+   *
+   * @throws Refused 400 naming {@code group} or {@code unique} for a value no job can have
+   */
+  static JobFilter narrow(JobFilter filter, String group, String unique) {
+    JobFilter f = filter;
+    if (group != null && !group.isEmpty()) {
+      try {
+        f = f.group(group);
+      } catch (IllegalArgumentException e) {
+        throw badRequest("group", "group: " + e.getMessage());
+      }
+    }
+    if (unique != null && !unique.isEmpty()) {
+      try {
+        f = f.uniqueKeyPrefix(unique);
+      } catch (IllegalArgumentException e) {
+        throw badRequest("unique", "unique: " + e.getMessage());
+      }
+    }
+    return f;
   }
 
   /**

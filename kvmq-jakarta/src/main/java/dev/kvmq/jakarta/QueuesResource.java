@@ -238,17 +238,28 @@ public class QueuesResource {
    * every job of that status in batches of at most {@link Queue#BULK_BATCH} per commit. Jobs being
    * processed are never deleted (cancel them instead).
    *
+   * <p>With {@code group} or {@code unique}, only the jobs of that group or whose unique key starts
+   * with that prefix are deleted, in batches ({@code status=waiting} too: its waiting and delayed
+   * jobs that match).
+   *
    * @param name the queue
    * @param status waiting, held, dead, cancelled or completed
+   * @param group only the jobs of this group (optional)
+   * @param unique only the jobs whose unique key starts with this (optional)
    * @return {@code {"deleted": n}}
    */
   @DELETE
   @Path("{q}/jobs")
-  public String deleteWaiting(@PathParam("q") String name, @QueryParam("status") String status) {
+  public String deleteWaiting(
+      @PathParam("q") String name,
+      @QueryParam("status") String status,
+      @QueryParam("group") String group,
+      @QueryParam("unique") String unique) {
     admin();
     Queue<?> q = find(name).queue();
-    if (!"waiting".equals(status)) {
-      return refusing(() -> ControlRest.deleteAll(q, status)).toString();
+    boolean narrowed = (group != null && !group.isEmpty()) || (unique != null && !unique.isEmpty());
+    if (!"waiting".equals(status) || narrowed) {
+      return refusing(() -> ControlRest.deleteAll(q, status, group, unique)).toString();
     }
     int n = q.deleteWaiting();
     return Json.createObjectBuilder().add("deleted", n).build().toString();
@@ -284,25 +295,36 @@ public class QueuesResource {
    *
    * @param name the queue
    * @param status comma-separated: waiting, delayed, processing, held
+   * @param group only the jobs of this group (optional)
+   * @param unique only the jobs whose unique key starts with this (optional)
    * @return {@code {"cancelled": n}}
    */
   @POST
   @Path("{q}/cancel")
-  public String cancelAll(@PathParam("q") String name, @QueryParam("status") String status) {
+  public String cancelAll(
+      @PathParam("q") String name,
+      @QueryParam("status") String status,
+      @QueryParam("group") String group,
+      @QueryParam("unique") String unique) {
     admin();
     Queue<?> q = find(name).queue();
-    return refusing(() -> ControlRest.cancelAll(q, status)).toString();
+    return refusing(() -> ControlRest.cancelAll(q, status, group, unique)).toString();
   }
 
   /**
    * One page of the jobs of a status, any status (completed, cancelled and dead included), in the
    * order of the status's index (waiting: queue order; the others oldest first); a page costs
-   * O(limit + log n) whatever the queue holds.
+   * O(limit + log n) whatever the queue holds. With {@code group} or {@code unique}, each job of
+   * the status is checked: a page reads at most {@code JobFilter.MAX_SCAN} entries and may hold
+   * fewer jobs than {@code limit}, even none, with a {@code next}.
    *
    * @param name the queue
    * @param status waiting, delayed, processing, held, dead, completed or cancelled
-   * @param cursor the {@code next} of the previous page of the same status, or absent for the first
+   * @param cursor the {@code next} of the previous page of the same request, or absent for the
+   *     first
    * @param limit the most jobs to return, 1 to 1000 (default 100)
+   * @param group only the jobs of this group (optional)
+   * @param unique only the jobs whose unique key starts with this (optional)
    * @return {@code {status, jobs: [...], next?}}; {@code next} is absent on the last page
    */
   @GET
@@ -311,25 +333,34 @@ public class QueuesResource {
       @PathParam("q") String name,
       @QueryParam("status") String status,
       @QueryParam("cursor") String cursor,
-      @QueryParam("limit") Integer limit) {
+      @QueryParam("limit") Integer limit,
+      @QueryParam("group") String group,
+      @QueryParam("unique") String unique) {
     admin();
     AdminQueue<?> q = find(name);
-    return refusing(() -> ControlRest.page(q, status, cursor, limit)).toString();
+    return refusing(() -> ControlRest.page(q, status, cursor, limit, group, unique)).toString();
   }
 
   /**
-   * How many jobs a status has, counted from its index.
+   * How many jobs a status has, counted from its index; with {@code group} or {@code unique}, by
+   * reading every job of the status.
    *
    * @param name the queue
    * @param status waiting, delayed, processing, held, dead, completed or cancelled
+   * @param group only the jobs of this group (optional)
+   * @param unique only the jobs whose unique key starts with this (optional)
    * @return {@code {status, count}}
    */
   @GET
   @Path("{q}/count")
-  public String count(@PathParam("q") String name, @QueryParam("status") String status) {
+  public String count(
+      @PathParam("q") String name,
+      @QueryParam("status") String status,
+      @QueryParam("group") String group,
+      @QueryParam("unique") String unique) {
     admin();
     Queue<?> q = find(name).queue();
-    return refusing(() -> ControlRest.count(q, status)).toString();
+    return refusing(() -> ControlRest.count(q, status, group, unique)).toString();
   }
 
   /**

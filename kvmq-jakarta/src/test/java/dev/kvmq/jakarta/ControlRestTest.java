@@ -8,6 +8,7 @@ import dev.kvmq.JobEvent;
 import dev.kvmq.JobOptions;
 import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
+import dev.kvmq.UniqueKey;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.InMemoryKvStore;
@@ -103,14 +104,17 @@ class ControlRestTest {
     queue.push(new Task("w2"));
     queue.push(new Task("d1"), JobOptions.defaults().delay(Duration.ofHours(1)));
 
-    assertThat(ControlRest.cancelAll(queue, "waiting").getInt("cancelled")).isEqualTo(2);
+    assertThat(ControlRest.cancelAll(queue, "waiting", null, null).getInt("cancelled"))
+        .isEqualTo(2);
     assertThat(queue.counts().delayed()).isEqualTo(1);
-    assertThat(ControlRest.cancelAll(queue, "delayed, waiting").getInt("cancelled")).isEqualTo(1);
+    assertThat(ControlRest.cancelAll(queue, "delayed, waiting", null, null).getInt("cancelled"))
+        .isEqualTo(1);
     assertThat(queue.counts().queued()).isZero();
 
     for (String bad : new String[] {null, "", "dead", "completed", "waiting,nonsense"}) {
       ControlRest.Refused e =
-          catchThrowableOfType(ControlRest.Refused.class, () -> ControlRest.cancelAll(queue, bad));
+          catchThrowableOfType(
+              ControlRest.Refused.class, () -> ControlRest.cancelAll(queue, bad, null, null));
       assertThat(status(e)).as(bad).isEqualTo(400);
       assertThat(e.field).isEqualTo("status");
       assertThat(e.getMessage()).as(bad).contains("waiting, delayed, processing, held");
@@ -124,15 +128,15 @@ class ControlRestTest {
       ids.add(queue.push(new Task("c" + i)).id());
       clock.advance(Duration.ofSeconds(1));
     }
-    ControlRest.cancelAll(queue, "waiting");
-    assertThat(ControlRest.count(queue, "cancelled").getJsonNumber("count").longValue())
+    ControlRest.cancelAll(queue, "waiting", null, null);
+    assertThat(ControlRest.count(queue, "cancelled", null, null).getJsonNumber("count").longValue())
         .isEqualTo(5);
 
     List<String> listed = new ArrayList<>();
     String cursor = null;
     int pages = 0;
     do {
-      JsonObject page = ControlRest.page(admin, "cancelled", cursor, 2);
+      JsonObject page = ControlRest.page(admin, "cancelled", cursor, 2, null, null);
       assertThat(page.getString("status")).isEqualTo("cancelled");
       assertThat(page.getJsonArray("jobs").size()).isBetween(1, 2);
       for (JsonValue j : page.getJsonArray("jobs")) {
@@ -146,8 +150,10 @@ class ControlRestTest {
     assertThat(listed).containsExactlyInAnyOrderElementsOf(ids).doesNotHaveDuplicates();
     assertThat(pages).isBetween(3, 4); // 2 + 2 + 1, and perhaps an empty last page
 
-    assertThat(ControlRest.deleteAll(queue, "cancelled").getInt("deleted")).isEqualTo(5);
-    assertThat(ControlRest.count(queue, "cancelled").getJsonNumber("count").longValue()).isZero();
+    assertThat(ControlRest.deleteAll(queue, "cancelled", null, null).getInt("deleted"))
+        .isEqualTo(5);
+    assertThat(ControlRest.count(queue, "cancelled", null, null).getJsonNumber("count").longValue())
+        .isZero();
   }
 
   @Test
@@ -161,7 +167,7 @@ class ControlRestTest {
     worker.start();
     scheduler.runUntilIdle();
 
-    JsonObject page = ControlRest.page(admin, "completed", null, null);
+    JsonObject page = ControlRest.page(admin, "completed", null, null, null, null);
     assertThat(page.getJsonArray("jobs")).hasSize(1);
     JsonObject j = page.getJsonArray("jobs").getJsonObject(0);
     assertThat(j.getString("id")).isEqualTo(job.id());
@@ -192,14 +198,53 @@ class ControlRestTest {
       ControlRest.Refused e =
           catchThrowableOfType(
               ControlRest.Refused.class,
-              () -> ControlRest.page(admin, b.status(), b.cursor(), b.limit()));
+              () -> ControlRest.page(admin, b.status(), b.cursor(), b.limit(), null, null));
       assertThat(e).as(b.toString()).isNotNull();
       assertThat(status(e)).as(b.toString()).isEqualTo(400);
       assertThat(e.field).as(b.toString()).isEqualTo(b.field());
     }
     ControlRest.Refused e =
         catchThrowableOfType(
-            ControlRest.Refused.class, () -> ControlRest.deleteAll(queue, "processing"));
+            ControlRest.Refused.class,
+            () -> ControlRest.deleteAll(queue, "processing", null, null));
     assertThat(status(e)).isEqualTo(400);
+  }
+
+  @Test
+  void jobsAreListedCountedCancelledAndDeletedByGroupAndUniqueKeyPrefix() {
+    for (int i = 0; i < 6; i++) {
+      JobOptions o = JobOptions.defaults().group(i % 2 == 0 ? "acme" : "other");
+      if (i < 3) {
+        o = o.unique(UniqueKey.whileWaiting("sync-" + i));
+      }
+      queue.push(new Task("t" + i), o);
+    }
+    JsonObject acme = ControlRest.page(admin, "waiting", null, 2, "acme", null);
+    assertThat(acme.getJsonArray("jobs")).hasSize(2);
+    JsonObject rest = ControlRest.page(admin, "waiting", acme.getString("next"), 2, "acme", "");
+    assertThat(rest.getJsonArray("jobs")).hasSize(1);
+    assertThat(rest.containsKey("next")).isFalse();
+    assertThat(ControlRest.count(queue, "waiting", null, "sync-").getInt("count")).isEqualTo(3);
+    assertThat(ControlRest.count(queue, "waiting", "other", "sync-").getInt("count")).isEqualTo(1);
+
+    assertThat(ControlRest.cancelAll(queue, "waiting", "other", null).getInt("cancelled"))
+        .isEqualTo(3);
+    assertThat(ControlRest.deleteAll(queue, "waiting", null, "sync-").getInt("deleted"))
+        .as("of acme, t0 and t2 have keys")
+        .isEqualTo(2);
+    assertThat(ControlRest.count(queue, "waiting", null, null).getInt("count")).isEqualTo(1);
+    assertThat(ControlRest.count(queue, "cancelled", "other", null).getInt("count")).isEqualTo(3);
+
+    ControlRest.Refused badGroup =
+        catchThrowableOfType(
+            ControlRest.Refused.class,
+            () -> ControlRest.count(queue, "waiting", "g".repeat(201), null));
+    assertThat(status(badGroup)).isEqualTo(400);
+    assertThat(badGroup.field).isEqualTo("group");
+    ControlRest.Refused badPrefix =
+        catchThrowableOfType(
+            ControlRest.Refused.class,
+            () -> ControlRest.page(admin, "waiting", null, 5, null, "k".repeat(300)));
+    assertThat(badPrefix.field).isEqualTo("unique");
   }
 }

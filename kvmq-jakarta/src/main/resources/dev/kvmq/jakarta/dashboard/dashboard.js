@@ -245,14 +245,19 @@
   // Dead letters, completed and cancelled jobs are listed a page at a time with the server's cursor
   // (GET .../list?status=&cursor=): O(page) on the server. The others in queue order with places
   // (GET .../jobs?offset=). cursors holds the cursor of each page shown so far, for "Previous".
+  // A group or unique-key filter (one status chosen) lists any status by cursor: the server checks
+  // each job of the status, so a page may be short or empty and still have a next one.
   const CURSOR_STATUSES = new Set(['dead', 'completed', 'cancelled']);
   const CANCELLABLE = new Set(['waiting', 'delayed', 'processing', 'held']);
-  const view = { name: null, summary: null, status: '', offset: 0, limit: 50, activity: undefined, schedules: null,
-    cursors: [null], next: null, count: null };
+  const view = { name: null, summary: null, status: '', group: '', unique: '', offset: 0, limit: 50, activity: undefined,
+    schedules: null, cursors: [null], next: null, count: null };
+  const narrowed = () => view.status !== '' && (view.group !== '' || view.unique !== '');
+  const listedByCursor = () => CURSOR_STATUSES.has(view.status) || narrowed();
 
   function showQueue(name) {
-    Object.assign(view, { name, summary: null, status: $('f-status').value, offset: 0, activity: undefined, schedules: null,
+    Object.assign(view, { name, summary: null, offset: 0, activity: undefined, schedules: null,
       cursors: [null], next: null, count: null });
+    readFilters();
     view.limit = Number($('f-limit').value);
     document.title = name + ' – kvmq dashboard';
     $('q-name').textContent = name;
@@ -322,7 +327,7 @@
     const s = view.summary;
     if (!s) return null;
     if (view.status === '') return s.waiting + s.delayed + s.processing + (s.held || 0);
-    if (view.status === 'completed' || view.status === 'cancelled') return view.count;
+    if (narrowed() || view.status === 'completed' || view.status === 'cancelled') return view.count;
     return s[view.status];
   }
 
@@ -334,15 +339,19 @@
     const started = performance.now();
     let jobs;
     let more;
-    const byCursor = CURSOR_STATUSES.has(view.status);
+    const byCursor = listedByCursor();
     try {
       if (byCursor) {
-        const params = new URLSearchParams({ status: view.status, limit: view.limit });
+        const narrow = new URLSearchParams({ status: view.status });
+        if (view.group) narrow.set('group', view.group);
+        if (view.unique) narrow.set('unique', view.unique);
+        const params = new URLSearchParams(narrow);
+        params.set('limit', view.limit);
         const cursor = view.cursors[view.cursors.length - 1];
         if (cursor) params.set('cursor', cursor);
         const [page, counted] = await Promise.all([
           call('GET', q(name) + '/list?' + params),
-          view.status === 'dead' ? null : call('GET', q(name) + '/count?status=' + view.status)]);
+          view.status === 'dead' && !narrowed() ? null : call('GET', q(name) + '/count?' + narrow)]);
         jobs = page.jobs;
         more = page.next !== undefined;
         view.next = page.next || null;
@@ -636,14 +645,26 @@
     } catch (e) { showError(e); }
   });
   const firstPage = () => { view.offset = 0; view.cursors = [null]; view.next = null; view.count = null; };
-  $('f-status').addEventListener('change', () => { view.status = $('f-status').value; firstPage(); loadJobs(); });
+  function readFilters() {
+    view.status = $('f-status').value;
+    const one = view.status !== '';
+    $('f-group').disabled = !one;
+    $('f-unique').disabled = !one;
+    $('f-narrow-hint').hidden = one;
+    view.group = one ? $('f-group').value.trim() : '';
+    view.unique = one ? $('f-unique').value : '';
+  }
+  $('f-status').addEventListener('change', () => { readFilters(); firstPage(); loadJobs(); });
+  for (const id of ['f-group', 'f-unique']) {
+    $(id).addEventListener('change', () => { readFilters(); firstPage(); loadJobs(); });
+  }
   $('f-limit').addEventListener('change', () => { view.limit = Number($('f-limit').value); firstPage(); loadJobs(); });
   $('page-prev').addEventListener('click', () => {
-    if (CURSOR_STATUSES.has(view.status)) { if (view.cursors.length > 1) view.cursors.pop(); } else view.offset = Math.max(0, view.offset - view.limit);
+    if (listedByCursor()) { if (view.cursors.length > 1) view.cursors.pop(); } else view.offset = Math.max(0, view.offset - view.limit);
     loadJobs();
   });
   $('page-next').addEventListener('click', () => {
-    if (CURSOR_STATUSES.has(view.status)) { if (view.next) view.cursors.push(view.next); } else view.offset += view.limit;
+    if (listedByCursor()) { if (view.next) view.cursors.push(view.next); } else view.offset += view.limit;
     loadJobs();
   });
   $('push-form').addEventListener('submit', push);
