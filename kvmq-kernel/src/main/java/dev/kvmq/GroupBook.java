@@ -66,6 +66,16 @@ final class GroupBook {
     int of(String group);
   }
 
+  /** The rate limits of a queue's groups (docs/flow-control.md, "Rate limits"). */
+  @FunctionalInterface
+  interface Rates {
+    /** No group has a rate limit. */
+    Rates NONE = g -> null;
+
+    /** The rate limit of {@code group}; null for none. */
+    RateLimit of(String group);
+  }
+
   /** An operation's book of a group. */
   private static final class Entry {
     final Read read;
