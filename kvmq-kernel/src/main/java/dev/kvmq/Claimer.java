@@ -125,7 +125,10 @@ final class Claimer {
    */
   boolean moveDue(long now) {
     boolean more = promoteDue(now);
-    more |= wakeGroups(now);
+    if (!more) {
+      // after the due promotions: a blocked group admits the jobs that came due in queue order
+      more = wakeGroups(now);
+    }
     return reclaimExpired(now) | more;
   }
 
