@@ -34,7 +34,9 @@ import org.junit.jupiter.api.Test;
  * have rate limits: a claim of a job of such a group starts it while fewer than the limit's starts
  * of the group fall in the window {@code (now - period, now]}; else it parks the job and blocks the
  * group until the oldest of those starts is a period old: the group admits none of its jobs until
- * the claimer's wake at that time, which admits its first parked jobs up to its limit.
+ * the claimer's wake at that time, which admits its first parked jobs up to its limit. A handler
+ * may pause its group's starts: its job waits for the pause's end, the group is blocked until then,
+ * and a claim that meets a job of the paused group parks it instead of starting it.
  */
 public abstract class GroupModelContract {
 
@@ -66,7 +68,8 @@ public abstract class GroupModelContract {
           TransitionTable.Edge.REPLAY_PARKED,
           TransitionTable.Edge.ADMIT,
           TransitionTable.Edge.DELETE_PARKED,
-          TransitionTable.Edge.BLOCK);
+          TransitionTable.Edge.BLOCK,
+          TransitionTable.Edge.DEFER);
 
   enum S {
     DELAYED,
@@ -134,6 +137,7 @@ public abstract class GroupModelContract {
     final Map<String, RateLimit> rates = new LinkedHashMap<>();
     final Map<String, List<Long>> starts = new LinkedHashMap<>();
     final Map<String, Long> blocked = new LinkedHashMap<>();
+    final Map<String, Long> paused = new LinkedHashMap<>();
     final Map<String, M> model = new LinkedHashMap<>();
     final List<long[]> heldTokens = new ArrayList<>(); // index into ids, token
     final List<String> heldIds = new ArrayList<>();
@@ -165,6 +169,7 @@ public abstract class GroupModelContract {
         }
         starts.put(g, new ArrayList<>());
         blocked.put(g, 0L);
+        paused.put(g, 0L);
       }
       this.queue = b.build();
       this.claimer =
@@ -186,8 +191,10 @@ public abstract class GroupModelContract {
           claim();
         } else if (op < 70) {
           settle(true);
-        } else if (op < 80) {
+        } else if (op < 77) {
           settle(false);
+        } else if (op < 80) {
+          pauseGroup();
         } else if (op < 85) {
           delete();
         } else if (op < 88) {
@@ -329,6 +336,12 @@ public abstract class GroupModelContract {
         return;
       }
       M m = expected.get();
+      if (m.group != null && paused.get(m.group) > now) {
+        assertThat(got).as("a claim of a job of a paused group").isEmpty();
+        m.state = S.PARKED;
+        blocked.put(m.group, Math.max(blocked.get(m.group), paused.get(m.group)));
+        return;
+      }
       RateLimit rate = m.group == null ? null : rates.get(m.group);
       if (rate != null) {
         long period = rate.period().toMillis();
@@ -421,6 +434,52 @@ public abstract class GroupModelContract {
       topUp(changed, touched);
     }
 
+    /** A handler of a job of a group pauses its group's starts (JobContext.pauseGroupStarts). */
+    void pauseGroup() {
+      if (heldIds.isEmpty()) {
+        return;
+      }
+      int i = r.nextInt(heldIds.size());
+      String id = heldIds.get(i);
+      M m = model.get(id);
+      if (m == null || m.group == null) {
+        return;
+      }
+      heldIds.remove(i);
+      long token = heldTokens.remove(i)[0];
+      Optional<KvEntry> e = store.get(queue.keys.job(id));
+      assertThat(e).isPresent();
+      long now = now();
+      long until = now + 1_000 + r.nextInt(3) * 1_000L;
+      JobRecord record = JobRecord.decode(e.get().value());
+      Transitions.Holding h = new Transitions.Holding(record, e.get().versionstamp(), token);
+      GroupBook book = GroupReads.book(store, queue.keys, queue.groupLimits(), record);
+      Optional<KvEntry> stored = store.get(queue.keys.groupPaused(m.group));
+      Transitions.Plan plan =
+          Transitions.defer(
+              queue.keys,
+              h,
+              null,
+              new Transitions.Pause(
+                  until,
+                  stored.map(x -> Transitions.decodeTime(x.value())).orElse(0L),
+                  stored.map(KvEntry::versionstamp).orElse(dev.kvmq.store.AtomicOperation.ABSENT)),
+              book);
+      boolean allowed = m.state == S.LEASED && m.token == token;
+      assertThat(plan instanceof Transitions.Applied).as("pause allowed").isEqualTo(allowed);
+      if (!allowed) {
+        return;
+      }
+      assertThat(store.commit(((Transitions.Applied) plan).operation()).ok()).isTrue();
+      m.state = S.DELAYED;
+      m.delayUntil = until;
+      Set<String> changed = new HashSet<>();
+      leave(m, changed);
+      blocked.put(m.group, Math.max(blocked.get(m.group), until));
+      paused.put(m.group, Math.max(paused.get(m.group), until));
+      topUp(changed, Set.of(id));
+    }
+
     void delete() {
       if (model.isEmpty()) {
         return;
@@ -497,6 +556,12 @@ public abstract class GroupModelContract {
             .as("the wake-up entry of group %s, blocked until %d", g, until)
             .isEqualTo(until != 0);
         assertThat(store.count(queue.keys.parked(g))).as("parked index of %s", g).isEqualTo(parked);
+        if (paused.get(g) > now()) {
+          assertThat(store.get(queue.keys.groupPaused(g)))
+              .as("the pause of group %s", g)
+              .hasValueSatisfying(
+                  x -> assertThat(Transitions.decodeTime(x.value())).isEqualTo(paused.get(g)));
+        }
       }
     }
   }
