@@ -88,6 +88,36 @@ class GroupRateWorkerTest {
   }
 
   /**
+   * Two nodes (two queue objects with workers of their own on one store) share each group's window:
+   * together they start at most the group's rate per period.
+   */
+  @Test
+  void twoNodesTogetherStartAtMostTheGroupsRate() {
+    RateLimit rate = new RateLimit(3, Duration.ofSeconds(1));
+    Queue<String> one = builder().groupRateLimit(rate).node("one").build();
+    Queue<String> two = builder().groupRateLimit(rate).node("two").build();
+    one.pushAll(states("t", 10), JobOptions.defaults().group("tenant"));
+    ManualScheduler other = new ManualScheduler(clock);
+    one.worker(
+            (job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(8), scheduler)
+        .start();
+    two.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(8), other)
+        .start();
+    List<Integer> perSecond = new ArrayList<>();
+    for (int s = 0; s < 4; s++) {
+      int before = ran.size();
+      for (int pass = 0; pass < 3; pass++) {
+        scheduler.runUntilIdle();
+        other.runUntilIdle();
+      }
+      perSecond.add(ran.size() - before);
+      clock.advance(Duration.ofSeconds(1));
+    }
+    assertThat(perSecond).containsExactly(3, 3, 3, 1);
+    assertThat(ran).containsExactlyInAnyOrderElementsOf(states("t", 10));
+  }
+
+  /**
    * A claim never passes over a job of a group whose window is full without moving it: it claims
    * what the window allows and moves the rest of the group's jobs it met to the group's parked
    * jobs, and the group admits none until its next slot frees; the next claim takes other groups'
