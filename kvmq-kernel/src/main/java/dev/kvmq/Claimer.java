@@ -38,6 +38,7 @@ final class Claimer {
   private final int batch;
   private GroupBook.Limits limits = g -> Queue.UNLIMITED;
   private RateLimit rate;
+  private GroupBook.Rates rates = GroupBook.Rates.NONE;
   private final String node;
 
   /**
@@ -80,6 +81,17 @@ final class Claimer {
   }
 
   /**
+   * Sets the queue's group limits, its rate limit and its groups' rate limits (a start slot of the
+   * job's group taken in each claim's commit of a job of a group that has one).
+   */
+  Claimer flow(GroupBook.Limits limits, RateLimit rate, GroupBook.Rates rates) {
+    this.limits = limits;
+    this.rate = rate;
+    this.rates = rates;
+    return this;
+  }
+
+  /**
    * A claimer that moves up to {@code batch} due jobs of each kind per call (tests: small ones); a
    * job whose lease expires the {@code maxLeaseExpiries}-th time becomes a dead letter.
    */
@@ -113,7 +125,53 @@ final class Claimer {
    */
   boolean moveDue(long now) {
     boolean more = promoteDue(now);
+    if (!more) {
+      // after the due promotions: a blocked group admits the jobs that came due in queue order
+      more = wakeGroups(now);
+    }
     return reclaimExpired(now) | more;
+  }
+
+  /**
+   * Unblocks the groups whose blocked time has come ({@link Transitions#wake}): each admits its
+   * first parked jobs again, one commit per group. True if there may be more to wake.
+   */
+  boolean wakeGroups(long now) {
+    List<KvEntry> due = store.list(keys.groupsWakingDue(now), batch, false);
+    if (due.isEmpty()) {
+      return false;
+    }
+    java.util.Set<String> groups = new java.util.LinkedHashSet<>();
+    for (KvEntry e : due) {
+      groups.add(QueueKeys.groupOf(e.key()));
+    }
+    Map<String, GroupBook.Read> reads = GroupReads.read(store, keys, groups);
+    List<String> names = new ArrayList<>(groups);
+    List<Key> pauseKeys = new ArrayList<>(names.size());
+    for (String g : names) {
+      pauseKeys.add(keys.groupPaused(g));
+    }
+    List<Optional<KvEntry>> pauses = store.getMany(pauseKeys);
+    List<AtomicOperation> ops = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      String g = names.get(i);
+      Optional<KvEntry> pause = pauses.get(i);
+      GroupBook book = GroupBook.of(keys, limits, Map.of(g, reads.get(g)));
+      if (Transitions.wake(
+              keys,
+              g,
+              now,
+              pause.map(e -> Transitions.decodeTime(e.value())).orElse(0L),
+              pause.map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT),
+              book)
+          instanceof Transitions.Applied a) {
+        ops.add(a.operation());
+      }
+    }
+    if (!ops.isEmpty()) {
+      store.commitAll(ops); // a refused check: another worker woke or changed the group first
+    }
+    return due.size() == batch;
   }
 
   /**
@@ -275,6 +333,7 @@ final class Claimer {
     ClaimPlan plan = new ClaimPlan(now, leaseMillis, pausedVs, slots);
     List<CommitResult> results = store.claim(keys.ready(), max, plan);
     List<Claimed> claimed = new ArrayList<>(results.size());
+    List<Transitions.Read> grouped = new ArrayList<>(plan.gated);
     for (int i = 0; i < results.size(); i++) {
       CommitResult result = results.get(i);
       JobRecord after = plan.planned.get(i);
@@ -284,9 +343,137 @@ final class Claimer {
         }
       } else if (result.ok()) {
         claimed.add(new Claimed(after, result.versionstamp()));
+      } else if (after.group != null) {
+        grouped.add(plan.reads.get(i)); // lost to another claim, or its group's starts paused
       }
     }
+    if (!grouped.isEmpty()) {
+      List<Transitions.RateSlot> left =
+          slots == null
+              ? null
+              : slots.subList(Math.min(plan.slotsUsed, slots.size()), slots.size());
+      claimGated(grouped, now, leaseMillis, pausedVs, left, claimed);
+    }
     return new Batch(claimed, plan.seen == max || claimed.size() < plan.seen);
+  }
+
+  /**
+   * The second step of a claim, for the jobs of groups whose starts it must read first: the jobs of
+   * groups with a rate limit (which the first step leaves ready) and the grouped jobs whose claim
+   * failed (another claim took them, or their group's starts are paused). Per group it reads the
+   * pause of its starts, its record and, with a rate limit, the free slots of its window; then it
+   * claims what the window allows (each claim takes a slot, {@link Transitions#claim}) and blocks
+   * the rest ({@link Transitions#block}) until the group's next slot frees or its pause ends, so
+   * that no claim meets those jobs in the ready index again before then. One commit per claim and
+   * one per blocked group.
+   *
+   * @param slots the queue's free start slots left, or null with no queue rate limit
+   */
+  private void claimGated(
+      List<Transitions.Read> jobs,
+      long now,
+      long leaseMillis,
+      long pausedVs,
+      List<Transitions.RateSlot> slots,
+      List<Claimed> claimed) {
+    Map<String, List<Transitions.Read>> byGroup = new LinkedHashMap<>();
+    for (Transitions.Read r : jobs) {
+      byGroup.computeIfAbsent(r.record().group, g -> new ArrayList<>()).add(r);
+    }
+    List<String> names = new ArrayList<>(byGroup.keySet());
+    List<Key> pauseKeys = new ArrayList<>(names.size());
+    for (String g : names) {
+      pauseKeys.add(keys.groupPaused(g));
+    }
+    List<Optional<KvEntry>> pauses = store.getMany(pauseKeys);
+    List<AtomicOperation> ops = new ArrayList<>();
+    List<JobRecord> planned = new ArrayList<>(); // per op: the claimed record, or null
+    int slotNext = 0;
+    for (int i = 0; i < names.size(); i++) {
+      String g = names.get(i);
+      List<Transitions.Read> reads = byGroup.get(g);
+      Optional<KvEntry> pause = pauses.get(i);
+      long pausedUntil = pause.map(e -> Transitions.decodeTime(e.value())).orElse(0L);
+      if (pause.isPresent() && pausedUntil > now) {
+        blockInto(ops, planned, g, reads, pausedUntil);
+        continue;
+      }
+      if (pause.isPresent()) { // ended: remove it; its jobs are claimed next time
+        ops.add(
+            AtomicOperation.builder()
+                .check(keys.groupPaused(g), pause.get().versionstamp())
+                .delete(keys.groupPaused(g))
+                .build());
+        planned.add(null);
+        continue;
+      }
+      RateLimit groupRate = rates.of(g);
+      if (groupRate == null) {
+        continue; // lost races: another claim took them
+      }
+      QueueKeys.RateWindow window = keys.rateWindow(g);
+      List<Transitions.RateSlot> free = freeSlots(window, groupRate, reads.size(), now);
+      int taken = 0;
+      for (Transitions.Read read : reads) {
+        if (taken == free.size()) {
+          break;
+        }
+        Transitions.RateSlot queueSlot = null;
+        if (slots != null) {
+          if (slotNext == slots.size()) {
+            break; // the queue's window is full: the rest stay ready
+          }
+          queueSlot = slots.get(slotNext);
+        }
+        if (Transitions.claim(
+                keys, read, now, leaseMillis, node, pausedVs, queueSlot, free.get(taken))
+            instanceof Transitions.Applied a) {
+          ops.add(a.operation());
+          planned.add(a.record());
+          taken++;
+          if (slots != null) {
+            slotNext++;
+          }
+        }
+      }
+      if (taken == free.size() && taken < reads.size()) {
+        List<KvEntry> oldest = store.list(window.taken(), 1, false);
+        long next =
+            oldest.isEmpty()
+                ? now + 1
+                : QueueKeys.timeOf(oldest.get(0).key()) + groupRate.period().toMillis();
+        blockInto(ops, planned, g, reads.subList(taken, reads.size()), Math.max(next, now + 1));
+      }
+    }
+    if (ops.isEmpty()) {
+      return;
+    }
+    List<CommitResult> results = store.commitAll(ops);
+    for (int i = 0; i < results.size(); i++) {
+      if (results.get(i).ok() && planned.get(i) != null) {
+        claimed.add(new Claimed(planned.get(i), results.get(i).versionstamp()));
+      }
+    }
+  }
+
+  /** Adds the block of {@code reads}, ready jobs of {@code group}, until {@code until}. */
+  private void blockInto(
+      List<AtomicOperation> ops,
+      List<JobRecord> planned,
+      String group,
+      List<Transitions.Read> reads,
+      long until) {
+    Map<String, GroupBook.Read> read = GroupReads.read(store, keys, java.util.Set.of(group));
+    GroupBook.Read r = read.get(group);
+    GroupBook book =
+        GroupBook.of(
+            keys,
+            limits,
+            Map.of(group, new GroupBook.Read(group, r.counts(), r.versionstamp(), List.of())));
+    if (Transitions.block(keys, reads, group, until, book) instanceof Transitions.Applied a) {
+      ops.add(a.operation());
+      planned.add(null);
+    }
   }
 
   /**
@@ -313,6 +500,15 @@ final class Claimer {
     /** Per planned operation: the quarantine, or null for a claim. */
     final List<Quarantine> quarantined = new ArrayList<>();
 
+    /** Per planned operation: the job as read, or null for a quarantine. */
+    final List<Transitions.Read> reads = new ArrayList<>();
+
+    /** Ready jobs of groups with a rate limit: claimed in a second step ({@link #claimGated}). */
+    final List<Transitions.Read> gated = new ArrayList<>();
+
+    /** How many of the queue's free slots the planned claims take. */
+    int slotsUsed;
+
     int seen;
 
     ClaimPlan(long now, long leaseMillis, long pausedVs, List<Transitions.RateSlot> slots) {
@@ -336,6 +532,9 @@ final class Claimer {
     public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
       planned.clear();
       quarantined.clear();
+      reads.clear();
+      gated.clear();
+      slotsUsed = 0;
       seen = index.size();
       List<AtomicOperation> ops = new ArrayList<>(index.size());
       for (int i = 0; i < records.size(); i++) {
@@ -351,28 +550,31 @@ final class Claimer {
           ops.add(Transitions.quarantine(keys, indexKey, e.get().versionstamp()).operation());
           planned.add(null);
           quarantined.add(new Quarantine(indexKey, e.get().versionstamp(), corrupt));
+          reads.add(null);
+          continue;
+        }
+        Transitions.Read read = new Transitions.Read(r, e.get().versionstamp());
+        if (r.group != null && rates.of(r.group) != null) {
+          gated.add(read); // its group's window is read first: the second step claims it
           continue;
         }
         Transitions.RateSlot slot = null;
         if (slots != null) {
-          if (planned.size() >= slots.size()) {
+          if (slotsUsed >= slots.size()) {
             break; // every free start slot is planned
           }
-          slot = slots.get(planned.size());
+          slot = slots.get(slotsUsed);
         }
         Transitions.Plan plan =
-            Transitions.claim(
-                keys,
-                new Transitions.Read(r, e.get().versionstamp()),
-                now,
-                leaseMillis,
-                node,
-                pausedVs,
-                slot);
+            Transitions.claim(keys, read, now, leaseMillis, node, pausedVs, slot);
         if (plan instanceof Transitions.Applied applied) {
           ops.add(applied.operation());
           planned.add(applied.record());
           quarantined.add(null);
+          reads.add(read);
+          if (slot != null) {
+            slotsUsed++;
+          }
         }
       }
       return ops;
@@ -385,9 +587,15 @@ final class Claimer {
    * Slots numbered at or over a lowered limit are deleted as they are met.
    */
   private List<Transitions.RateSlot> freeSlots(int max, long now) {
+    return freeSlots(keys.rateWindow(), rate, max, now);
+  }
+
+  /** As {@link #freeSlots(int, long)}, of the window {@code w} of the rate limit {@code rate}. */
+  private List<Transitions.RateSlot> freeSlots(
+      QueueKeys.RateWindow w, RateLimit rate, int max, long now) {
     List<Transitions.RateSlot> free = new ArrayList<>(max);
     long period = rate.period().toMillis();
-    List<KvEntry> taken = store.list(keys.rateTaken(), max, false);
+    List<KvEntry> taken = store.list(w.taken(), max, false);
     List<AtomicOperation> stale = new ArrayList<>();
     List<Key> slotKeys = new ArrayList<>();
     List<KvEntry> candidates = new ArrayList<>();
@@ -395,10 +603,10 @@ final class Claimer {
       long takenAt = QueueKeys.timeOf(e.key());
       long slot = e.key().getLong(e.key().size() - 1);
       if (slot >= rate.starts()) {
-        stale.add(AtomicOperation.builder().delete(e.key()).delete(keys.rateSlot(slot)).build());
+        stale.add(AtomicOperation.builder().delete(e.key()).delete(w.slot(slot)).build());
       } else if (takenAt + period <= now) {
         candidates.add(e);
-        slotKeys.add(keys.rateSlot(slot));
+        slotKeys.add(w.slot(slot));
       }
     }
     if (!stale.isEmpty()) {
@@ -418,7 +626,7 @@ final class Claimer {
       }
     }
     if (free.size() < max) {
-      List<KvEntry> last = store.list(keys.rateSlots(), 1, true);
+      List<KvEntry> last = store.list(w.slots(), 1, true);
       long next = last.isEmpty() ? 0 : last.get(0).key().getLong(last.get(0).key().size() - 1) + 1;
       for (long i = next; i < rate.starts() && free.size() < max; i++) {
         free.add(new Transitions.RateSlot(i, Transitions.NEVER, AtomicOperation.ABSENT));
@@ -437,6 +645,10 @@ final class Claimer {
       if (!first.isEmpty()) {
         at = Math.min(at, QueueKeys.timeOf(first.get(0).key()));
       }
+    }
+    List<KvEntry> waking = store.list(keys.groupsWaking(), 1, false);
+    if (!waking.isEmpty()) {
+      at = Math.min(at, QueueKeys.timeOf(waking.get(0).key()));
     }
     if (blockedUntil > 0) {
       at = Math.min(at, blockedUntil);

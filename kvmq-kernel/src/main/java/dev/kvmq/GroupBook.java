@@ -31,21 +31,42 @@ final class GroupBook {
   /** How many parked jobs a shell reads per group, ahead of the plan: the ones it may admit. */
   static final int HEADS = 8;
 
-  /** A group's record: its admitted and parked jobs. */
-  record Counts(int admitted, int parked) {
-    static final Counts NONE = new Counts(0, 0);
+  /**
+   * A group's record: its admitted and parked jobs, and until when it admits none ({@code
+   * blockedUntil}, epoch ms; 0 when it is not blocked): its rate window was full, or a handler
+   * paused its starts. A blocked group is unblocked by the claimer's wake-up once that time has
+   * come ({@link QueueKeys#groupWaking}).
+   */
+  record Counts(int admitted, int parked, long blockedUntil) {
+    static final Counts NONE = new Counts(0, 0, 0);
+
+    Counts(int admitted, int parked) {
+      this(admitted, parked, 0);
+    }
 
     byte[] encode() {
-      return ByteBuffer.allocate(9).put((byte) 1).putInt(admitted).putInt(parked).array();
+      if (blockedUntil == 0) {
+        return ByteBuffer.allocate(9).put((byte) 1).putInt(admitted).putInt(parked).array();
+      }
+      return ByteBuffer.allocate(17)
+          .put((byte) 2)
+          .putInt(admitted)
+          .putInt(parked)
+          .putLong(blockedUntil)
+          .array();
     }
 
     static Counts decode(byte[] bytes) {
       ByteBuffer in = ByteBuffer.wrap(bytes);
-      if (bytes.length != 9 || in.get() != 1) {
-        throw new IllegalStateException(
-            "not a group record of this kvmq: " + bytes.length + " bytes");
+      byte version = bytes.length > 0 ? in.get() : 0;
+      if (version == 1 && bytes.length == 9) {
+        return new Counts(in.getInt(), in.getInt(), 0);
       }
-      return new Counts(in.getInt(), in.getInt());
+      if (version == 2 && bytes.length == 17) {
+        return new Counts(in.getInt(), in.getInt(), in.getLong());
+      }
+      throw new IllegalStateException(
+          "not a group record of this kvmq: " + bytes.length + " bytes");
     }
   }
 
@@ -66,12 +87,23 @@ final class GroupBook {
     int of(String group);
   }
 
+  /** The rate limits of a queue's groups (docs/flow-control.md, "Rate limits"). */
+  @FunctionalInterface
+  interface Rates {
+    /** No group has a rate limit. */
+    Rates NONE = g -> null;
+
+    /** The rate limit of {@code group}; null for none. */
+    RateLimit of(String group);
+  }
+
   /** An operation's book of a group. */
   private static final class Entry {
     final Read read;
     final int limit;
     int admitted;
     int parked;
+    long blockedUntil;
     boolean changed;
 
     Entry(Read read, int limit) {
@@ -79,6 +111,12 @@ final class GroupBook {
       this.limit = limit;
       this.admitted = read.counts().admitted();
       this.parked = read.counts().parked();
+      this.blockedUntil = read.counts().blockedUntil();
+    }
+
+    /** Whether a job may be admitted now: a free slot, and the group is not blocked. */
+    boolean admits() {
+      return admitted < limit && blockedUntil == 0;
     }
   }
 
@@ -162,7 +200,7 @@ final class GroupBook {
       }
       Entry e = entry(group);
       e.changed = true;
-      if (e.admitted < e.limit && e.parked == 0) {
+      if (e.admits() && e.parked == 0) {
         e.admitted++;
         after.parked = false;
       } else {
@@ -185,6 +223,53 @@ final class GroupBook {
     }
   }
 
+  /**
+   * Books a claim's block of a ready, admitted job of a blocked group ({@link
+   * TransitionTable.Event#BLOCK}): it becomes parked ({@code after.parked}), freeing its slot.
+   *
+   * @throws IllegalStateException if {@code before} is not admitted and ready, or its group was not
+   *     read
+   */
+  void park(JobRecord before, JobRecord.Draft after) {
+    if (before.state != JobRecord.State.READY || before.parked || before.group == null) {
+      throw new IllegalStateException("only a ready, admitted job is blocked. A bug.");
+    }
+    Entry e = entry(before.group);
+    touched.add(before.id);
+    after.parked = true;
+    e.admitted = Math.max(0, e.admitted - 1);
+    e.parked++;
+    e.changed = true;
+  }
+
+  /**
+   * Blocks {@code group}'s admissions until {@code until} (or the later time it is already blocked
+   * until): no job of it is admitted by this operation, nor by any other before the claimer wakes
+   * the group at that time.
+   */
+  void block(String group, long until) {
+    Entry e = entry(group);
+    if (until > e.blockedUntil) {
+      e.blockedUntil = until;
+      e.changed = true;
+    }
+  }
+
+  /**
+   * Unblocks {@code group} if its blocked time has come at {@code now}: this operation then admits
+   * its first parked jobs up to its limit. False when it is not blocked, or blocked past {@code
+   * now}.
+   */
+  boolean wake(String group, long now) {
+    Entry e = entry(group);
+    if (e.blockedUntil == 0 || e.blockedUntil > now) {
+      return false;
+    }
+    e.blockedUntil = 0;
+    e.changed = true;
+    return true;
+  }
+
   private Entry entry(String group) {
     Entry e = groups.get(group);
     if (e == null) {
@@ -202,7 +287,7 @@ final class GroupBook {
   void finishInto(AtomicOperation.Builder op) {
     for (Entry e : groups.values()) {
       for (Transitions.Read head : e.read.heads()) {
-        if (e.admitted >= e.limit || e.parked == 0) {
+        if (!e.admits() || e.parked == 0) {
           break;
         }
         JobRecord h = head.record();
@@ -227,14 +312,24 @@ final class GroupBook {
       if (!e.changed) {
         continue;
       }
-      Key key = keys.group(e.read.group());
+      String group = e.read.group();
+      Key key = keys.group(group);
       op.check(key, e.read.versionstamp());
-      if (e.admitted == 0 && e.parked == 0) {
+      if (e.admitted == 0 && e.parked == 0 && e.blockedUntil == 0) {
         if (e.read.versionstamp() != AtomicOperation.ABSENT) {
           op.delete(key);
         }
       } else {
-        op.set(key, new Counts(e.admitted, e.parked).encode());
+        op.set(key, new Counts(e.admitted, e.parked, e.blockedUntil).encode());
+      }
+      long wasBlocked = e.read.counts().blockedUntil();
+      if (wasBlocked != e.blockedUntil) {
+        if (wasBlocked != 0) {
+          op.delete(keys.groupWaking(wasBlocked, group));
+        }
+        if (e.blockedUntil != 0) {
+          op.set(keys.groupWaking(e.blockedUntil, group), QueueKeys.EMPTY);
+        }
       }
     }
   }

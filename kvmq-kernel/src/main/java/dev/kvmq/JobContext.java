@@ -157,4 +157,26 @@ public interface JobContext<S> {
    * @throws IllegalArgumentException if {@code pause} is shorter than 1 ms or too long
    */
   void pauseQueueStarts(Duration pause);
+
+  /**
+   * Tells the queue that the remote side limits this job's group (an HTTP 429 for one tenant, a
+   * quota per customer): no job of this job's group starts on any node for {@code pause}, and this
+   * job goes back to wait, due when the pause ends, without using a retry or counting the attempt.
+   * Jobs of other groups and of no group keep starting. Return from the handler after calling it:
+   * its outcome (a return or an exception) is then not recorded as a completion or a failure. Calls
+   * that overlap keep the latest end; with {@link #pauseQueueStarts} too, the queue's pause applies
+   * as well. Recorded when the handler returns, in the commit that puts the job back
+   * (docs/flow-control.md, "The remote side limits a group").
+   *
+   * @param pause how long no job of the group starts, 1 ms to {@link JobOptions#MAX_DELAY}
+   * @throws NullPointerException if {@code pause} is null
+   * @throws IllegalArgumentException if {@code pause} is shorter than 1 ms or too long
+   * @throws IllegalStateException if this job belongs to no group (pause the queue's starts
+   *     instead)
+   * @throws UnsupportedOperationException if this context can't pause a group (an implementation
+   *     that predates group pauses)
+   */
+  default void pauseGroupStarts(Duration pause) {
+    throw new UnsupportedOperationException("this JobContext can't pause a group's starts");
+  }
 }

@@ -96,8 +96,9 @@ public interface JobTracing {
     /** Recording the outcome failed (the store): the job runs again when its lease expires. */
     NOT_RECORDED,
     /**
-     * The handler paused the queue's starts ({@link JobContext#pauseQueueStarts}): the job waits,
-     * its attempt not counted, until the pause ends.
+     * The handler paused the queue's starts ({@link JobContext#pauseQueueStarts}) or its group's
+     * ({@link JobContext#pauseGroupStarts}): the job waits, its attempt not counted, until the
+     * pause ends.
      */
     DEFERRED,
     /**

@@ -383,6 +383,33 @@ final class Lease<S> implements JobContext<S> {
     return pauseQueueUntil;
   }
 
+  /** Until when the handler asked that no job of its group starts; 0 when it did not. */
+  private volatile long pauseGroupUntil;
+
+  @Override
+  public void pauseGroupStarts(Duration pause) {
+    Objects.requireNonNull(pause, "pause");
+    if (pause.toMillis() < 1 || pause.compareTo(JobOptions.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "a pause of a group's starts is 1 ms to " + JobOptions.MAX_DELAY + ": " + pause);
+    }
+    if (record().group == null) {
+      throw new IllegalStateException(
+          "job "
+              + id
+              + " belongs to no group: pause the queue's starts (pauseQueueStarts) instead");
+    }
+    long until = core.now() + pause.toMillis();
+    synchronized (this) {
+      pauseGroupUntil = Math.max(pauseGroupUntil, until);
+    }
+  }
+
+  /** Until when the handler paused its group's starts ({@link #pauseGroupStarts}); 0 if not. */
+  long pauseGroupUntil() {
+    return pauseGroupUntil;
+  }
+
   private void runQuietly(Runnable r) {
     try {
       r.run();

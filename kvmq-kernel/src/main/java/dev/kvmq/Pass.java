@@ -71,7 +71,10 @@ final class Pass<S> {
                 Claimer.MAINTENANCE_BATCH,
                 core.queue.maxLeaseExpiries,
                 core.queue.node())
-            .flow(core.queue.groupLimits(), core.queue.rateLimit().orElse(null));
+            .flow(
+                core.queue.groupLimits(),
+                core.queue.rateLimit().orElse(null),
+                core.queue.groupRates());
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver =
         new HeldResolver(core.keys, core.store, core.queue.heldTimeout())

@@ -77,6 +77,8 @@ public final class Queue<S> {
   final int defaultGroupLimit;
   private final java.util.Map<String, Integer> groupLimits;
   private final RateLimit rateLimit; // null: none
+  private final RateLimit defaultGroupRateLimit; // null: none
+  private final java.util.Map<String, RateLimit> groupRateLimits;
   final Duration defaultTimeout; // null: runs have no timeout unless their job's options give one
   final Set<Class<? extends Throwable>> nonRetryable;
   final int maxLeaseExpiries;
@@ -103,6 +105,8 @@ public final class Queue<S> {
     this.defaultGroupLimit = b.defaultGroupLimit;
     this.groupLimits = java.util.Map.copyOf(b.groupLimits);
     this.rateLimit = b.rateLimit;
+    this.defaultGroupRateLimit = b.defaultGroupRateLimit;
+    this.groupRateLimits = java.util.Map.copyOf(b.groupRateLimits);
   }
 
   /**
@@ -130,6 +134,28 @@ public final class Queue<S> {
    */
   public Optional<RateLimit> rateLimit() {
     return Optional.ofNullable(rateLimit);
+  }
+
+  /**
+   * Returns the rate limit of {@code group}, as this queue object was configured
+   * (docs/flow-control.md, "Rate limits"): how many of the group's jobs may start per period across
+   * all nodes; its own limit, else the default group rate limit.
+   *
+   * @param group a group name
+   * @return the rate limit, or empty when the group's starts are not limited
+   * @throws NullPointerException if {@code group} is null
+   */
+  public Optional<RateLimit> groupRateLimit(String group) {
+    Objects.requireNonNull(group, "group");
+    return Optional.ofNullable(groupRateLimits.getOrDefault(group, defaultGroupRateLimit));
+  }
+
+  /** The rate limits of this queue's groups, for a {@link Claimer}: null for a group with none. */
+  GroupBook.Rates groupRates() {
+    if (defaultGroupRateLimit == null && groupRateLimits.isEmpty()) {
+      return GroupBook.Rates.NONE;
+    }
+    return g -> groupRateLimits.getOrDefault(g, defaultGroupRateLimit);
   }
 
   /**
@@ -830,6 +856,8 @@ public final class Queue<S> {
     private int defaultGroupLimit = UNLIMITED;
     private final java.util.Map<String, Integer> groupLimits = new java.util.HashMap<>();
     private RateLimit rateLimit;
+    private RateLimit defaultGroupRateLimit;
+    private final java.util.Map<String, RateLimit> groupRateLimits = new java.util.HashMap<>();
     private Retention retention = Retention.defaults();
     private String node; // null: DefaultNode.NAME
 
@@ -1020,6 +1048,37 @@ public final class Queue<S> {
      */
     public Builder<S> rateLimit(RateLimit limit) {
       this.rateLimit = limit;
+      return this;
+    }
+
+    /**
+     * Sets the default rate limit of every group (default none): at most {@code limit.starts()}
+     * jobs of one group start in any {@code limit.period()}, across every node, beside the queue's
+     * own rate limit (docs/flow-control.md, "Rate limits"). Jobs of no group are not limited by it.
+     * The limit is this queue object's: every node should configure the same.
+     *
+     * @param limit the rate limit of each group, or null for none
+     * @return this builder
+     */
+    public Builder<S> groupRateLimit(RateLimit limit) {
+      this.defaultGroupRateLimit = limit;
+      return this;
+    }
+
+    /**
+     * Sets the rate limit of one group, in place of the default group rate limit.
+     *
+     * @param group the group, 1 to {@link JobOptions#MAX_GROUP_LENGTH} characters
+     * @param limit the group's rate limit
+     * @return this builder
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if {@code group} is empty or too long
+     */
+    public Builder<S> groupRateLimit(String group, RateLimit limit) {
+      Objects.requireNonNull(group, "group");
+      Objects.requireNonNull(limit, "limit");
+      JobOptions.checkGroup(group);
+      groupRateLimits.put(group, limit);
       return this;
     }
 

@@ -21,9 +21,13 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
  * ["kvmq", queue, "group", "record", group]         a group's admitted and parked counts
  * ["kvmq", queue, "group", "parked", group, rank(priority), id]  ready, no free slot in its group
+ * ["kvmq", queue, "group", "paused", group]        the group's starts paused until (a handler's pause)
+ * ["kvmq", queue, "group", "waking", until, group] the group admits no job before until (blocked)
  * ["kvmq", queue, "rate", "slot", i]               a start slot of the rate limit: when taken
  * ["kvmq", queue, "rate", "taken", takenAt, i]     the same slots, oldest taken first
  * ["kvmq", queue, "rate", "paused"]                starts paused until (a handler's pause)
+ * ["kvmq", queue, "rate", "group", group, "slot", i]            a start slot of a group's rate limit
+ * ["kvmq", queue, "rate", "group", group, "taken", takenAt, i]  its slots, oldest taken first
  * ["kvmq", queue, "unique", key]                   a unique key taken: its holder's id (and until)
  * ["kvmq", queue, "completed", completedAt, id]    completed, kept for the retention
  * ["kvmq", queue, "cancelled", cancelledAt, id]    cancelled, kept for the retention
@@ -203,6 +207,74 @@ final class QueueKeys {
   /** Every group record. */
   KeyRange groups() {
     return KeyRange.prefix(root.append("group", "record"));
+  }
+
+  /** Present while a handler paused the starts of {@code group}: until when (epoch ms, a long). */
+  Key groupPaused(String group) {
+    return root.append("group", "paused", group);
+  }
+
+  /**
+   * The wake-up entry of a group that admits none of its jobs before {@code until} (its record's
+   * blocked time): the claimer admits its parked jobs once it is due.
+   */
+  Key groupWaking(long until, String group) {
+    return root.append("group", "waking", until, group);
+  }
+
+  /** Groups whose blocked time is {@code now} or earlier: due to admit their parked jobs again. */
+  KeyRange groupsWakingDue(long now) {
+    Key waking = root.append("group", "waking");
+    return KeyRange.prefix(waking).until(waking.append(now + 1));
+  }
+
+  /** Every wake-up entry of a blocked group, the earliest first. */
+  KeyRange groupsWaking() {
+    return KeyRange.prefix(root.append("group", "waking"));
+  }
+
+  /** The group an entry of {@link #groupsWaking} names: its last part. */
+  static String groupOf(Key wakingKey) {
+    return wakingKey.getString(wakingKey.size() - 1);
+  }
+
+  /**
+   * The keys of one sliding window of start slots: the queue's ({@link #rateWindow()}) or a group's
+   * ({@link #rateWindow(String)}).
+   *
+   * @param prefix the keys of the window, {@code [..., "rate"]} or {@code [..., "rate", "group",
+   *     g]}
+   */
+  record RateWindow(Key prefix) {
+    /** Slot {@code i}: the time it was last taken. */
+    Key slot(long i) {
+      return prefix.append("slot", i);
+    }
+
+    /** Every slot, by number. */
+    KeyRange slots() {
+      return KeyRange.prefix(prefix.append("slot"));
+    }
+
+    /** The taken-time entry of slot {@code i}, taken at {@code takenAt}. */
+    Key taken(long takenAt, long i) {
+      return prefix.append("taken", takenAt, i);
+    }
+
+    /** The slots, the one taken longest ago first. */
+    KeyRange taken() {
+      return KeyRange.prefix(prefix.append("taken"));
+    }
+  }
+
+  /** The queue's window of start slots. */
+  RateWindow rateWindow() {
+    return new RateWindow(root.append("rate"));
+  }
+
+  /** The window of start slots of {@code group}'s rate limit. */
+  RateWindow rateWindow(String group) {
+    return new RateWindow(root.append("rate", "group", group));
   }
 
   /** The rate limit's slot {@code i}: the time it was last taken. */

@@ -130,20 +130,28 @@ final class Settler<S> {
         Instant.ofEpochMilli(now));
   }
 
+  /** A pause until {@code until}, with the one stored at {@code key} as read now. */
+  private Transitions.Pause pause(dev.kvmq.store.Key key, long until) {
+    Optional<KvEntry> stored = core.store.get(key);
+    return new Transitions.Pause(
+        until,
+        stored.map(e -> Transitions.decodeTime(e.value())).orElse(0L),
+        stored.map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT));
+  }
+
   private Transitions.Plan plan(Lease<S> lease, Transitions.Holding held, Decision decision) {
     long now = core.now();
     GroupBook book =
         GroupReads.book(core.store, core.keys, core.queue.groupLimits(), held.record());
     long pauseUntil = lease.pauseQueueUntil();
-    if (pauseUntil > 0) {
-      Optional<KvEntry> paused = core.store.get(core.keys.startsPaused());
-      return Transitions.defer(
-          core.keys,
-          held,
-          pauseUntil,
-          paused.map(e -> Transitions.decodeTime(e.value())).orElse(0L),
-          paused.map(KvEntry::versionstamp).orElse(AtomicOperation.ABSENT),
-          book);
+    long pauseGroupUntil = lease.pauseGroupUntil();
+    if (pauseUntil > 0 || pauseGroupUntil > 0) {
+      Transitions.Pause queue = pauseUntil > 0 ? pause(core.keys.startsPaused(), pauseUntil) : null;
+      Transitions.Pause group = // pauseGroupStarts refuses a job of no group
+          pauseGroupUntil > 0
+              ? pause(core.keys.groupPaused(held.record().group), pauseGroupUntil)
+              : null;
+      return Transitions.defer(core.keys, held, queue, group, book);
     }
     if (decision.snooze()) {
       return Transitions.snooze(core.keys, held, now, decision.snoozeMillis(), book);
@@ -190,7 +198,7 @@ final class Settler<S> {
     if (result.ok()) {
       core.reporter.recovered();
       long now = core.now();
-      if (lease.pauseQueueUntil() > 0) {
+      if (lease.pauseQueueUntil() > 0 || lease.pauseGroupUntil() > 0) {
         traced(lease, JobTracing.Outcome.DEFERRED, failure);
       } else if (decision.snooze()) {
         traced(lease, JobTracing.Outcome.SNOOZED, null);

@@ -107,7 +107,7 @@ final class TransitionTable {
     ADMIT,
     /**
      * The holder says the remote side limits us: the job waits, unattempted, until the queue's
-     * starts resume (JobContext.pauseQueueStarts).
+     * starts resume (JobContext.pauseQueueStarts), or its group's (JobContext.pauseGroupStarts).
      */
     DEFER,
     /**
@@ -122,7 +122,12 @@ final class TransitionTable {
      */
     CANCEL,
     /** The holder puts its job back for a while without using a retry. */
-    SNOOZE
+    SNOOZE,
+    /**
+     * A claim finds the starts of a ready job's group blocked (its rate window full, or its starts
+     * paused): the job leaves the ready index for its group's parked jobs, freeing its slot.
+     */
+    BLOCK
   }
 
   /**
@@ -162,6 +167,7 @@ final class TransitionTable {
    *   READY | PARKED | DELAYED | LEASED | HELD -cancel-> CANCELLED (an operator; revokes a lease)
    *   LEASED     -snooze-----> READY | DELAYED   (retries untouched)
    *   CANCELLED  -delete-----> ABSENT            (an operator, or pruning)
+   *   READY      -block------> PARKED            (its group's rate window full or starts paused)
    * </pre>
    */
   enum Edge {
@@ -220,7 +226,8 @@ final class TransitionTable {
     SNOOZE_READY(Event.SNOOZE, Node.LEASED, Node.READY),
     SNOOZE_DELAYED(Event.SNOOZE, Node.LEASED, Node.DELAYED),
     DELETE_CANCELLED(Event.DELETE, Node.CANCELLED, Node.ABSENT),
-    CANCEL_PARKED(Event.CANCEL, Node.PARKED, Node.CANCELLED);
+    CANCEL_PARKED(Event.CANCEL, Node.PARKED, Node.CANCELLED),
+    BLOCK(Event.BLOCK, Node.READY, Node.PARKED);
 
     final Event event;
     final Node from;

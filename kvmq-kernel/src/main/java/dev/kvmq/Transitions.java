@@ -406,6 +406,33 @@ final class Transitions {
       String node,
       long pausedVs,
       RateSlot slot) {
+    return claim(k, read, now, leaseMillis, node, pausedVs, slot, null);
+  }
+
+  /**
+   * As {@link #claim(QueueKeys, Read, long, long, String, long, RateSlot)}; a job of a group is
+   * claimed only while its group's starts are not paused (the operation checks that {@link
+   * QueueKeys#groupPaused} is absent: a pause committed since, or one not yet removed, refuses the
+   * claim), and with a rate limit of its group it takes {@code groupSlot}, a free slot of the
+   * group's window, as {@code slot} is taken of the queue's.
+   *
+   * @param groupSlot the free start slot of the job's group this claim takes, or null when its
+   *     group has no rate limit
+   * @throws IllegalArgumentException if {@code groupSlot} is given for a job of no group
+   */
+  static Plan claim(
+      QueueKeys k,
+      Read read,
+      long now,
+      long leaseMillis,
+      String node,
+      long pausedVs,
+      RateSlot slot,
+      RateSlot groupSlot) {
+    String group = read.record().group;
+    if (groupSlot != null && group == null) {
+      throw new IllegalArgumentException("a group's start slot for a job of no group");
+    }
     if (!(claim(k, read, now, leaseMillis, node) instanceof Applied plain)) {
       return WRONG_STATE;
     }
@@ -422,14 +449,84 @@ final class Transitions {
     }
     op.check(k.startsPaused(), pausedVs);
     if (slot != null) {
-      op.check(k.rateSlot(slot.slot()), slot.versionstamp())
-          .set(k.rateSlot(slot.slot()), encodeTime(now));
-      if (slot.takenAt() != NEVER) {
-        op.delete(k.rateTaken(slot.takenAt(), slot.slot()));
-      }
-      op.set(k.rateTaken(now, slot.slot()), QueueKeys.EMPTY);
+      takeSlot(op, k.rateWindow(), slot, now);
+    }
+    if (group != null) {
+      op.checkAbsent(k.groupPaused(group));
+    }
+    if (groupSlot != null) {
+      takeSlot(op, k.rateWindow(group), groupSlot, now);
     }
     return new Applied(op.build(), plain.after(), Optional.empty());
+  }
+
+  /** Takes a free slot of a window at {@code now}, checked at the versionstamp it was read at. */
+  private static void takeSlot(
+      AtomicOperation.Builder op, QueueKeys.RateWindow w, RateSlot slot, long now) {
+    op.check(w.slot(slot.slot()), slot.versionstamp()).set(w.slot(slot.slot()), encodeTime(now));
+    if (slot.takenAt() != NEVER) {
+      op.delete(w.taken(slot.takenAt(), slot.slot()));
+    }
+    op.set(w.taken(now, slot.slot()), QueueKeys.EMPTY);
+  }
+
+  /**
+   * A claim found the starts of {@code group} blocked until {@code until} (its rate window full
+   * until a slot frees then, or its starts paused until then): the jobs of {@code ready} that are
+   * ready and admitted in that group move to its parked jobs, freeing their slots, and the group
+   * admits none of its jobs before {@code until} ({@link GroupBook#block}), so that no claim meets
+   * them again before then. Each job's versionstamp is checked, and the group's record (through
+   * {@code g}, a book over the group read with the jobs). Refused ({@link Refusal#WRONG_STATE})
+   * when no job of {@code ready} can be blocked.
+   */
+  static Plan block(QueueKeys k, List<Read> ready, String group, long until, GroupBook g) {
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    int n = 0;
+    for (Read read : ready) {
+      JobRecord r = read.record();
+      if (r.state != JobRecord.State.READY || r.parked || !group.equals(r.group)) {
+        continue;
+      }
+      JobRecord.Draft d = r.draft();
+      g.park(r, d);
+      JobRecord after = d.build();
+      TransitionTable.check(Event.BLOCK, Node.of(r), Node.of(after));
+      Key job = k.job(r.id);
+      op.check(job, read.versionstamp())
+          .set(job, after.encode())
+          .delete(k.indexOf(r))
+          .set(k.indexOf(after), QueueKeys.EMPTY);
+      n++;
+    }
+    if (n == 0) {
+      return WRONG_STATE;
+    }
+    g.block(group, until);
+    g.finishInto(op);
+    return new Applied(op.build(), Optional.empty(), Optional.empty());
+  }
+
+  /**
+   * The time a blocked group admits again has come ({@link QueueKeys#groupWaking}): the group is
+   * unblocked and its first parked jobs are admitted up to its limit ({@code g}, a book over the
+   * group read with its heads), and a pause of its starts that has ended is removed, checked at
+   * {@code pausedVs}. Refused ({@link Refusal#WRONG_STATE}) when the group is not blocked, or
+   * blocked past {@code now}.
+   *
+   * @param pausedUntil the end of the group's pause as read, 0 when none
+   * @param pausedVs its versionstamp, {@link AtomicOperation#ABSENT} when none
+   */
+  static Plan wake(
+      QueueKeys k, String group, long now, long pausedUntil, long pausedVs, GroupBook g) {
+    if (!g.wake(group, now)) {
+      return WRONG_STATE;
+    }
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    g.finishInto(op);
+    if (pausedVs != AtomicOperation.ABSENT && pausedUntil <= now) {
+      op.check(k.groupPaused(group), pausedVs).delete(k.groupPaused(group));
+    }
+    return new Applied(op.build(), Optional.empty(), Optional.empty());
   }
 
   /** A time (epoch ms) as the value of a pause or a rate slot. */
@@ -961,6 +1058,13 @@ final class Transitions {
   // ---- rate limits and paused starts (docs/flow-control.md, "Rate limits")
 
   /**
+   * A pause of starts as a handler asks for it and as stored: no start before {@code until}; the
+   * stored pause ends at {@code storedUntil} (0 when none) and was read at {@code versionstamp}
+   * ({@link AtomicOperation#ABSENT} when absent).
+   */
+  record Pause(long until, long storedUntil, long versionstamp) {}
+
+  /**
    * The lease holder says the remote side limits us: the job waits, due at {@code until}, with the
    * attempt it made not counted and no retry used (its slot of a group freed, booked in {@code g}),
    * and the queue's starts are paused until {@code until} (or the later end already stored) in the
@@ -971,21 +1075,58 @@ final class Transitions {
    */
   static Plan defer(
       QueueKeys k, Holding h, long until, long pausedUntil, long pausedVs, GroupBook g) {
+    return defer(k, h, new Pause(until, pausedUntil, pausedVs), null, g);
+  }
+
+  /**
+   * The lease holder says the remote side limits the queue ({@code queue}), its job's group ({@code
+   * group}), or both: the job waits, due when the later pause ends, with the attempt it made not
+   * counted and no retry used (its slot of a group freed, booked in {@code g}). The queue's pause
+   * key ({@link QueueKeys#startsPaused}) and the group's ({@link QueueKeys#groupPaused}) are set to
+   * the later of the asked and the stored end in the same operation, which checks each one's
+   * versionstamp; a group's pause also blocks its admissions until its end ({@link
+   * GroupBook#block}).
+   *
+   * @param queue the queue's pause, or null
+   * @param group the pause of the job's group, or null
+   * @throws IllegalArgumentException if both are null, or {@code group} is given for a job of no
+   *     group
+   */
+  static Plan defer(QueueKeys k, Holding h, Pause queue, Pause group, GroupBook g) {
+    if (queue == null && group == null) {
+      throw new IllegalArgumentException("a deferral pauses the queue or the group");
+    }
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord r = h.record();
+    if (group != null && r.group == null) {
+      throw new IllegalArgumentException("job " + r.id + " belongs to no group");
+    }
+    long until = Math.max(queue == null ? 0 : queue.until(), group == null ? 0 : group.until());
     JobRecord.Draft d = r.draft().state(JobRecord.State.DELAYED).leaseUntil(0);
     d.delayUntil = until;
     d.attempt = r.attempt - 1;
     d.attempts = History.unstarted(r.attempts, r.attempt); // not counted: not an attempt
     AtomicOperation.Builder op = AtomicOperation.builder();
     JobRecord after = moveInto(op, Event.DEFER, k, read(h), d, g);
+    if (group != null) {
+      g.block(r.group, group.until());
+    }
     g.finishInto(op);
-    op.check(k.startsPaused(), pausedVs);
-    if (until > pausedUntil) {
-      op.set(k.startsPaused(), encodeTime(until));
+    if (queue != null) {
+      pauseInto(op, k.startsPaused(), queue);
+    }
+    if (group != null) {
+      pauseInto(op, k.groupPaused(r.group), group);
     }
     return new Applied(op.build(), Optional.of(after), Optional.empty());
+  }
+
+  private static void pauseInto(AtomicOperation.Builder op, Key key, Pause p) {
+    op.check(key, p.versionstamp());
+    if (p.until() > p.storedUntil()) {
+      op.set(key, encodeTime(p.until()));
+    }
   }
 }

@@ -23,7 +23,10 @@ import java.util.Map;
  *       its limit, nor more admitted (ready in the ready index, or leased) than its limit;
  *   <li>no more than {@code N} jobs start (a claim: a job record leased under a new token) in any
  *       half-open window {@code (t - period, t]} of the rate limit;
- *   <li>no job starts while a committed pause of the queue's starts runs.
+ *   <li>no job starts while a committed pause of the queue's starts runs;
+ *   <li>no more than {@code N} jobs of one group start in any window {@code (t - period, t]} of its
+ *       group's rate limit;
+ *   <li>no job of a group starts while a committed pause of its group's starts runs.
  * </ul>
  *
  * Every problem is recorded with the instant it happened.
@@ -34,6 +37,14 @@ final class FlowChecker extends ForwardingKvStore {
   private final InstantSource clock;
   private final GroupBook.Limits limits;
   private final RateLimit rate;
+  private final GroupBook.Rates rates;
+  private final Map<String, Deque<Long>> groupStarts = new HashMap<>();
+  private final Map<String, Long> groupPausedUntil = new HashMap<>();
+
+  /** Starts of jobs of a group with a rate limit, and starts refused by no pause of a group. */
+  int groupRateStartsSeen;
+
+  int groupPausesSeen;
 
   /** The job records as committed: id -> record. */
   final Map<String, JobRecord> jobs = new HashMap<>();
@@ -55,11 +66,22 @@ final class FlowChecker extends ForwardingKvStore {
       InstantSource clock,
       GroupBook.Limits limits,
       RateLimit rate) {
+    this(delegate, keys, clock, limits, rate, GroupBook.Rates.NONE);
+  }
+
+  FlowChecker(
+      KvStore delegate,
+      QueueKeys keys,
+      InstantSource clock,
+      GroupBook.Limits limits,
+      RateLimit rate,
+      GroupBook.Rates rates) {
     super(delegate);
     this.keys = keys;
     this.clock = clock;
     this.limits = limits;
     this.rate = rate;
+    this.rates = rates;
   }
 
   @Override
@@ -80,6 +102,12 @@ final class FlowChecker extends ForwardingKvStore {
       Key key = m.key();
       if (key.equals(keys.startsPaused()) && !m.isDelete()) {
         pausedUntil = Math.max(pausedUntil, Transitions.decodeTime(m.value()));
+      }
+      Key groupPaused = keys.root.append("group", "paused");
+      if (key.startsWith(groupPaused) && key.size() == groupPaused.size() + 1 && !m.isDelete()) {
+        groupPausesSeen++;
+        groupPausedUntil.merge(
+            key.getString(key.size() - 1), Transitions.decodeTime(m.value()), Math::max);
       }
       if (!key.startsWith(jobPrefix) || key.size() != jobPrefix.size() + 1) {
         continue;
@@ -108,6 +136,9 @@ final class FlowChecker extends ForwardingKvStore {
       if (after.state == JobRecord.State.LEASED
           && (before == null || before.state != JobRecord.State.LEASED)) {
         started(id, now);
+        if (after.group != null) {
+          startedInGroup(id, after.group, now);
+        }
       }
     }
     checkGroups(now);
@@ -141,6 +172,44 @@ final class FlowChecker extends ForwardingKvStore {
               + now
               + "] over the rate limit "
               + rate);
+    }
+  }
+
+  private void startedInGroup(String id, String group, long now) {
+    long paused = groupPausedUntil.getOrDefault(group, 0L);
+    if (now < paused) {
+      problems.add(
+          "job "
+              + id
+              + " of group "
+              + group
+              + " started at "
+              + now
+              + " while its group's starts were paused until "
+              + paused);
+    }
+    RateLimit groupRate = rates.of(group);
+    if (groupRate == null) {
+      return;
+    }
+    groupRateStartsSeen++;
+    Deque<Long> window = groupStarts.computeIfAbsent(group, g -> new ArrayDeque<>());
+    window.addLast(now);
+    long period = groupRate.period().toMillis();
+    while (!window.isEmpty() && window.peekFirst() <= now - period) {
+      window.removeFirst();
+    }
+    if (window.size() > groupRate.starts()) {
+      problems.add(
+          window.size()
+              + " starts of group "
+              + group
+              + " in the window ("
+              + (now - period)
+              + ", "
+              + now
+              + "] over its rate limit "
+              + groupRate);
     }
   }
 

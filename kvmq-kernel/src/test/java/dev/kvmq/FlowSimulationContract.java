@@ -22,13 +22,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Deterministic simulation of flow control: several real {@link Worker}s share one queue with group
- * limits (a default and per-group limits), in half the runs a rate limit, and handlers that now and
- * then pause the queue's starts, on a store that fails commits at random (before they apply, or
- * after), while workers crash (abandoned with their leases) or stop, and time jumps. A {@link
- * FlowChecker} under the faults follows every applied commit and finds no instant where a group has
- * more jobs leased or admitted than its limit, more starts in a window than the rate limit allows,
- * or a start during a pause. After the faults stop, the queue drains: every acknowledged job ran to
- * its end or is a dead letter, and no group record is left.
+ * limits (a default and per-group limits), in half the runs a rate limit, in half the runs rate
+ * limits of groups (a default, or per group), and handlers that now and then pause the queue's
+ * starts or their group's, on a store that fails commits at random (before they apply, or after),
+ * while workers crash (abandoned with their leases) or stop, and time jumps. A {@link FlowChecker}
+ * under the faults follows every applied commit and finds no instant where a group has more jobs
+ * leased or admitted than its limit, more starts in a window than the rate limit allows (the
+ * queue's, or its group's), or a start during a pause (the queue's, or its group's). After the
+ * faults stop, the queue drains: every acknowledged job ran to its end or is a dead letter, and no
+ * group record is left.
  *
  * <p>Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
@@ -58,13 +60,14 @@ public abstract class FlowSimulationContract {
           TransitionTable.Edge.REPEAT_PARKED,
           TransitionTable.Edge.PROMOTE_PARKED,
           TransitionTable.Edge.ADMIT,
-          TransitionTable.Edge.DEFER);
+          TransitionTable.Edge.DEFER,
+          TransitionTable.Edge.BLOCK);
 
   /** The flow-control guarantees hold at every instant of every run. */
   @Test
   void noInstantOverAGroupLimitOrTheRateUnderFaultsAndCrashes() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
-    int[] totals = new int[3];
+    int[] totals = new int[5];
     TransitionTable.recordOnThisThread(walked::add);
     try {
       Seeds.forEach(
@@ -84,6 +87,8 @@ public abstract class FlowSimulationContract {
               totals[0] += sim.checker.startsSeen;
               totals[1] = Math.max(totals[1], sim.checker.maxLeasedInAGroup);
               totals[2] += sim.checker.parkedSeen;
+              totals[3] += sim.checker.groupRateStartsSeen;
+              totals[4] += sim.checker.groupPausesSeen;
             } finally {
               raw.close();
             }
@@ -93,6 +98,8 @@ public abstract class FlowSimulationContract {
     }
     assertThat(totals[0]).as("jobs started").isPositive();
     assertThat(totals[2]).as("jobs parked: groups were saturated").isPositive();
+    assertThat(totals[3]).as("starts of groups with a rate limit").isPositive();
+    assertThat(totals[4]).as("pauses of a group's starts").isPositive();
     if (System.getProperty("kvmq.seed") == null && runs() >= 300) {
       assertThat(totals[1]).as("most jobs of one group leased at once").isGreaterThan(1);
       assertThat(walked).as("edges the flow simulation walked").containsAll(WALKS);
@@ -108,6 +115,8 @@ public abstract class FlowSimulationContract {
     final Map<String, Integer> limits = new HashMap<>();
     final int defaultLimit;
     final RateLimit rate;
+    final Map<String, RateLimit> groupRates = new HashMap<>();
+    final RateLimit defaultGroupRate;
     final List<ManualScheduler> schedulers = new ArrayList<>();
     final List<Worker<String>> workers = new ArrayList<>();
     final SplittableRandom faults;
@@ -130,18 +139,38 @@ public abstract class FlowSimulationContract {
           r.nextBoolean()
               ? new RateLimit(1 + r.nextInt(4), Duration.ofMillis(500 + r.nextInt(4) * 500L))
               : null;
+      SplittableRandom gr = r.split();
+      boolean groupRated = gr.nextBoolean();
+      this.defaultGroupRate = groupRated && gr.nextBoolean() ? rate(gr) : null;
+      for (int g = 0; groupRated && g < 3; g++) {
+        if (gr.nextBoolean()) {
+          groupRates.put("g" + g, rate(gr));
+        }
+      }
       QueueKeys keys = new QueueKeys("flow");
       this.checker =
-          new FlowChecker(raw, keys, clock, g -> limits.getOrDefault(g, defaultLimit), rate);
+          new FlowChecker(
+              raw,
+              keys,
+              clock,
+              g -> limits.getOrDefault(g, defaultLimit),
+              rate,
+              g -> groupRates.getOrDefault(g, defaultGroupRate));
       this.store = new FaultyStore(checker);
       Queue.Builder<String> b =
           Queue.builder(store, "flow", Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
               .groupLimit(defaultLimit)
-              .rateLimit(rate);
+              .rateLimit(rate)
+              .groupRateLimit(defaultGroupRate);
       limits.forEach(b::groupLimit);
+      groupRates.forEach(b::groupRateLimit);
       this.queue = b.build();
+    }
+
+    static RateLimit rate(SplittableRandom r) {
+      return new RateLimit(1 + r.nextInt(3), Duration.ofMillis(300 + r.nextInt(4) * 400L));
     }
 
     void run() {
@@ -171,6 +200,10 @@ public abstract class FlowSimulationContract {
       }
       store.failCommits(null, FaultyStore.Mode.BEFORE_APPLY);
       for (int i = 0; i < 600 && hasUnfinished(); i++) {
+        clock.advance(Duration.ofSeconds(1));
+        drive();
+      }
+      for (int i = 0; i < 5; i++) { // blocked groups wake and leave no record
         clock.advance(Duration.ofSeconds(1));
         drive();
       }
@@ -212,7 +245,11 @@ public abstract class FlowSimulationContract {
                   ctx.pauseQueueStarts(Duration.ofMillis(200 + outcomes.nextInt(2_000)));
                   return;
                 }
-                if (o < 4 + failPercent) {
+                if (o < 8 && job.group().isPresent()) {
+                  ctx.pauseGroupStarts(Duration.ofMillis(200 + outcomes.nextInt(2_000)));
+                  return;
+                }
+                if (o < 8 + failPercent) {
                   throw new IllegalStateException("simulated failure");
                 }
               },

@@ -30,7 +30,13 @@ import org.junit.jupiter.api.Test;
  * match it. The model's rules are the documented ones: a job that becomes ready is admitted while
  * its group has a free slot and none parked, else parked; a commit that frees a slot admits the
  * group's first parked jobs (queue order: priority, then push) up to the limit; a claim takes the
- * first admitted ready job in queue order, whatever the parked jobs of saturated groups.
+ * first admitted ready job in queue order, whatever the parked jobs of saturated groups. Groups may
+ * have rate limits: a claim of a job of such a group starts it while fewer than the limit's starts
+ * of the group fall in the window {@code (now - period, now]}; else it parks the job and blocks the
+ * group until the oldest of those starts is a period old: the group admits none of its jobs until
+ * the claimer's wake at that time, which admits its first parked jobs up to its limit. A handler
+ * may pause its group's starts: its job waits for the pause's end, the group is blocked until then,
+ * and a claim that meets a job of the paused group parks it instead of starting it.
  */
 public abstract class GroupModelContract {
 
@@ -61,7 +67,9 @@ public abstract class GroupModelContract {
           TransitionTable.Edge.PROMOTE_PARKED,
           TransitionTable.Edge.REPLAY_PARKED,
           TransitionTable.Edge.ADMIT,
-          TransitionTable.Edge.DELETE_PARKED);
+          TransitionTable.Edge.DELETE_PARKED,
+          TransitionTable.Edge.BLOCK,
+          TransitionTable.Edge.DEFER);
 
   enum S {
     DELAYED,
@@ -126,6 +134,10 @@ public abstract class GroupModelContract {
     final Queue<String> queue;
     final Claimer claimer;
     final Map<String, Integer> limits = new LinkedHashMap<>();
+    final Map<String, RateLimit> rates = new LinkedHashMap<>();
+    final Map<String, List<Long>> starts = new LinkedHashMap<>();
+    final Map<String, Long> blocked = new LinkedHashMap<>();
+    final Map<String, Long> paused = new LinkedHashMap<>();
     final Map<String, M> model = new LinkedHashMap<>();
     final List<long[]> heldTokens = new ArrayList<>(); // index into ids, token
     final List<String> heldIds = new ArrayList<>();
@@ -147,11 +159,23 @@ public abstract class GroupModelContract {
           b.groupLimit(g, limit);
         }
       }
+      SplittableRandom rr = r.split();
+      for (String g : List.of("g0", "g1", "g2")) {
+        if (rr.nextBoolean()) {
+          RateLimit rate =
+              new RateLimit(1 + rr.nextInt(2), Duration.ofMillis(1_000 + rr.nextInt(3) * 1_000L));
+          rates.put(g, rate);
+          b.groupRateLimit(g, rate);
+        }
+        starts.put(g, new ArrayList<>());
+        blocked.put(g, 0L);
+        paused.put(g, 0L);
+      }
       this.queue = b.build();
       this.claimer =
           // no reclaim limit here (poison jobs are the model test's): a reclaim is always ready
           new Claimer(queue.keys, store, 1 + r.nextInt(3), Integer.MAX_VALUE)
-              .flow(queue.groupLimits(), null);
+              .flow(queue.groupLimits(), null, queue.groupRates());
     }
 
     long now() {
@@ -167,8 +191,10 @@ public abstract class GroupModelContract {
           claim();
         } else if (op < 70) {
           settle(true);
-        } else if (op < 80) {
+        } else if (op < 77) {
           settle(false);
+        } else if (op < 80) {
+          pauseGroup();
         } else if (op < 85) {
           delete();
         } else if (op < 88) {
@@ -202,7 +228,11 @@ public abstract class GroupModelContract {
       }
       changed.add(m.group);
       m.state =
-          admitted(m.group) < limits.get(m.group) && parked(m.group) == 0 ? S.READY : S.PARKED;
+          admitted(m.group) < limits.get(m.group)
+                  && parked(m.group) == 0
+                  && blocked.get(m.group) == 0
+              ? S.READY
+              : S.PARKED;
     }
 
     /** The end of an operation: each changed group admits its first parked jobs. */
@@ -215,7 +245,7 @@ public abstract class GroupModelContract {
                 .limit(GroupBook.HEADS)
                 .toList();
         for (M h : heads) {
-          if (admitted(g) >= limits.get(g)) {
+          if (admitted(g) >= limits.get(g) || blocked.get(g) != 0) {
             break;
           }
           if (!touched.contains(h.id)) {
@@ -282,6 +312,13 @@ public abstract class GroupModelContract {
         enter(m, changed);
       }
       topUp(changed, Set.of());
+      for (String g : limits.keySet()) { // after the promotions: blocked groups whose time came
+        long until = blocked.get(g);
+        if (until != 0 && until <= now) {
+          blocked.put(g, 0L);
+          topUp(Set.of(g), Set.of());
+        }
+      }
       for (M m : model.values()) {
         if (m.state == S.LEASED && m.leaseUntil <= now) {
           m.state = S.READY;
@@ -298,8 +335,28 @@ public abstract class GroupModelContract {
         assertThat(got).as("nothing admitted is ready").isEmpty();
         return;
       }
-      assertThat(got).as("a claim takes the first admitted job").hasSize(1);
       M m = expected.get();
+      if (m.group != null && paused.get(m.group) > now) {
+        assertThat(got).as("a claim of a job of a paused group").isEmpty();
+        m.state = S.PARKED;
+        blocked.put(m.group, Math.max(blocked.get(m.group), paused.get(m.group)));
+        return;
+      }
+      RateLimit rate = m.group == null ? null : rates.get(m.group);
+      if (rate != null) {
+        long period = rate.period().toMillis();
+        List<Long> window =
+            starts.get(m.group).stream().filter(t -> t > now - period).sorted().toList();
+        if (window.size() >= rate.starts()) {
+          assertThat(got).as("a claim of a job of a group whose window is full").isEmpty();
+          m.state = S.PARKED;
+          long next = window.get(window.size() - rate.starts()) + period;
+          blocked.put(m.group, Math.max(blocked.get(m.group), next));
+          return;
+        }
+        starts.get(m.group).add(now);
+      }
+      assertThat(got).as("a claim takes the first admitted job").hasSize(1);
       assertThat(got.get(0).record().id).isEqualTo(m.id);
       m.state = S.LEASED;
       m.token++;
@@ -377,6 +434,52 @@ public abstract class GroupModelContract {
       topUp(changed, touched);
     }
 
+    /** A handler of a job of a group pauses its group's starts (JobContext.pauseGroupStarts). */
+    void pauseGroup() {
+      if (heldIds.isEmpty()) {
+        return;
+      }
+      int i = r.nextInt(heldIds.size());
+      String id = heldIds.get(i);
+      M m = model.get(id);
+      if (m == null || m.group == null) {
+        return;
+      }
+      heldIds.remove(i);
+      long token = heldTokens.remove(i)[0];
+      Optional<KvEntry> e = store.get(queue.keys.job(id));
+      assertThat(e).isPresent();
+      long now = now();
+      long until = now + 1_000 + r.nextInt(3) * 1_000L;
+      JobRecord record = JobRecord.decode(e.get().value());
+      Transitions.Holding h = new Transitions.Holding(record, e.get().versionstamp(), token);
+      GroupBook book = GroupReads.book(store, queue.keys, queue.groupLimits(), record);
+      Optional<KvEntry> stored = store.get(queue.keys.groupPaused(m.group));
+      Transitions.Plan plan =
+          Transitions.defer(
+              queue.keys,
+              h,
+              null,
+              new Transitions.Pause(
+                  until,
+                  stored.map(x -> Transitions.decodeTime(x.value())).orElse(0L),
+                  stored.map(KvEntry::versionstamp).orElse(dev.kvmq.store.AtomicOperation.ABSENT)),
+              book);
+      boolean allowed = m.state == S.LEASED && m.token == token;
+      assertThat(plan instanceof Transitions.Applied).as("pause allowed").isEqualTo(allowed);
+      if (!allowed) {
+        return;
+      }
+      assertThat(store.commit(((Transitions.Applied) plan).operation()).ok()).isTrue();
+      m.state = S.DELAYED;
+      m.delayUntil = until;
+      Set<String> changed = new HashSet<>();
+      leave(m, changed);
+      blocked.put(m.group, Math.max(blocked.get(m.group), until));
+      paused.put(m.group, Math.max(paused.get(m.group), until));
+      topUp(changed, Set.of(id));
+    }
+
     void delete() {
       if (model.isEmpty()) {
         return;
@@ -440,15 +543,25 @@ public abstract class GroupModelContract {
         int admitted = admitted(g);
         int parked = parked(g);
         assertThat(admitted).as("admitted jobs of %s", g).isLessThanOrEqualTo(limits.get(g));
-        if (admitted == 0 && parked == 0) {
+        long until = blocked.get(g);
+        if (admitted == 0 && parked == 0 && until == 0) {
           assertThat(e).as("the record of idle group %s", g).isEmpty();
         } else {
           assertThat(e).as("the record of group %s", g).isPresent();
           assertThat(GroupBook.Counts.decode(e.get().value()))
               .as("the record of group %s", g)
-              .isEqualTo(new GroupBook.Counts(admitted, parked));
+              .isEqualTo(new GroupBook.Counts(admitted, parked, until));
         }
+        assertThat(store.get(queue.keys.groupWaking(until, g)).isPresent())
+            .as("the wake-up entry of group %s, blocked until %d", g, until)
+            .isEqualTo(until != 0);
         assertThat(store.count(queue.keys.parked(g))).as("parked index of %s", g).isEqualTo(parked);
+        if (paused.get(g) > now()) {
+          assertThat(store.get(queue.keys.groupPaused(g)))
+              .as("the pause of group %s", g)
+              .hasValueSatisfying(
+                  x -> assertThat(Transitions.decodeTime(x.value())).isEqualTo(paused.get(g)));
+        }
       }
     }
   }

@@ -118,7 +118,8 @@ public abstract class QueueModelContract {
               TransitionTable.Edge.ADMIT,
               TransitionTable.Edge.DELETE_PARKED,
               TransitionTable.Edge.DEFER,
-              TransitionTable.Edge.CANCEL_PARKED));
+              TransitionTable.Edge.CANCEL_PARKED,
+              TransitionTable.Edge.BLOCK));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws

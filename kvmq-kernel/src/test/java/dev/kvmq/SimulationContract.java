@@ -113,7 +113,8 @@ public abstract class SimulationContract {
               TransitionTable.Edge.DELETE_COMPLETED,
               TransitionTable.Edge.DELETE_CANCELLED,
               // no groups here; GroupWorkerTest cancels a parked job
-              TransitionTable.Edge.CANCEL_PARKED));
+              TransitionTable.Edge.CANCEL_PARKED,
+              TransitionTable.Edge.BLOCK));
 
   /**
    * Every plan the workers make is an edge of the {@link TransitionTable} ({@link Transitions}

@@ -24,17 +24,29 @@ import java.util.TreeSet;
  *       unlimited} (the default);
  *   <li>{@code kvmq.queue.NAME.group.GROUP.limit}: the limit of one group, in place of the default;
  *   <li>{@code kvmq.queue.NAME.rate-limit}: at most N job starts of the queue per period across
- *       every node, written {@code N/PERIOD} with an ISO-8601 period ({@code 100/PT1M}).
+ *       every node, written {@code N/PERIOD} with an ISO-8601 period ({@code 100/PT1M});
+ *   <li>{@code kvmq.queue.NAME.group-rate-limit}: at most N job starts of one group per period, for
+ *       every group without a rate limit of its own, in the same syntax;
+ *   <li>{@code kvmq.queue.NAME.group.GROUP.rate-limit}: the rate limit of one group, in place of
+ *       the default.
  * </ul>
  *
- * <p>Every problem is a coded message naming the key: KVMQ-020 for a group limit (a bad value, a
- * group name the kernel refuses, a group key that names no property), KVMQ-021 for a rate limit.
+ * <p>Every problem is a coded message naming the key: KVMQ-020 for a group limit and for a group
+ * key (a group name the kernel refuses, a group key that names no property), KVMQ-021 for a bad
+ * rate limit of the queue or of a group.
  *
  * @param groupLimit the default limit of every group ({@link Queue#UNLIMITED} for none)
  * @param groupLimits the limits of single groups, by group
  * @param rateLimit the queue's rate limit, or null for none
+ * @param groupRateLimit the default rate limit of every group, or null for none
+ * @param groupRateLimits the rate limits of single groups, by group
  */
-record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit rateLimit) {
+record FlowLimits(
+    int groupLimit,
+    Map<String, Integer> groupLimits,
+    RateLimit rateLimit,
+    RateLimit groupRateLimit,
+    Map<String, RateLimit> groupRateLimits) {
 
   /** The end of the key of the default group limit. */
   static final String GROUP_LIMIT_KEY = "group-limit";
@@ -42,17 +54,26 @@ record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit ra
   /** The end of the key of the queue's rate limit. */
   static final String RATE_LIMIT_KEY = "rate-limit";
 
+  /** The end of the key of the default rate limit of every group. */
+  static final String GROUP_RATE_LIMIT_KEY = "group-rate-limit";
+
   /** What follows a queue's name in the key of one group's setting. */
   static final String GROUP_INFIX = ".group.";
 
   /** The properties a group's key may end with. */
-  static final List<String> GROUP_KEYS = List.of("limit");
+  static final List<String> GROUP_KEYS = List.of("limit", "rate-limit");
 
   /** No limit at all. */
   static final FlowLimits NONE = new FlowLimits(Queue.UNLIMITED, Map.of(), null);
 
   FlowLimits {
     groupLimits = Collections.unmodifiableMap(new TreeMap<>(groupLimits));
+    groupRateLimits = Collections.unmodifiableMap(new TreeMap<>(groupRateLimits));
+  }
+
+  /** Limits with no rate limit of any group. */
+  FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit rateLimit) {
+    this(groupLimit, groupLimits, rateLimit, null, Map.of());
   }
 
   /**
@@ -86,7 +107,9 @@ record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit ra
       int at = rest.indexOf(GROUP_INFIX);
       if (at > 0) {
         queues.add(rest.substring(0, at));
-      } else if (rest.endsWith("." + GROUP_LIMIT_KEY) || rest.endsWith("." + RATE_LIMIT_KEY)) {
+      } else if (rest.endsWith("." + GROUP_LIMIT_KEY)
+          || rest.endsWith("." + RATE_LIMIT_KEY)
+          || rest.endsWith("." + GROUP_RATE_LIMIT_KEY)) {
         queues.add(rest.substring(0, rest.lastIndexOf('.')));
       }
     }
@@ -107,6 +130,8 @@ record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit ra
   <S> Queue.Builder<S> applyTo(Queue.Builder<S> b) {
     b.groupLimit(groupLimit);
     groupLimits.forEach(b::groupLimit);
+    b.groupRateLimit(groupRateLimit);
+    groupRateLimits.forEach(b::groupRateLimit);
     return b.rateLimit(rateLimit);
   }
 
@@ -116,13 +141,14 @@ record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit ra
         limit(prefix + GROUP_LIMIT_KEY, config.get(prefix + GROUP_LIMIT_KEY), problems)
             .orElse(Queue.UNLIMITED);
     Map<String, Integer> groupLimits = new TreeMap<>();
+    Map<String, RateLimit> groupRateLimits = new TreeMap<>();
     String base = "kvmq.queue." + queue + GROUP_INFIX;
     for (String key : config.keysStartingWith(base)) {
       String rest = key.substring(base.length());
       String property =
           GROUP_KEYS.stream()
               .filter(k -> rest.endsWith("." + k) && rest.length() > k.length() + 1)
-              .findFirst()
+              .max(java.util.Comparator.comparingInt(String::length)) // rate-limit over limit
               .orElse(null);
       if (property == null) {
         problems.add(
@@ -144,10 +170,19 @@ record FlowLimits(int groupLimit, Map<String, Integer> groupLimits, RateLimit ra
             "KVMQ-020: configuration key " + key + " names a bad group: " + e.getMessage());
         continue;
       }
-      limit(key, config.get(key), problems).ifPresent(l -> groupLimits.put(group, l));
+      if (property.equals("limit")) {
+        limit(key, config.get(key), problems).ifPresent(l -> groupLimits.put(group, l));
+      } else {
+        RateLimit r = rate(key, config.get(key), problems);
+        if (r != null) {
+          groupRateLimits.put(group, r);
+        }
+      }
     }
     RateLimit rate = rate(prefix + RATE_LIMIT_KEY, config.get(prefix + RATE_LIMIT_KEY), problems);
-    return new FlowLimits(groupLimit, groupLimits, rate);
+    RateLimit groupRate =
+        rate(prefix + GROUP_RATE_LIMIT_KEY, config.get(prefix + GROUP_RATE_LIMIT_KEY), problems);
+    return new FlowLimits(groupLimit, groupLimits, rate, groupRate, groupRateLimits);
   }
 
   /** A group limit: a whole number from 0, or {@code unlimited}. */

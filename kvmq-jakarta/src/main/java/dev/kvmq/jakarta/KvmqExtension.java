@@ -72,8 +72,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>KVMQ-020: a bad group limit ({@code kvmq.queue.NAME.group-limit} or {@code
  *       kvmq.queue.NAME.group.GROUP.limit}): not a whole number from 0 or {@code unlimited}, a
  *       group name the kernel refuses, a group key that names no property;
- *   <li>KVMQ-021: a bad rate limit ({@code kvmq.queue.NAME.rate-limit}): not {@code STARTS/PERIOD}
- *       with 1 to 100,000 starts and an ISO-8601 period of 1 ms to 100 years.
+ *   <li>KVMQ-021: a bad rate limit ({@code kvmq.queue.NAME.rate-limit}, {@code
+ *       kvmq.queue.NAME.group-rate-limit} or {@code kvmq.queue.NAME.group.GROUP.rate-limit}): not
+ *       {@code STARTS/PERIOD} with 1 to 100,000 starts and an ISO-8601 period of 1 ms to 100 years.
  * </ul>
  */
 public class KvmqExtension implements Extension {

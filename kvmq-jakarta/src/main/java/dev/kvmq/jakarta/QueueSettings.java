@@ -54,7 +54,8 @@ record QueueSettings(
                   "thread-factory",
                   TransactionPush.HELD_TIMEOUT_KEY,
                   FlowLimits.GROUP_LIMIT_KEY,
-                  FlowLimits.RATE_LIMIT_KEY),
+                  FlowLimits.RATE_LIMIT_KEY,
+                  FlowLimits.GROUP_RATE_LIMIT_KEY),
               QueueControl.KEYS.stream())
           .toList();
 

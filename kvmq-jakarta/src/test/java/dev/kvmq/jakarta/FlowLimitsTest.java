@@ -107,7 +107,7 @@ class FlowLimitsTest {
                     .startsWith(
                         "KVMQ-020: configuration key kvmq.queue.a.group.g.concurrency names no"
                             + " property of a group of queue \"a\"")
-                    .endsWith("kvmq.queue.a.group.GROUP.limit"))
+                    .endsWith("kvmq.queue.a.group.GROUP.limit, .rate-limit"))
         .anySatisfy(
             p -> assertThat(p).startsWith("KVMQ-020: configuration key kvmq.queue.a.group.xxx"))
         .anySatisfy(
@@ -144,5 +144,96 @@ class FlowLimitsTest {
         .singleElement()
         .asString()
         .startsWith("KVMQ-020: configuration key kvmq.queue.a.group.g.concurrency");
+  }
+
+  @Test
+  void theRateLimitsOfEveryGroupAndOfSingleGroupsReachTheQueue() throws Exception {
+    KvmqConfig config =
+        config(
+            Map.of(
+                "kvmq.queue.calls.group-rate-limit", "10/PT1S",
+                "kvmq.queue.calls.group.big.customer.rate-limit", " 100 / PT1M ",
+                "kvmq.queue.calls.group.big.customer.limit", "3",
+                "kvmq.queue.calls.group.slow.rate-limit", "1/PT1H"));
+
+    FlowLimits limits = FlowLimits.of("calls", config);
+
+    assertThat(limits.groupRateLimit()).isEqualTo(new RateLimit(10, Duration.ofSeconds(1)));
+    assertThat(limits.groupRateLimits())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "big.customer", new RateLimit(100, Duration.ofMinutes(1)),
+                "slow", new RateLimit(1, Duration.ofHours(1))));
+    assertThat(limits.groupLimits()).containsExactlyEntriesOf(Map.of("big.customer", 3));
+    assertThat(limits.rateLimit()).as("the queue's own rate: none").isNull();
+    try (InMemoryKvStore store = new InMemoryKvStore()) {
+      Queue<String> q = limits.applyTo(Queue.builder(store, "calls", Codecs.utf8())).build();
+      assertThat(q.groupRateLimit("anyone")).contains(new RateLimit(10, Duration.ofSeconds(1)));
+      assertThat(q.groupRateLimit("big.customer"))
+          .contains(new RateLimit(100, Duration.ofMinutes(1)));
+      assertThat(q.groupRateLimit("slow")).contains(new RateLimit(1, Duration.ofHours(1)));
+      assertThat(q.groupLimit("big.customer")).isEqualTo(3);
+      assertThat(q.rateLimit()).isEmpty();
+    }
+    assertThat(FlowLimits.check(config)).isEmpty();
+    assertThat(new KvmqExtension().checkQueueKeys(config)).isEmpty();
+    assertThat(FlowLimits.of("plain", config(Map.of())).groupRateLimit()).isNull();
+  }
+
+  @Test
+  void everyBadGroupRateLimitIsReportedWithItsCodeAndKey() {
+    KvmqConfig config =
+        config(
+            Map.of(
+                "kvmq.queue.a.group-rate-limit",
+                "0/PT1S", // no starts
+                "kvmq.queue.a.group.g.rate-limit",
+                "100001/PT1M", // too many starts
+                "kvmq.queue.a.group.h.rate-limit",
+                "5/PT0.0001S", // a period under 1 ms
+                "kvmq.queue.a.group.i.rate-limit",
+                "-3/PT1S",
+                "kvmq.queue.a.group.j.rate-limit",
+                "ten a second",
+                "kvmq.queue.a.group." + "x".repeat(201) + ".rate-limit",
+                "1/PT1S",
+                "kvmq.queue.b.group-rate-limit",
+                "5"));
+
+    List<String> problems = FlowLimits.check(config);
+
+    assertThat(problems).hasSize(7);
+    assertThat(problems)
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-021: kvmq.queue.a.group-rate-limit is \"0/PT1S\"")
+                    .contains("a rate limit is STARTS/PERIOD, 1 to 100000 starts"))
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-021: kvmq.queue.a.group.g.rate-limit is \"100001/PT1M\""))
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-021: kvmq.queue.a.group.h.rate-limit is \"5/PT0.0001S\""))
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-021: kvmq.queue.a.group.i.rate-limit is \"-3/PT1S\""))
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-021: kvmq.queue.a.group.j.rate-limit is \"ten a second\""))
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .startsWith("KVMQ-020: configuration key kvmq.queue.a.group.xxx")
+                    .contains("names a bad group"))
+        .anySatisfy(
+            p -> assertThat(p).startsWith("KVMQ-021: kvmq.queue.b.group-rate-limit is \"5\""));
+    IllegalArgumentException e =
+        catchThrowableOfType(IllegalArgumentException.class, () -> FlowLimits.of("b", config));
+    assertThat(e).hasMessageStartingWith("KVMQ-021: kvmq.queue.b.group-rate-limit");
   }
 }
