@@ -108,9 +108,24 @@ final class QueueListing<S> {
     if (limit < 1 || limit > MAX_PAGE) {
       throw new IllegalArgumentException("a page holds 1 to " + MAX_PAGE + " jobs: " + limit);
     }
-    KeyRange index = index(filter.status());
-    KeyRange range = cursor == null ? index : index.from(start(index, filter, cursor));
-    List<KvEntry> entries = queue.store.list(range, limit + 1, false);
+    List<Index> indexes = indexes(filter.status());
+    int from = 0;
+    Key start = null;
+    if (cursor != null) {
+      start = start(indexes, filter, cursor);
+      while (!indexes.get(from).range().contains(start)) {
+        from++;
+      }
+    }
+    // the page's entries and one more (the next page's first), from the cursor's index on
+    List<KvEntry> entries = new ArrayList<>();
+    for (int i = from; i < indexes.size() && entries.size() <= limit; i++) {
+      KeyRange range = indexes.get(i).range();
+      if (i == from && start != null) {
+        range = range.from(start);
+      }
+      entries.addAll(queue.store.list(range, limit + 1 - entries.size(), false));
+    }
     Optional<String> next = Optional.empty();
     if (entries.size() > limit) {
       next = Optional.of(cursorOf(entries.get(limit).key()));
@@ -132,23 +147,36 @@ final class QueueListing<S> {
 
   /** See {@link Queue#count(JobFilter)}. */
   long count(JobFilter filter) {
-    return queue.store.count(index(Objects.requireNonNull(filter, "filter").status()));
+    long n = 0;
+    for (Index index : indexes(Objects.requireNonNull(filter, "filter").status())) {
+      n += queue.store.count(index.range());
+    }
+    return n;
   }
 
   /**
-   * The index a status lists from: one index per state, so a page is a range read. Further filters
-   * (a group, a unique key) select a sub-index here when their areas add one.
+   * An index a status lists from, and how many parts past the queue's root its keys have (a name, a
+   * position and the job's id; a parked job's key also names its group).
    */
-  private KeyRange index(JobStatus status) {
+  private record Index(KeyRange range, int parts) {}
+
+  /**
+   * The indexes a status lists from, in listing order: one index per state, so a page is a range
+   * read. {@code WAITING} is the ready index, then the jobs of groups that wait for a free slot of
+   * their group (parked: ready, but over their group's limit), group by group, each group's in
+   * queue order. Further filters (a group, a unique key) select a sub-index here when their areas
+   * add one.
+   */
+  private List<Index> indexes(JobStatus status) {
     QueueKeys k = queue.keys;
     return switch (status) {
-      case WAITING -> k.ready();
-      case DELAYED -> k.delayed();
-      case PROCESSING -> k.leased();
-      case DEAD -> k.dead();
-      case HELD -> k.held();
-      case COMPLETED -> k.completed();
-      case CANCELLED -> k.cancelled();
+      case WAITING -> List.of(new Index(k.ready(), 3), new Index(k.parkedAll(), 5));
+      case DELAYED -> List.of(new Index(k.delayed(), 3));
+      case PROCESSING -> List.of(new Index(k.leased(), 3));
+      case DEAD -> List.of(new Index(k.dead(), 3));
+      case HELD -> List.of(new Index(k.held(), 3));
+      case COMPLETED -> List.of(new Index(k.completed(), 3));
+      case CANCELLED -> List.of(new Index(k.cancelled(), 3));
     };
   }
 
@@ -157,7 +185,7 @@ final class QueueListing<S> {
     return Base64.getUrlEncoder().withoutPadding().encodeToString(key.encoded());
   }
 
-  private Key start(KeyRange index, JobFilter filter, String cursor) {
+  private Key start(List<Index> indexes, JobFilter filter, String cursor) {
     Key key;
     try {
       key = Key.decode(Base64.getUrlDecoder().decode(cursor));
@@ -165,7 +193,11 @@ final class QueueListing<S> {
       throw badCursor(filter, cursor);
     }
     // an index key: the root, the index's name, a position (a rank or a time) and the job id
-    if (!index.contains(key) || key.size() != queue.keys.root.size() + 3) {
+    boolean inside = false;
+    for (Index index : indexes) {
+      inside |= index.range().contains(key) && key.size() == queue.keys.root.size() + index.parts();
+    }
+    if (!inside) {
       throw badCursor(filter, cursor);
     }
     try {
