@@ -1,5 +1,6 @@
 package dev.kvmq;
 
+import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -9,7 +10,7 @@ import java.util.Optional;
  * @param <S> the state type
  */
 public sealed interface JobEvent<S>
-    permits JobEvent.Completed, JobEvent.Failed, JobEvent.LeaseLost {
+    permits JobEvent.Completed, JobEvent.Failed, JobEvent.Snoozed, JobEvent.LeaseLost {
 
   /**
    * The job the event is about, as the worker last held it.
@@ -63,6 +64,29 @@ public sealed interface JobEvent<S>
       Objects.requireNonNull(job, "job");
       Objects.requireNonNull(error, "error");
       Objects.requireNonNull(cause, "cause");
+    }
+  }
+
+  /**
+   * The handler put its job back for a while ({@link JobContext#snooze}): the job waits again,
+   * without using a retry, and runs again at {@code runsAt}. Reported once per snooze, after its
+   * commit; a snooze refused because the lease was lost is a {@link LeaseLost} instead.
+   *
+   * @param <S> the state type
+   * @param job the job as it now is (status DELAYED, or WAITING for a snooze of zero)
+   * @param runsAt when the job is due again: the end of the snooze ({@link Job#delayUntil()})
+   */
+  record Snoozed<S>(Job<S> job, Instant runsAt) implements JobEvent<S> {
+    /**
+     * Checks the components.
+     *
+     * @param job the {@code job} component
+     * @param runsAt the {@code runsAt} component
+     * @throws NullPointerException if a component is null
+     */
+    public Snoozed {
+      Objects.requireNonNull(job, "job");
+      Objects.requireNonNull(runsAt, "runsAt");
     }
   }
 

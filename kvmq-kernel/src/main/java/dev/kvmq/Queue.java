@@ -444,10 +444,11 @@ public final class Queue<S> {
    * cursor on, and the page's records.
    *
    * <p>A page is read at one moment; jobs that move between pages (a claim, a completion) may be
-   * listed twice or not at all across pages, never twice in one page. A waiting job is one in the
-   * ready index; a delayed job whose time has come, or a lease that expired, is listed under its
-   * index ({@code DELAYED}, {@code PROCESSING}) until a worker moves it, with its status at listing
-   * time ({@code WAITING}).
+   * listed twice or not at all across pages, never twice in one page. {@code WAITING} lists the
+   * ready index, then the jobs of groups that wait for a free slot of their group (parked), group
+   * by group; a delayed job whose time has come, or a lease that expired, is listed under its index
+   * ({@code DELAYED}, {@code PROCESSING}) until a worker moves it, with its status at listing time
+   * ({@code WAITING}).
    *
    * <p>A filter narrowed by {@link JobFilter#group} or {@link JobFilter#uniqueKeyPrefix} is checked
    * on each job of the status's index: a page reads index entries and their jobs until it has
@@ -471,9 +472,11 @@ public final class Queue<S> {
 
   /**
    * Counts the jobs {@code filter} takes, from the status's index, without reading the jobs. As in
-   * {@link #list}, a job is counted under its index. A filter narrowed by {@link JobFilter#group}
-   * or {@link JobFilter#uniqueKeyPrefix} reads every job of the status to count the matches, in
-   * batches: it costs as much as listing them all.
+   * {@link #list}, a job is counted under its index: {@code WAITING} counts the ready and the
+   * parked jobs, as {@link #counts()} does, which also counts due delayed jobs and expired leases
+   * as waiting. A filter narrowed by {@link JobFilter#group} or {@link JobFilter#uniqueKeyPrefix}
+   * reads every job of the status to count the matches, in batches: it costs as much as listing
+   * them all.
    *
    * @param filter which jobs
    * @return how many

@@ -106,16 +106,14 @@ final class QueueListing<S> {
     if (limit < 1 || limit > MAX_PAGE) {
       throw new IllegalArgumentException("a page holds 1 to " + MAX_PAGE + " jobs: " + limit);
     }
-    KeyRange index = index(filter.status());
-    Key from = cursor == null ? null : start(index, filter, cursor);
-    return filter.narrowed()
-        ? scan(index, from, filter, limit)
-        : rangePage(from == null ? index : index.from(from), limit);
+    List<Index> indexes = indexes(filter.status());
+    Key from = cursor == null ? null : start(indexes, filter, cursor);
+    return filter.narrowed() ? scan(indexes, from, filter, limit) : rangePage(indexes, from, limit);
   }
 
-  /** A page of a status alone: the next {@code limit} entries of its index, and their jobs. */
-  private JobPage<S> rangePage(KeyRange range, int limit) {
-    List<KvEntry> entries = queue.store.list(range, limit + 1, false);
+  /** A page of a status alone: the next {@code limit} entries of its indexes, and their jobs. */
+  private JobPage<S> rangePage(List<Index> indexes, Key from, int limit) {
+    List<KvEntry> entries = read(indexes, from, limit + 1);
     Optional<String> next = Optional.empty();
     if (entries.size() > limit) {
       next = Optional.of(cursorOf(entries.get(limit).key()));
@@ -132,19 +130,18 @@ final class QueueListing<S> {
   }
 
   /**
-   * A page of a narrowed filter: walks the status's index from {@code from} (inclusive; null for
-   * its start) in batches, keeps the jobs whose records match, and stops at the match after the
+   * A page of a narrowed filter: walks the status's indexes from {@code from} (inclusive; null for
+   * their start) in batches, keeps the jobs whose records match, and stops at the match after the
    * page's last (the next cursor), at the index's end (no cursor), or after {@link
    * JobFilter#MAX_SCAN} entries (a cursor at the first entry not read), whichever comes first.
    */
-  private JobPage<S> scan(KeyRange index, Key from, JobFilter filter, int limit) {
+  private JobPage<S> scan(List<Index> indexes, Key from, JobFilter filter, int limit) {
     long now = queue.clock.millis();
     List<Job<S>> jobs = new ArrayList<>(limit);
     int budget = JobFilter.MAX_SCAN;
     while (true) {
       int n = Math.min(budget, Math.max(limit + 1, SCAN_BATCH));
-      List<KvEntry> entries =
-          queue.store.list(from == null ? index : index.from(from), n + 1, false);
+      List<KvEntry> entries = read(indexes, from, n + 1);
       List<KvEntry> examined = entries.size() > n ? entries.subList(0, n) : entries;
       List<JobRecord> records = records(examined);
       for (int i = 0; i < records.size(); i++) {
@@ -165,6 +162,28 @@ final class QueueListing<S> {
         return new JobPage<>(jobs, Optional.of(cursorOf(from)));
       }
     }
+  }
+
+  /**
+   * Up to {@code n} entries of {@code indexes}, in listing order, from {@code start} (inclusive; a
+   * key of one of them) or, when it is null, from the first.
+   */
+  private List<KvEntry> read(List<Index> indexes, Key start, int n) {
+    int from = 0;
+    if (start != null) {
+      while (!indexes.get(from).range().contains(start)) {
+        from++;
+      }
+    }
+    List<KvEntry> entries = new ArrayList<>();
+    for (int i = from; i < indexes.size() && entries.size() < n; i++) {
+      KeyRange range = indexes.get(i).range();
+      if (i == from && start != null) {
+        range = range.from(start);
+      }
+      entries.addAll(queue.store.list(range, n - entries.size(), false));
+    }
+    return entries;
   }
 
   /** How many index entries a filtered scan or count reads at once. */
@@ -188,15 +207,18 @@ final class QueueListing<S> {
 
   /** See {@link Queue#count(JobFilter)}. */
   long count(JobFilter filter) {
-    KeyRange index = index(Objects.requireNonNull(filter, "filter").status());
+    List<Index> indexes = indexes(Objects.requireNonNull(filter, "filter").status());
     if (!filter.narrowed()) {
-      return queue.store.count(index);
+      long n = 0;
+      for (Index index : indexes) {
+        n += queue.store.count(index.range());
+      }
+      return n;
     }
     long count = 0;
     Key from = null;
     while (true) {
-      List<KvEntry> entries =
-          queue.store.list(from == null ? index : index.from(from), SCAN_BATCH + 1, false);
+      List<KvEntry> entries = read(indexes, from, SCAN_BATCH + 1);
       List<KvEntry> examined =
           entries.size() > SCAN_BATCH ? entries.subList(0, SCAN_BATCH) : entries;
       for (JobRecord r : records(examined)) {
@@ -212,19 +234,27 @@ final class QueueListing<S> {
   }
 
   /**
-   * The index a status lists from: one index per state, so a page is a range read. Further filters
-   * (a group, a unique key) select a sub-index here when their areas add one.
+   * An index a status lists from, and how many parts past the queue's root its keys have (a name, a
+   * position and the job's id; a parked job's key also names its group).
    */
-  private KeyRange index(JobStatus status) {
+  private record Index(KeyRange range, int parts) {}
+
+  /**
+   * The indexes a status lists from, in listing order: one index per state, so a page is a range
+   * read. {@code WAITING} is the ready index, then the jobs of groups that wait for a free slot of
+   * their group (parked: ready, but over their group's limit), group by group, each group's in
+   * queue order. A group or unique-key filter reads these and checks each job ({@link #scan}).
+   */
+  private List<Index> indexes(JobStatus status) {
     QueueKeys k = queue.keys;
     return switch (status) {
-      case WAITING -> k.ready();
-      case DELAYED -> k.delayed();
-      case PROCESSING -> k.leased();
-      case DEAD -> k.dead();
-      case HELD -> k.held();
-      case COMPLETED -> k.completed();
-      case CANCELLED -> k.cancelled();
+      case WAITING -> List.of(new Index(k.ready(), 3), new Index(k.parkedAll(), 5));
+      case DELAYED -> List.of(new Index(k.delayed(), 3));
+      case PROCESSING -> List.of(new Index(k.leased(), 3));
+      case DEAD -> List.of(new Index(k.dead(), 3));
+      case HELD -> List.of(new Index(k.held(), 3));
+      case COMPLETED -> List.of(new Index(k.completed(), 3));
+      case CANCELLED -> List.of(new Index(k.cancelled(), 3));
     };
   }
 
@@ -233,7 +263,7 @@ final class QueueListing<S> {
     return Base64.getUrlEncoder().withoutPadding().encodeToString(key.encoded());
   }
 
-  private Key start(KeyRange index, JobFilter filter, String cursor) {
+  private Key start(List<Index> indexes, JobFilter filter, String cursor) {
     Key key;
     try {
       key = Key.decode(Base64.getUrlDecoder().decode(cursor));
@@ -241,7 +271,11 @@ final class QueueListing<S> {
       throw badCursor(filter, cursor);
     }
     // an index key: the root, the index's name, a position (a rank or a time) and the job id
-    if (!index.contains(key) || key.size() != queue.keys.root.size() + 3) {
+    boolean inside = false;
+    for (Index index : indexes) {
+      inside |= index.range().contains(key) && key.size() == queue.keys.root.size() + index.parts();
+    }
+    if (!inside) {
       throw badCursor(filter, cursor);
     }
     try {

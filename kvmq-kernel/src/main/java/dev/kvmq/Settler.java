@@ -202,6 +202,8 @@ final class Settler<S> {
         traced(lease, JobTracing.Outcome.DEFERRED, failure);
       } else if (decision.snooze()) {
         traced(lease, JobTracing.Outcome.SNOOZED, null);
+        Job<S> snoozed = core.queue.toJob(plan.record(), now);
+        core.reporter.emit(new JobEvent.Snoozed<>(snoozed, snoozed.delayUntil()));
       } else if (failure == null) {
         Optional<Job<S>> next = plan.spawned().map(r -> core.queue.toJob(r, now));
         traced(lease, JobTracing.Outcome.COMPLETED, null);

@@ -79,9 +79,9 @@ public final class Worker<S> {
   // ---- public API
 
   /**
-   * Adds a listener for completions, failures and lost leases. Listeners run after the commit, on
-   * the thread that committed; they must be quick and must not throw (what they throw is logged and
-   * ignored).
+   * Adds a listener for completions, failures, snoozes and lost leases. Listeners run after the
+   * commit, on the thread that committed; they must be quick and must not throw (what they throw is
+   * logged and ignored).
    *
    * @param listener the listener
    * @return this worker

@@ -2,6 +2,7 @@ package dev.kvmq.jakarta;
 
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
+import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.util.List;
@@ -23,4 +24,31 @@ interface InTransactionPush {
       List<S> states,
       JobOptions options,
       TransactionSynchronizationRegistry transactions);
+
+  /**
+   * Offers one job in the active transaction ({@link Queue#offer}): the new job, or the duplicate,
+   * as the transaction sees the queue. A store that can't join the transaction can't take a unique
+   * key in it, so the default refuses.
+   *
+   * @param queue the queue (on kvmq's own store)
+   * @param state the state
+   * @param options the job's options
+   * @param transactions the registry of the active transaction
+   * @return what the push did, as it will be once the transaction commits
+   * @throws IllegalStateException always, for a store that can't join the transaction
+   */
+  default <S> PushResult<S> offer(
+      Queue<S> queue,
+      S state,
+      JobOptions options,
+      TransactionSynchronizationRegistry transactions) {
+    throw new IllegalStateException(
+        "queue "
+            + queue.name()
+            + ": offer can't run in a JTA transaction on this store, which can't join it (a job"
+            + " held for the transaction can't take a unique key); offer outside the transaction,"
+            + " or use kvmq.store=postgres with "
+            + PostgresInTransaction.KEY
+            + "; nothing was pushed");
+  }
 }

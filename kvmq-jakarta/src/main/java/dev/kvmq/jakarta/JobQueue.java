@@ -4,6 +4,7 @@ import dev.kvmq.Job;
 import dev.kvmq.JobEntry;
 import dev.kvmq.JobOptions;
 import dev.kvmq.JobProcessingException;
+import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import jakarta.transaction.Status;
@@ -17,7 +18,8 @@ import java.util.Optional;
 /**
  * A queue as a Jakarta EE application uses it: inject it by name,
  * {@code @Inject @QueueName("emails") JobQueue<Email> emails;}, and push, list, pause, resume and
- * delete.
+ * delete. {@link #offer} pushes a job with a {@link dev.kvmq.UniqueKey unique key} and says whether
+ * it made a new job or found the one that holds the key.
  *
  * <h2>Transactions</h2>
  *
@@ -146,6 +148,54 @@ public final class JobQueue<S> {
   }
 
   /**
+   * Pushes a job and says what the push did, as the kernel's {@link Queue#offer} does: with a
+   * {@link JobOptions#unique unique key} whose key another job holds, nothing is stored and the
+   * result names that job ({@link PushResult.Outcome#DUPLICATE}), or, for a {@link
+   * dev.kvmq.UniqueKey#debounce() debounce} key held by a waiting job, that job gets this push's
+   * state and due time ({@link PushResult.Outcome#DEBOUNCED}); otherwise the job is stored ({@link
+   * PushResult.Outcome#CREATED}). A duplicate is no error: {@code emails.offer(e,
+   * emails.defaultOptions().unique(UniqueKey.whileWaiting("welcome-" + user)))} pushes one welcome
+   * mail per user however often it is called.
+   *
+   * <p>In a JTA transaction ({@code in-transaction}, see the class documentation), on the
+   * PostgreSQL store with {@code kvmq.postgres.jta-datasource} the offer is written in the
+   * transaction: its key is taken, and its job exists, exactly when the transaction commits. Other
+   * stores can't join a transaction, and a job held for one can't take a unique key: there an offer
+   * in a transaction is refused ({@link IllegalStateException}); offer outside it. With {@code
+   * after-commit} the offer runs after the commit, and nothing is returned.
+   *
+   * @param state the state
+   * @param options the job's options, usually with a unique key; {@link #defaultOptions()} are not
+   *     added to them (start from them to keep them)
+   * @return what the push did and the job, or empty when the offer waits for the current
+   *     transaction to commit ({@code after-commit})
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if the encoded state is too large
+   * @throws IllegalStateException if the current transaction is marked for rollback, or is active
+   *     on a store that can't join it; if the key's holder kept changing (see {@link Queue#offer})
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public Optional<PushResult<S>> offer(S state, JobOptions options) {
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(options, "options");
+    int status = refuseDoomed();
+    PushResult<S> result;
+    if (status == Status.STATUS_ACTIVE && inTransaction != null) {
+      result = inTransaction.offer(queue, state, options, transactions);
+    } else if (status == Status.STATUS_ACTIVE) {
+      queue.codec().encode(state); // fail now, in the caller, if the state can't be encoded
+      afterCommit(List.of(state), () -> queue.offer(state, options));
+      return Optional.empty();
+    } else {
+      result = queue.offer(state, options);
+    }
+    if (result.outcome() != PushResult.Outcome.DUPLICATE) {
+      pushed.run();
+    }
+    return Optional.of(result);
+  }
+
+  /**
    * Pushes many jobs with the queue's {@link #defaultOptions()} in one atomic commit (all or none).
    *
    * @param states the states
@@ -176,15 +226,7 @@ public final class JobQueue<S> {
   public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
     Objects.requireNonNull(states, "states");
     Objects.requireNonNull(options, "options");
-    int status =
-        transactions == null ? Status.STATUS_NO_TRANSACTION : transactions.getTransactionStatus();
-    if (status == Status.STATUS_MARKED_ROLLBACK) {
-      throw new IllegalStateException(
-          "queue "
-              + name()
-              + ": the current transaction is marked for rollback, so a job pushed in it would"
-              + " never exist; nothing was pushed");
-    }
+    int status = refuseDoomed();
     if (status == Status.STATUS_ACTIVE && inTransaction != null) {
       List<Job<S>> jobs = inTransaction.pushAll(queue, List.copyOf(states), options, transactions);
       if (!jobs.isEmpty()) {
@@ -196,30 +238,7 @@ public final class JobQueue<S> {
       List<S> copy = List.copyOf(states);
       copy.forEach(
           s -> queue.codec().encode(s)); // fail now, in the caller, if a state can't be encoded
-      transactions.registerInterposedSynchronization(
-          new Synchronization() {
-            @Override
-            public void beforeCompletion() {}
-
-            @Override
-            public void afterCompletion(int status) {
-              if (status == Status.STATUS_COMMITTED) {
-                try {
-                  queue.pushAll(copy, options);
-                  pushed.run();
-                } catch (RuntimeException e) {
-                  LOG.log(
-                      System.Logger.Level.ERROR,
-                      "could not push "
-                          + copy.size()
-                          + " job(s) to queue "
-                          + name()
-                          + " after their transaction committed; they are lost",
-                      e);
-                }
-              }
-            }
-          });
+      afterCommit(copy, () -> queue.pushAll(copy, options));
       return List.of();
     }
     List<Job<S>> jobs = queue.pushAll(states, options);
@@ -227,6 +246,53 @@ public final class JobQueue<S> {
       pushed.run();
     }
     return jobs;
+  }
+
+  /**
+   * The status of the current transaction ({@link Status#STATUS_NO_TRANSACTION} without a
+   * registry); refuses a push in a transaction marked for rollback.
+   */
+  private int refuseDoomed() {
+    int status =
+        transactions == null ? Status.STATUS_NO_TRANSACTION : transactions.getTransactionStatus();
+    if (status == Status.STATUS_MARKED_ROLLBACK) {
+      throw new IllegalStateException(
+          "queue "
+              + name()
+              + ": the current transaction is marked for rollback, so a job pushed in it would"
+              + " never exist; nothing was pushed");
+    }
+    return status;
+  }
+
+  /**
+   * Runs {@code push} (of {@code states}) after the current transaction commits, not at all else.
+   */
+  private void afterCommit(List<S> states, Runnable push) {
+    transactions.registerInterposedSynchronization(
+        new Synchronization() {
+          @Override
+          public void beforeCompletion() {}
+
+          @Override
+          public void afterCompletion(int status) {
+            if (status == Status.STATUS_COMMITTED) {
+              try {
+                push.run();
+                pushed.run();
+              } catch (RuntimeException e) {
+                LOG.log(
+                    System.Logger.Level.ERROR,
+                    "could not push "
+                        + states.size()
+                        + " job(s) to queue "
+                        + name()
+                        + " after their transaction committed; they are lost",
+                    e);
+              }
+            }
+          }
+        });
   }
 
   /**

@@ -578,32 +578,45 @@ public class KvmqRuntime {
 
   private void fire(JobEvent<?> e) {
     String queue = e.job().queue();
-    Object event;
     QueueActivity a = activity(queue);
     QueueMetrics m = metrics;
-    if (e instanceof JobEvent.Completed<?> c) {
+    if (e instanceof JobEvent.Completed<?>) {
       a.completed(System.currentTimeMillis());
       if (m != null) {
         m.completed(queue);
       }
-      event = new JobCompleted(queue, c.job(), c.next().map(j -> j));
     } else if (e instanceof JobEvent.Failed<?> f) {
       a.failed(f.dead(), System.currentTimeMillis());
       if (m != null) {
         m.failed(queue, f.dead());
       }
-      event = new JobFailed(queue, f.job(), f.error(), f.dead());
-    } else {
-      JobEvent.LeaseLost<?> l = (JobEvent.LeaseLost<?>) e;
+    } else if (e instanceof JobEvent.LeaseLost<?>) {
       a.leaseLost();
       if (m != null) {
         m.leaseLost(queue);
       }
-      event = new JobLeaseLost(queue, l.job(), l.refusedOutcome().word());
     }
+    Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
     selected.fire(event);
     selected.fireAsync(event);
+  }
+
+  /**
+   * The CDI event of a worker's event: {@link JobCompleted}, {@link JobFailed}, {@link JobSnoozed}
+   * or {@link JobLeaseLost}.
+   */
+  static Object cdiEvent(JobEvent<?> e) {
+    String queue = e.job().queue();
+    if (e instanceof JobEvent.Completed<?> c) {
+      return new JobCompleted(queue, c.job(), c.next().map(j -> j));
+    } else if (e instanceof JobEvent.Failed<?> f) {
+      return new JobFailed(queue, f.job(), f.error(), f.dead());
+    } else if (e instanceof JobEvent.Snoozed<?> z) {
+      return new JobSnoozed(queue, z.job(), z.runsAt());
+    }
+    JobEvent.LeaseLost<?> l = (JobEvent.LeaseLost<?>) e;
+    return new JobLeaseLost(queue, l.job(), l.refusedOutcome().word());
   }
 
   @PreDestroy

@@ -2,6 +2,7 @@ package dev.kvmq.jakarta;
 
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
+import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
 import dev.kvmq.store.KvStoreException;
 import dev.kvmq.store.postgres.ConnectionStore;
@@ -43,7 +44,36 @@ final class PostgresInTransaction implements InTransactionPush {
       List<S> states,
       JobOptions options,
       TransactionSynchronizationRegistry transactions) {
-    try (Connection c = dataSource().getConnection()) {
+    try (Connection c = enlisted()) {
+      ConnectionStore view = store.inTransaction(c, false);
+      List<Job<S>> jobs = queue.withStore(view).pushAll(states, options);
+      wakeAfterCommit(view, transactions);
+      return jobs;
+    } catch (SQLException e) {
+      throw noConnection(queue, e);
+    }
+  }
+
+  @Override
+  public <S> PushResult<S> offer(
+      Queue<S> queue,
+      S state,
+      JobOptions options,
+      TransactionSynchronizationRegistry transactions) {
+    try (Connection c = enlisted()) {
+      ConnectionStore view = store.inTransaction(c, false);
+      PushResult<S> result = queue.withStore(view).offer(state, options);
+      wakeAfterCommit(view, transactions);
+      return result;
+    } catch (SQLException e) {
+      throw noConnection(queue, e);
+    }
+  }
+
+  /** A connection of the JTA DataSource, checked to be enlisted (not in auto-commit mode). */
+  private Connection enlisted() throws SQLException {
+    Connection c = dataSource().getConnection();
+    try {
       if (c.getAutoCommit()) {
         throw new IllegalStateException(
             KEY
@@ -52,34 +82,46 @@ final class PostgresInTransaction implements InTransactionPush {
                 + "\" gave a connection in auto-commit mode inside a JTA transaction: it is not"
                 + " enlisted, so it is not a transactional DataSource; nothing was pushed");
       }
-      ConnectionStore view = store.inTransaction(c, false);
-      List<Job<S>> jobs = queue.withStore(view).pushAll(states, options);
-      transactions.registerInterposedSynchronization(
-          new Synchronization() {
-            @Override
-            public void beforeCompletion() {}
-
-            @Override
-            public void afterCompletion(int status) {
-              if (status == Status.STATUS_COMMITTED) {
-                view.afterCommit();
-              }
-            }
-          });
-      return jobs;
-    } catch (SQLException e) {
-      throw new KvStoreException(
-          "queue "
-              + queue.name()
-              + ": no connection from "
-              + KEY
-              + " \""
-              + jndiName
-              + "\" for a push in the transaction: "
-              + e.getMessage()
-              + "; nothing was pushed",
-          e);
+      return c;
+    } catch (SQLException | RuntimeException e) {
+      try {
+        c.close();
+      } catch (SQLException closing) {
+        e.addSuppressed(closing);
+      }
+      throw e;
     }
+  }
+
+  /** Wakes the workers once the transaction has committed (nothing is notified inside it). */
+  private static void wakeAfterCommit(
+      ConnectionStore view, TransactionSynchronizationRegistry transactions) {
+    transactions.registerInterposedSynchronization(
+        new Synchronization() {
+          @Override
+          public void beforeCompletion() {}
+
+          @Override
+          public void afterCompletion(int status) {
+            if (status == Status.STATUS_COMMITTED) {
+              view.afterCommit();
+            }
+          }
+        });
+  }
+
+  private KvStoreException noConnection(Queue<?> queue, SQLException e) {
+    return new KvStoreException(
+        "queue "
+            + queue.name()
+            + ": no connection from "
+            + KEY
+            + " \""
+            + jndiName
+            + "\" for a push in the transaction: "
+            + e.getMessage()
+            + "; nothing was pushed",
+        e);
   }
 
   private DataSource dataSource() {

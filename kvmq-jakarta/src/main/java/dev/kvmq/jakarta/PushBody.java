@@ -33,7 +33,9 @@ import java.util.TreeSet;
  *                | {"kind": "exponential", "initial": "PT1S", "multiplier": 2, "max": "PT1M", "jitter": 0.2},
  *  "unique": {"key": "sync-42", "scope": "waiting" | "waiting-or-running" | "period",
  *             "period": "PT10M" (scope period only), "debounce": false},
- *  "group": "customer-42"}
+ *  "group": "customer-42",
+ *  "timeout": "PT30S",
+ *  "interruptOnCancel": true}
  * }</pre>
  *
  * <p>This class knows no JAX-RS: it refuses bad input with {@link Refused}, which the resource
@@ -66,6 +68,8 @@ final class PushBody {
           "retryBackoff",
           "unique",
           "group",
+          "timeout",
+          "interruptOnCancel",
           "delayMs",
           "repeatDelayMs",
           "retryDelayMs");
@@ -154,6 +158,12 @@ final class PushBody {
     if (body.containsKey("group")) {
       o = group(o, body.get("group"));
     }
+    if (body.containsKey("timeout")) {
+      o = o.timeout(timeout(body.get("timeout")));
+    }
+    if (body.containsKey("interruptOnCancel")) {
+      o = o.interruptOnCancel(bool(body.get("interruptOnCancel"), "interruptOnCancel"));
+    }
     return o;
   }
 
@@ -232,6 +242,38 @@ final class PushBody {
     } catch (IllegalArgumentException e) {
       throw refused("group", "group: " + e.getMessage());
     }
+  }
+
+  /** The job's own timeout: an ISO-8601 duration of 1 ms to {@link JobOptions#MAX_TIMEOUT}. */
+  private static Duration timeout(JsonValue v) {
+    String expected =
+        "timeout must be an ISO-8601 duration from PT0.001S to "
+            + JobOptions.MAX_TIMEOUT
+            + ", such as \"PT30S\"";
+    if (!(v instanceof JsonString s)) {
+      throw refused("timeout", expected);
+    }
+    Duration d;
+    try {
+      d = Duration.parse(s.getString());
+    } catch (DateTimeParseException e) {
+      throw refused("timeout", expected);
+    }
+    if (d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(JobOptions.MAX_TIMEOUT) > 0) {
+      throw refused("timeout", expected);
+    }
+    return d;
+  }
+
+  /** A JSON {@code true} or {@code false}. */
+  private static boolean bool(JsonValue v, String field) {
+    if (v.getValueType() == JsonValue.ValueType.TRUE) {
+      return true;
+    }
+    if (v.getValueType() == JsonValue.ValueType.FALSE) {
+      return false;
+    }
+    throw refused(field, field + " must be true or false");
   }
 
   /**

@@ -125,8 +125,8 @@ public class QueuesResource {
 
   /**
    * Pushes a job. Body: {@code {state, priority?, delay? | delayUntil?, repeatCount? (number or
-   * "forever"), repeatDelay?, retryCount?, retryBackoff?, unique?, group?}}, the names and options
-   * of {@link JobOptions} (see {@link PushBody}).
+   * "forever"), repeatDelay?, retryCount?, retryBackoff?, unique?, group?, timeout?,
+   * interruptOnCancel?}}, the names and options of {@link JobOptions} (see {@link PushBody}).
    *
    * @param name the queue
    * @param body the JSON body, at most 1 MiB

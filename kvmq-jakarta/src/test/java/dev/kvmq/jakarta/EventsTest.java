@@ -6,14 +6,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvmq.Codecs;
 import dev.kvmq.Job;
 import dev.kvmq.JobError;
+import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
+import dev.kvmq.Worker;
+import dev.kvmq.WorkerOptions;
 import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.testkit.FakeClock;
+import dev.kvmq.testkit.ManualScheduler;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Typed access to an event's job, as an {@code @Observes} method reads it. */
+/**
+ * Typed access to an event's job, as an {@code @Observes} method reads it; which CDI event a
+ * worker's event fires.
+ */
 class EventsTest {
 
   final InMemoryKvStore store = new InMemoryKvStore();
@@ -50,5 +61,40 @@ class EventsTest {
                     .job(Long.class))
         .isInstanceOf(ClassCastException.class)
         .hasMessageContaining("java.lang.Long");
+  }
+
+  @Test
+  void aSnoozeFiresOneJobSnoozedWithTheTimeTheJobRunsAgainThenTheCompletion() {
+    FakeClock clock = new FakeClock();
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    Queue<String> timed = Queue.builder(store, "digest", Codecs.utf8()).clock(clock).build();
+    List<Object> fired = new ArrayList<>();
+    Worker<String> w =
+        timed.worker(
+            (job, ctx) -> {
+              if (ctx.attempt() == 1) {
+                ctx.snooze(Duration.ofMinutes(5));
+              }
+            },
+            WorkerOptions.defaults(),
+            scheduler);
+    w.addListener(e -> fired.add(KvmqRuntime.cdiEvent(e)));
+    w.start();
+    Job<String> pushed = timed.push("daily");
+    Instant pushedAt = clock.instant();
+
+    scheduler.runUntilIdle();
+
+    assertThat(fired).singleElement().isInstanceOf(JobSnoozed.class);
+    JobSnoozed snoozed = (JobSnoozed) fired.get(0);
+    assertThat(snoozed.queue()).isEqualTo("digest");
+    assertThat(snoozed.runsAt()).isEqualTo(pushedAt.plus(Duration.ofMinutes(5)));
+    assertThat(snoozed.job().id()).isEqualTo(pushed.id());
+    assertThat(snoozed.job().status()).isEqualTo(JobStatus.DELAYED);
+    assertThat(snoozed.job(String.class).state()).isEqualTo("daily");
+
+    scheduler.advance(Duration.ofMinutes(6));
+    assertThat(fired).hasSize(2).last().isInstanceOf(JobCompleted.class);
+    w.stop();
   }
 }

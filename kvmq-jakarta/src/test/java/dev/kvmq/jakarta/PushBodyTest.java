@@ -68,6 +68,21 @@ class PushBodyTest {
   }
 
   @Test
+  void aTimeoutAndInterruptOnCancelAreTheJobsOwn() {
+    assertThat(PushBody.options(json("{\"timeout\": \"PT30S\", \"interruptOnCancel\": true}")))
+        .isEqualTo(JobOptions.defaults().timeout(Duration.ofSeconds(30)).interruptOnCancel(true));
+    assertThat(PushBody.options(json("{\"timeout\": \"PT0.001S\"}")).timeout())
+        .as("the shortest timeout")
+        .isEqualTo(Duration.ofMillis(1));
+    assertThat(PushBody.options(json("{\"timeout\": \"P36525D\"}")).timeout())
+        .as("the longest timeout")
+        .isEqualTo(JobOptions.MAX_TIMEOUT);
+    JobOptions without = PushBody.options(json("{\"interruptOnCancel\": false}"));
+    assertThat(without.interruptOnCancel()).isFalse();
+    assertThat(without.timeout()).as("absent: the queue's default applies").isNull();
+  }
+
+  @Test
   void theMillisecondFieldsStillWork() {
     assertThat(
             PushBody.options(
@@ -149,6 +164,17 @@ class PushBodyTest {
         "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\", \"debounce\": \"yes\"}} | unique.debounce",
         "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\", \"ttl\": 1}} | unique.ttl",
         "{\"unique\": {\"key\": \"k\", \"scope\": \"waiting\"}, \"repeatCount\": 2} | unique",
+        "{\"timeout\": \"PT0S\"}                                 | timeout",
+        "{\"timeout\": \"PT0.0005S\"}                            | timeout",
+        "{\"timeout\": \"PT-1S\"}                                | timeout",
+        "{\"timeout\": \"P36526D\"}                              | timeout",
+        "{\"timeout\": \"PT9223372036854775807S\"}               | timeout",
+        "{\"timeout\": 30000}                                    | timeout",
+        "{\"timeout\": \"soon\"}                                 | timeout",
+        "{\"timeout\": null}                                     | timeout",
+        "{\"interruptOnCancel\": \"true\"}                       | interruptOnCancel",
+        "{\"interruptOnCancel\": 1}                              | interruptOnCancel",
+        "{\"interruptOnCancel\": null}                           | interruptOnCancel",
       })
   void badInputIsRefusedNamingTheField(String body, String field) {
     PushBody.Refused e =

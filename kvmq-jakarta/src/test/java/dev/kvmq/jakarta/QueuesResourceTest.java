@@ -95,6 +95,28 @@ class QueuesResourceTest {
   }
 
   @Test
+  void aPushWithATimeoutAndInterruptOnCancelStoresThemAndTheJobShowsThem() {
+    AdminQueue<Order> q = queue("orders", Order.class);
+
+    JsonObject job =
+        QueuesResource.push(
+            q,
+            PushBodyTest.json(
+                "{\"state\": {\"id\": \"o-1\", \"tags\": []}, \"timeout\": \"PT45S\","
+                    + " \"interruptOnCancel\": true}"));
+
+    Job<Order> stored = q.queue().job(job.getString("id")).orElseThrow();
+    assertThat(stored.timeout()).contains(Duration.ofSeconds(45));
+    assertThat(stored.interruptOnCancel()).isTrue();
+    assertThat(job.getString("timeout")).isEqualTo("PT45S");
+    assertThat(job.getBoolean("interruptOnCancel")).isTrue();
+    JsonObject plain =
+        QueuesResource.push(q, PushBodyTest.json("{\"state\": {\"id\": \"o-2\", \"tags\": []}}"));
+    assertThat(plain.containsKey("timeout")).as("no timeout of its own, no field").isFalse();
+    assertThat(plain.getBoolean("interruptOnCancel")).isFalse();
+  }
+
+  @Test
   void aDuplicatePushAnswersTheJobThatHoldsTheKeyAndWritesNothing() {
     AdminQueue<Order> q = queue("orders", Order.class);
     String body =
