@@ -7,9 +7,12 @@
 #   bench/run.sh --scenarios fsync                 what a forced write costs on the disk of --dir
 #   bench/run.sh --systems kvmq --scenarios drain-unique   a unique key on every job vs none
 # The whole list of options: kvmq-bench/src/main/java/dev/kvmq/bench/queue/QueueBench.java.
-#   bench/run.sh flow                              FlowBench instead: the cost of groups and rate
-#                                                  limits against the plain drain, on every store
+#   bench/run.sh flow                              FlowBench instead: the cost of unique keys,
+#                                                  groups and rate limits against the plain drain,
+#                                                  on every store, 3 repetitions
 #   bench/run.sh flow --stores memory --scenarios plain,saturated --jobs 2000 --backlog 10000
+#   bench/run.sh flow --scenarios prune --retained 1000000   a drain while 1M retained completed
+#                                                  jobs are pruned, against a drain with none kept
 #   (options: kvmq-bench/src/main/java/dev/kvmq/bench/FlowBench.java)
 # Set KVMQ_BENCH_NO_BUILD=1 to skip the build; MVN to change the Maven command.
 set -e
