@@ -3,8 +3,6 @@ package dev.kvmq.jakarta;
 import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
 import dev.kvmq.Queue;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.util.List;
 
@@ -32,16 +30,7 @@ final class HeldInTransaction implements InTransactionPush {
     List<Job<S>> jobs = queue.holdAll(states, options);
     List<String> ids = jobs.stream().map(Job::id).toList();
     try {
-      transactions.registerInterposedSynchronization(
-          new Synchronization() {
-            @Override
-            public void beforeCompletion() {}
-
-            @Override
-            public void afterCompletion(int status) {
-              end(queue, ids, status == Status.STATUS_COMMITTED);
-            }
-          });
+      InTransactionPush.whenEnded(transactions, committed -> end(queue, ids, committed));
     } catch (RuntimeException e) {
       queue.dropHeld(ids); // the transaction can't tell us its end: don't leave them held
       throw e;

@@ -4,8 +4,11 @@ import dev.kvmq.Job;
 import dev.kvmq.JobOptions;
 import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.util.List;
+import java.util.function.Consumer;
 
 /** Writes a push in the active JTA transaction, through a store that can join it. */
 interface InTransactionPush {
@@ -50,5 +53,26 @@ interface InTransactionPush {
             + " or use kvmq.store=postgres with "
             + PostgresInTransaction.KEY
             + "; nothing was pushed");
+  }
+
+  /**
+   * Runs {@code then} once the active transaction has ended, with whether it committed (an
+   * interposed synchronization, so after the application's own).
+   *
+   * @param transactions the registry of the active transaction
+   * @param then told true after a commit, false after a rollback
+   * @throws IllegalStateException if no transaction is active
+   */
+  static void whenEnded(TransactionSynchronizationRegistry transactions, Consumer<Boolean> then) {
+    transactions.registerInterposedSynchronization(
+        new Synchronization() {
+          @Override
+          public void beforeCompletion() {}
+
+          @Override
+          public void afterCompletion(int status) {
+            then.accept(status == Status.STATUS_COMMITTED);
+          }
+        });
   }
 }

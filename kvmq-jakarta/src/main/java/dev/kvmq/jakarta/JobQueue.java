@@ -8,7 +8,6 @@ import dev.kvmq.PushResult;
 import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.util.Collection;
 import java.util.List;
@@ -269,28 +268,24 @@ public final class JobQueue<S> {
    * Runs {@code push} (of {@code states}) after the current transaction commits, not at all else.
    */
   private void afterCommit(List<S> states, Runnable push) {
-    transactions.registerInterposedSynchronization(
-        new Synchronization() {
-          @Override
-          public void beforeCompletion() {}
-
-          @Override
-          public void afterCompletion(int status) {
-            if (status == Status.STATUS_COMMITTED) {
-              try {
-                push.run();
-                pushed.run();
-              } catch (RuntimeException e) {
-                LOG.log(
-                    System.Logger.Level.ERROR,
-                    "could not push "
-                        + states.size()
-                        + " job(s) to queue "
-                        + name()
-                        + " after their transaction committed; they are lost",
-                    e);
-              }
-            }
+    InTransactionPush.whenEnded(
+        transactions,
+        committed -> {
+          if (!committed) {
+            return;
+          }
+          try {
+            push.run();
+            pushed.run();
+          } catch (RuntimeException e) {
+            LOG.log(
+                System.Logger.Level.ERROR,
+                "could not push "
+                    + states.size()
+                    + " job(s) to queue "
+                    + name()
+                    + " after their transaction committed; they are lost",
+                e);
           }
         });
   }

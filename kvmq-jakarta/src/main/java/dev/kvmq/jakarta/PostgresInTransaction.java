@@ -7,8 +7,6 @@ import dev.kvmq.Queue;
 import dev.kvmq.store.KvStoreException;
 import dev.kvmq.store.postgres.ConnectionStore;
 import dev.kvmq.store.postgres.PostgresKvStore;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -96,16 +94,11 @@ final class PostgresInTransaction implements InTransactionPush {
   /** Wakes the workers once the transaction has committed (nothing is notified inside it). */
   private static void wakeAfterCommit(
       ConnectionStore view, TransactionSynchronizationRegistry transactions) {
-    transactions.registerInterposedSynchronization(
-        new Synchronization() {
-          @Override
-          public void beforeCompletion() {}
-
-          @Override
-          public void afterCompletion(int status) {
-            if (status == Status.STATUS_COMMITTED) {
-              view.afterCommit();
-            }
+    InTransactionPush.whenEnded(
+        transactions,
+        committed -> {
+          if (committed) {
+            view.afterCommit();
           }
         });
   }
