@@ -119,7 +119,11 @@ public abstract class QueueModelContract {
               TransitionTable.Edge.DELETE_PARKED,
               TransitionTable.Edge.DEFER,
               TransitionTable.Edge.CANCEL_PARKED,
-              TransitionTable.Edge.BLOCK));
+              TransitionTable.Edge.BLOCK,
+              // keyed jobs of groups: the unique simulation (grouped runs) walks them
+              TransitionTable.Edge.DEBOUNCE_PARKED,
+              TransitionTable.Edge.DEBOUNCE_PARKED_DELAYED,
+              TransitionTable.Edge.DEBOUNCE_DELAYED_PARKED));
 
   /**
    * Every step's plans are edges of the {@link TransitionTable} ({@link Transitions} throws
