@@ -168,17 +168,21 @@ final class Pass<S> {
       // leased index may come first in queue order. A pass that skipped the moves knows
       // nothing is due before maintenanceAt (a new earlier one is announced).
       int wanted = more ? 0 : slots.wanted();
+      boolean claimed = false;
       if (wanted > 0) {
         Claimer.Batch batch = claim(wanted, now);
+        claimed = !batch.claimed().isEmpty();
         more |= batch.more();
         nextChangeRead &= batch.claimed().isEmpty(); // new leases may end before it
         if (claimer.blockedUntil() > 0) { // starts paused or rate limited: look again then
           maintenanceAt = Math.min(maintenanceAt, claimer.blockedUntil());
         }
       }
-      // Pruning comes after the claim, in one bounded batch: it never holds a claim up. More
-      // to prune asks for another pass, which claims first again.
-      if (pruner.pruneDue(now)) {
+      // Pruning comes after the claim, in one bounded batch. While the worker is busy (it just
+      // claimed, or every slot is taken) it prunes at most a batch per Pruner.BUSY_GAP_MILLIS,
+      // so that a drain's passes are not spent removing history; idle, more to prune asks for
+      // another pass, which claims first again.
+      if (pruner.pruneDue(now, claimed || slots.wanted() <= 0)) {
         more = true;
       }
       core.reporter.recovered();
