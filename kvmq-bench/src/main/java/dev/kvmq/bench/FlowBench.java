@@ -14,6 +14,7 @@ import dev.kvmq.Retention;
 import dev.kvmq.UniqueKey;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
+import dev.kvmq.bench.queue.Stripes;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.eclipsestore.Durability;
@@ -39,9 +40,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -526,35 +524,9 @@ public final class FlowBench {
         });
   }
 
-  @FunctionalInterface
-  private interface Range {
-    void run(int lo, int hi) throws Exception;
-  }
-
   /** Splits {@code 0..n} in {@code threads} stripes and runs them on as many threads. */
-  private static void inParallel(int n, int threads, Range range) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      int per = (n + threads - 1) / threads;
-      for (int t = 0; t < threads; t++) {
-        int lo = t * per;
-        int hi = Math.min(n, lo + per);
-        if (lo < hi) {
-          futures.add(
-              pool.submit(
-                  () -> {
-                    range.run(lo, hi);
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : futures) {
-        f.get();
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+  private static void inParallel(int n, int threads, Stripes.Range range) throws Exception {
+    Stripes.run(n, threads, range);
   }
 
   // ---- the prune scenario

@@ -19,9 +19,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -408,35 +405,9 @@ public final class QueueBenchChild {
     return ids;
   }
 
-  @FunctionalInterface
-  private interface Range {
-    void run(int lo, int hi) throws Exception;
-  }
-
-  /** Splits {@code 0..n} in {@code threads} stripes and runs them on as many threads. */
-  private void inParallel(int n, Range range) throws Exception {
-    ExecutorService pushers = Executors.newFixedThreadPool(threads);
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      int per = (n + threads - 1) / threads;
-      for (int t = 0; t < threads; t++) {
-        int lo = t * per;
-        int hi = Math.min(n, lo + per);
-        if (lo < hi) {
-          futures.add(
-              pushers.submit(
-                  () -> {
-                    range.run(lo, hi);
-                    return null;
-                  }));
-        }
-      }
-      for (Future<?> f : futures) {
-        f.get();
-      }
-    } finally {
-      pushers.shutdownNow();
-    }
+  /** Splits {@code 0..n} in {@link #threads} stripes and runs them on as many threads. */
+  private void inParallel(int n, Stripes.Range range) throws Exception {
+    Stripes.run(n, threads, range);
   }
 
   // ---- scenario 2: pickup latency
