@@ -18,7 +18,14 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-/** kvmq on one store: a queue, and per processing phase a worker on its own executor. */
+/**
+ * kvmq on one store: a queue, and per processing phase a worker on its own executor.
+ *
+ * <p>The queue keeps no finished job ({@link Retention#none()}): a completion deletes its job in
+ * its own commit, as db-scheduler deletes a finished one-time execution and Quartz a fired trigger.
+ * kvmq's default keeps completed jobs for their history, which costs a record update and an index
+ * entry per completion and the pruning after; the prune scenario measures that cost.
+ */
 @SuppressWarnings("try") // close() may be interrupted while the system stops; callers pass it on
 final class KvmqSut implements Sut {
 
@@ -45,6 +52,9 @@ final class KvmqSut implements Sut {
   private final AutoCloseable onClose;
   private Queue<Integer> queue;
 
+  /** What the settings say of the queue's retention. */
+  private String retention = "none";
+
   /** Jobs claimed ahead; negative: three times the concurrency. */
   private final int prefetch;
 
@@ -53,7 +63,7 @@ final class KvmqSut implements Sut {
     this.settings = settings;
     this.prefetch = prefetch;
     this.onClose = onClose;
-    this.queue = Queue.builder(store, "bench", INT).build();
+    this.queue = Queue.builder(store, "bench", INT).retention(Retention.none()).build();
   }
 
   /**
@@ -62,6 +72,7 @@ final class KvmqSut implements Sut {
    */
   void retention(Retention retention) {
     this.queue = Queue.builder(store, "bench", INT).retention(retention).build();
+    this.retention = retention.toString();
   }
 
   /** How many completed jobs the queue keeps now. */
@@ -71,7 +82,7 @@ final class KvmqSut implements Sut {
 
   @Override
   public String settings() {
-    return settings;
+    return settings + " retention=" + retention;
   }
 
   @Override
