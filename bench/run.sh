@@ -6,6 +6,9 @@
 #   bench/run.sh --systems kvmq --scenarios claim --backlogs 0,10000,100000
 #   bench/run.sh --scenarios fsync                 what a forced write costs on the disk of --dir
 #   bench/run.sh --systems kvmq --scenarios drain-unique   a unique key on every job vs none
+#   bench/run.sh --systems kvmq-postgres --scenarios nodes --reps 3
+#                                                  one backlog drained by 1, 2 and 4 worker
+#                                                  JVMs on one database (--nodes 1,2,4)
 # The whole list of options: kvmq-bench/src/main/java/dev/kvmq/bench/queue/QueueBench.java.
 #   bench/run.sh flow                              FlowBench instead: the cost of unique keys,
 #                                                  groups and rate limits against the plain drain,

@@ -80,6 +80,18 @@ final class KvmqSut implements Sut {
     return queue.count(JobFilter.status(JobStatus.COMPLETED));
   }
 
+  /**
+   * How many jobs are still to run (the nodes scenario): waiting, delayed or processing, in the
+   * store, whichever JVM pushed or claimed them.
+   */
+  long pending() {
+    long n = 0;
+    for (JobStatus s : List.of(JobStatus.WAITING, JobStatus.DELAYED, JobStatus.PROCESSING)) {
+      n += queue.count(JobFilter.status(s)); // a count takes one status
+    }
+    return n;
+  }
+
   @Override
   public String settings() {
     return settings + " retention=" + retention;

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * Where every system's handler reports: the start time of each job's handler and the count of
@@ -27,12 +28,21 @@ final class Probe {
     final CountDownLatch allStarted;
     volatile long lastFinishNanos;
 
+    /** How many times each job's handler ran (the nodes scenario reports every run). */
+    final AtomicIntegerArray runs;
+
+    /** Wall-clock times, comparable across JVMs: the first handler start, the last finish. */
+    volatile long firstStartMillis;
+
+    volatile long lastFinishMillis;
+
     Phase(int base, int n) {
       this.base = base;
       this.n = n;
       this.startNanos = new long[n];
       this.allFinished = new CountDownLatch(n);
       this.allStarted = new CountDownLatch(n);
+      this.runs = new AtomicIntegerArray(n);
     }
 
     /** Waits until every job of the phase finished; false on timeout. */
@@ -63,7 +73,11 @@ final class Probe {
     Phase p = phase;
     int i = id - p.base;
     if (i >= 0 && i < p.n) {
+      p.runs.incrementAndGet(i);
       synchronized (p) {
+        if (p.firstStartMillis == 0) {
+          p.firstStartMillis = System.currentTimeMillis();
+        }
         if (p.startNanos[i] != 0) {
           return; // a second run of the same job (at-least-once): the first start counts
         }
@@ -80,6 +94,7 @@ final class Probe {
     int i = id - p.base;
     if (i >= 0 && i < p.n) {
       p.lastFinishNanos = System.nanoTime();
+      p.lastFinishMillis = System.currentTimeMillis();
       p.finished.incrementAndGet();
       p.allFinished.countDown();
     }

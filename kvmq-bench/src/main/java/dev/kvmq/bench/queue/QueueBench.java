@@ -17,6 +17,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -40,7 +42,12 @@ import java.util.stream.Collectors;
  *                       claim). fsync: what a forced write costs on the disk of --dir
  *                       ({@link ForceProbe}, run once as the system "disk", before the others).
  *                       Not in the default: drain-unique (kvmq only): a drain of jobs pushed one
- *                       by one, plain and then each with its own unique key, --reps times
+ *                       by one, plain and then each with its own unique key, --reps times;
+ *                       nodes (kvmq-postgres only): the drain by K worker JVMs on one database
+ *                       (its nodes method), for each K of --nodes, --reps times
+ *   --nodes LIST        worker JVMs per run of the nodes scenario (default 1,2,4); each pulls
+ *                       from the backlog of --jobs jobs that the first one pushed, with --threads
+ *                       handler threads; only the first runs under --lock
  *   --forces N          forced writes per shape in the fsync scenario (default 1000)
  *   --reps N            repetitions of drain and pickup (default 3); claim repeats each
  *                       measurement --claim-reps times (default 3) in one run
@@ -157,6 +164,8 @@ public final class QueueBench {
         }
       } else if (line.startsWith("#   (") && line.contains("exit ") && !line.contains("exit 0)")) {
         failures.add(system + ": " + line.substring(4));
+      } else if (line.startsWith("#   FAILED: ")) {
+        failures.add(line.substring("#   FAILED: ".length()));
       }
     }
     System.out.println("# table printed again from " + log);
@@ -191,11 +200,12 @@ public final class QueueBench {
     List<String> scenarios =
         Arrays.asList(opts.getOrDefault("scenarios", "fsync,drain,pickup,claim").split(","));
     for (String sc : scenarios) {
-      if (!List.of("fsync", "drain", "pickup", "claim", "drain-unique", "prune").contains(sc)) {
+      if (!List.of("fsync", "drain", "pickup", "claim", "drain-unique", "prune", "nodes")
+          .contains(sc)) {
         throw new IllegalArgumentException(
             "unknown scenario \""
                 + sc
-                + "\"; known: fsync, drain, pickup, claim, drain-unique, prune");
+                + "\"; known: fsync, drain, pickup, claim, drain-unique, prune, nodes");
       }
     }
     int reps = Integer.parseInt(opts.getOrDefault("reps", "3"));
@@ -271,6 +281,19 @@ public final class QueueBench {
           }
         }
       }
+      if (scenarios.contains("nodes")) {
+        if (systems.contains(NODES_SYSTEM)) {
+          List<Integer> ks = Report.nodeCounts(opts);
+          for (int rep = 1; rep <= reps; rep++) {
+            for (int k : ks) {
+              nodes(k, "repetition " + rep + "/" + reps);
+            }
+          }
+        } else {
+          System.out.println(
+              "# nodes: runs on " + NODES_SYSTEM + " only, which is not in --systems");
+        }
+      }
     } finally {
       if (postgres != null) {
         postgres.close();
@@ -295,9 +318,10 @@ public final class QueueBench {
     return Path.of(opts.getOrDefault("dir", System.getProperty("java.io.tmpdir")));
   }
 
-  private void child(String system, String scenarios, String what) throws Exception {
+  /** The command of a system's JVM, under {@code flock} if {@code locked} and --lock is given. */
+  private List<String> javaCommand(String system, String scenarios, boolean locked) {
     List<String> cmd = new ArrayList<>();
-    if (opts.containsKey("lock")) {
+    if (locked && opts.containsKey("lock")) {
       // flock(1) around each system's JVM: measure only while no build holds the lock, and let
       // builds run between systems
       cmd.addAll(List.of("flock", opts.get("lock")));
@@ -327,6 +351,11 @@ public final class QueueBench {
         cmd.addAll(List.of("--" + k, opts.get(k)));
       }
     }
+    return cmd;
+  }
+
+  private void child(String system, String scenarios, String what) throws Exception {
+    List<String> cmd = javaCommand(system, scenarios, true);
     String db = null;
     if (onPostgres(system)) {
       db = "bench" + (++databases);
@@ -363,6 +392,206 @@ public final class QueueBench {
     }
     if (db != null) {
       exec("drop database " + db + " with (force)");
+    }
+  }
+
+  /** The system of the nodes scenario. */
+  static final String NODES_SYSTEM = "kvmq-postgres";
+
+  /**
+   * A run of the nodes scenario that failed: a JVM exited early or non-zero, or jobs are missing.
+   */
+  private static final class NodesFailed extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    NodesFailed(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * One run of the nodes scenario: {@code k} worker JVMs of {@link #NODES_SYSTEM} on one fresh
+   * database, each warmed up on a database of its own first; the first JVM pushes the backlog, and
+   * all start their workers when every one is ready ({@link QueueBenchChild}, its nodes()). Only
+   * the first JVM runs under {@code --lock}: it lives through the whole run, and the others under
+   * the same lock would wait for it forever.
+   */
+  private void nodes(int k, String what) throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+    String shared = "bench" + (++databases);
+    List<String> dbs = new ArrayList<>();
+    exec("create database " + shared);
+    dbs.add(shared);
+    Path idsDir = Files.createTempDirectory(dir(), "kvmq-bench-nodes-");
+    System.out.println("# " + NODES_SYSTEM + " nodes (" + k + " JVMs, " + what + ")");
+    System.out.flush();
+    long t0 = System.nanoTime();
+    Map<String, List<String>> mine =
+        results.computeIfAbsent(NODES_SYSTEM, s -> new LinkedHashMap<>());
+    LinkedBlockingQueue<NodeLine> lines = new LinkedBlockingQueue<>();
+    List<Process> procs = new ArrayList<>();
+    List<Map<String, String>> reported = new ArrayList<>();
+    try {
+      for (int i = 0; i < k; i++) {
+        String warm = shared + "_w" + i;
+        exec("create database " + warm);
+        dbs.add(warm);
+        List<String> cmd = javaCommand(NODES_SYSTEM, "nodes", i == 0);
+        cmd.addAll(
+            List.of(
+                "--jdbc",
+                postgres.getJdbcUrl("postgres", warm),
+                "--shared-jdbc",
+                postgres.getJdbcUrl("postgres", shared),
+                "--ids-file",
+                idsDir.resolve("node" + i).toString()));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        procs.add(p);
+        reported.add(new LinkedHashMap<>());
+        int node = i;
+        Thread reader =
+            new Thread(
+                () -> {
+                  try (BufferedReader r =
+                      new BufferedReader(
+                          new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = r.readLine()) != null) {
+                      lines.add(new NodeLine(node, line));
+                    }
+                  } catch (IOException e) {
+                    lines.add(new NodeLine(node, "(its output failed: " + e + ")"));
+                  }
+                  lines.add(new NodeLine(node, null));
+                },
+                "nodes-" + i);
+        reader.setDaemon(true);
+        reader.start();
+      }
+      List<Integer> all = new ArrayList<>();
+      for (int i = 0; i < k; i++) {
+        all.add(i);
+      }
+      List<Integer> others = all.subList(1, k);
+      awaitAll(lines, reported, all, "WARM");
+      send(procs.get(0), "PUSH");
+      awaitAll(lines, reported, List.of(0), "READY");
+      for (int i : others) {
+        send(procs.get(i), "OPEN");
+      }
+      awaitAll(lines, reported, others, "READY");
+      for (Process p : procs) {
+        send(p, "GO");
+      }
+      awaitAll(lines, reported, all, null);
+      for (int i = 0; i < k; i++) {
+        int exit = procs.get(i).waitFor();
+        System.out.println("#   | node " + i + " exited with " + exit);
+        if (exit != 0) {
+          throw new NodesFailed("node " + i + " exited with " + exit);
+        }
+      }
+      List<int[]> ids = new ArrayList<>();
+      long[] first = new long[k];
+      long[] last = new long[k];
+      for (int i = 0; i < k; i++) {
+        try (var l = Files.lines(idsDir.resolve("node" + i))) {
+          ids.add(l.mapToInt(Integer::parseInt).toArray());
+        }
+        first[i] = Long.parseLong(reported.get(i).getOrDefault("node_first_start_ms", "0"));
+        last[i] = Long.parseLong(reported.get(i).getOrDefault("node_last_finish_ms", "0"));
+      }
+      Nodes.Merge m = Nodes.merge(Nodes.BASE, n, ids);
+      if (!m.complete()) {
+        throw new NodesFailed(
+            m.neverRun()
+                + " of "
+                + n
+                + " jobs never run, "
+                + m.foreign()
+                + " runs of ids outside the backlog, "
+                + m.runTwice()
+                + " run twice");
+      }
+      record(mine, "nodes_" + k + "_drain_per_s", Nodes.drainPerSecond(n, first, last));
+      record(mine, "nodes_" + k + "_run_twice", m.runTwice());
+      for (int[] one : ids) {
+        record(mine, "nodes_" + k + "_jobs_per_jvm", one.length);
+      }
+      if (reported.get(0).containsKey("settings")) {
+        mine.putIfAbsent("settings", new ArrayList<>(List.of(reported.get(0).get("settings"))));
+      }
+    } catch (NodesFailed e) {
+      String f = NODES_SYSTEM + " nodes (" + k + " JVMs, " + what + "): " + e.getMessage();
+      System.out.println("#   FAILED: " + f);
+      failures.add(f);
+    } finally {
+      for (Process p : procs) {
+        p.getOutputStream().close(); // a JVM still waiting for a command reads the end and exits
+      }
+      for (Process p : procs) {
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+          p.destroyForcibly().waitFor();
+        }
+      }
+      System.out.printf(Locale.ROOT, "#   (%.1f s)%n", (System.nanoTime() - t0) / 1e9);
+      for (String db : dbs) {
+        exec("drop database " + db + " with (force)");
+      }
+      try (var files = Files.list(idsDir)) {
+        for (Path f : files.toList()) {
+          Files.delete(f);
+        }
+      }
+      Files.delete(idsDir);
+    }
+  }
+
+  /** A line a node JVM printed; null when its output ended. */
+  private record NodeLine(int node, String line) {}
+
+  private static void record(Map<String, List<String>> mine, String name, Object value) {
+    String v = value instanceof Double d ? String.format(Locale.ROOT, "%.4f", d) : value.toString();
+    System.out.println("#   " + name + " = " + v);
+    mine.computeIfAbsent(name, x -> new ArrayList<>()).add(v);
+  }
+
+  /**
+   * Echoes the nodes' lines (their results into {@code reported}) until each of {@code nodes}
+   * printed {@code word}, or, for a null word, until their output ended.
+   */
+  private static void awaitAll(
+      LinkedBlockingQueue<NodeLine> lines,
+      List<Map<String, String>> reported,
+      List<Integer> nodes,
+      String word)
+      throws InterruptedException, NodesFailed {
+    java.util.Set<Integer> waiting = new java.util.HashSet<>(nodes);
+    while (!waiting.isEmpty()) {
+      NodeLine l = lines.take();
+      if (l.line() == null) {
+        if (word != null) {
+          throw new NodesFailed("node " + l.node() + " ended before it printed " + word);
+        }
+        waiting.remove(l.node());
+      } else if (l.line().equals(word)) {
+        waiting.remove(l.node());
+      } else if (l.line().startsWith("RESULT ")) {
+        String[] parts = l.line().split(" ", 3);
+        System.out.println("#   | node " + l.node() + ": " + parts[1] + " = " + parts[2]);
+        reported.get(l.node()).put(parts[1], parts[2]);
+      } else {
+        System.out.println("#   | node " + l.node() + ": " + l.line());
+      }
+    }
+  }
+
+  private static void send(Process p, String command) throws NodesFailed {
+    try {
+      p.getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
+      p.getOutputStream().flush();
+    } catch (IOException e) {
+      throw new NodesFailed("could not send " + command + " to a node: " + e.getMessage());
     }
   }
 

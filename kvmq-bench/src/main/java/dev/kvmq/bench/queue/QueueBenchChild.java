@@ -7,8 +7,12 @@ import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.eclipsestore.Durability;
 import dev.kvmq.store.eclipsestore.EclipseStoreKvStore;
 import dev.kvmq.store.postgres.PostgresKvStore;
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -104,19 +108,18 @@ public final class QueueBenchChild {
     if (system.endsWith("postgres")
         || system.equals("quartz-jdbc")
         || system.startsWith("dbscheduler")) {
-      HikariConfig c = new HikariConfig();
-      c.setJdbcUrl(opts.get("jdbc"));
-      c.setUsername("postgres");
-      c.setMaximumPoolSize(Integer.parseInt(opts.getOrDefault("pool", "16")));
-      c.setPoolName("bench");
-      pool = new HikariDataSource(c);
+      pool = openPool(opts.get("jdbc"));
     }
     try {
       if (scenarios.contains("drain")
           || scenarios.contains("pickup")
           || scenarios.contains("drain-unique")
-          || scenarios.contains("prune")) {
+          || scenarios.contains("prune")
+          || scenarios.contains("nodes")) {
         warmUp(); // the prune scenario's first drain must not be the JVM's first
+      }
+      if (scenarios.contains("nodes")) {
+        nodes();
       }
       if (scenarios.contains("drain-unique")) {
         drainUnique();
@@ -139,6 +142,15 @@ public final class QueueBenchChild {
         pool.close();
       }
     }
+  }
+
+  private HikariDataSource openPool(String jdbc) {
+    HikariConfig c = new HikariConfig();
+    c.setJdbcUrl(jdbc);
+    c.setUsername("postgres");
+    c.setMaximumPoolSize(Integer.parseInt(opts.getOrDefault("pool", "16")));
+    c.setPoolName("bench");
+    return new HikariDataSource(c);
   }
 
   /**
@@ -408,6 +420,83 @@ public final class QueueBenchChild {
   /** Splits {@code 0..n} in {@link #threads} stripes and runs them on as many threads. */
   private void inParallel(int n, Stripes.Range range) throws Exception {
     Stripes.run(n, threads, range);
+  }
+
+  // ---- the nodes scenario: one of K worker JVMs on one PostgreSQL database (kvmq-postgres)
+
+  /** How often a node asks the store whether any job is still to run. */
+  private static final long PENDING_POLL_NANOS = 20_000_000L;
+
+  /**
+   * One worker JVM of the nodes scenario, after its warm-up on its own database ({@code --jdbc}).
+   * It talks with {@link QueueBench} on stdin and stdout: it prints {@code WARM}; reads {@code
+   * PUSH} (this JVM makes the shared database's tables fresh and pushes the backlog, ids {@link
+   * Nodes#BASE} on, in batches as the drain scenario's batch drain, then ANALYZE) or {@code OPEN}
+   * (it only opens the store on the tables the pushing JVM made); prints {@code READY}; reads
+   * {@code GO}, starts its worker (the drain's settings) and stops it once the store holds no job
+   * waiting, delayed or processing. Then it writes the id of every run of its handler to {@code
+   * --ids-file}, one a line, and prints its first handler start and last completion (wall-clock
+   * ms).
+   */
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  private void nodes() throws Exception {
+    int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    closeCurrent();
+    pool.close();
+    pool = openPool(opts.get("shared-jdbc"));
+    signal("WARM");
+    String command = in.readLine();
+    KvmqSut sut;
+    if ("PUSH".equals(command)) {
+      sut = (KvmqSut) fresh();
+      long t0 = System.nanoTime();
+      pushBatches(sut, Nodes.BASE, n);
+      result("push_batch_per_s", n / ((System.nanoTime() - t0) / 1e9));
+      analyze();
+    } else if ("OPEN".equals(command)) {
+      sut = (KvmqSut) make(system, pool, null);
+      current = sut;
+    } else {
+      throw new IllegalStateException("nodes: expected PUSH or OPEN on stdin, got " + command);
+    }
+    Probe.Phase p = Probe.begin(Nodes.BASE, n);
+    signal("READY");
+    command = in.readLine();
+    if (!"GO".equals(command)) {
+      throw new IllegalStateException("nodes: expected GO on stdin, got " + command);
+    }
+    long deadline = System.nanoTime() + 900_000_000_000L;
+    try (AutoCloseable running = sut.start(threads)) {
+      while (sut.pending() > 0) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "nodes: jobs still to run after 900 s; this JVM finished " + p.finished.get());
+        }
+        LockSupport.parkNanos(PENDING_POLL_NANOS);
+      }
+    }
+    long ran = 0;
+    try (BufferedWriter w =
+        Files.newBufferedWriter(Path.of(opts.get("ids-file")), StandardCharsets.UTF_8)) {
+      for (int i = 0; i < n; i++) {
+        for (int r = p.runs.get(i); r > 0; r--) {
+          w.write(Integer.toString(Nodes.BASE + i));
+          w.newLine();
+          ran++;
+        }
+      }
+    }
+    result("node_ran", ran);
+    result("node_first_start_ms", p.firstStartMillis);
+    result("node_last_finish_ms", p.lastFinishMillis);
+  }
+
+  /** A line of the nodes scenario's handshake with the parent. */
+  private static void signal(String word) {
+    System.out.println(word);
+    System.out.flush();
   }
 
   // ---- scenario 2: pickup latency

@@ -2,6 +2,7 @@ package dev.kvmq.bench.queue;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -112,6 +113,88 @@ final class Report {
     }
   }
 
+  /**
+   * The JVM counts of the nodes scenario ({@code --nodes}, default 1,2,4).
+   *
+   * @param opts the benchmark's options
+   * @return the counts, in the given order
+   */
+  static List<Integer> nodeCounts(Map<String, String> opts) {
+    List<Integer> ks = new ArrayList<>();
+    for (String k : opts.getOrDefault("nodes", "1,2,4").split(",")) {
+      int v = Integer.parseInt(k.trim());
+      if (v < 1) {
+        throw new IllegalArgumentException("--nodes: a JVM count is at least 1, got " + v);
+      }
+      ks.add(v);
+    }
+    return ks;
+  }
+
+  private boolean nodesRan() {
+    return results.getOrDefault(QueueBench.NODES_SYSTEM, Map.of()).keySet().stream()
+        .anyMatch(k -> k.startsWith("nodes_"));
+  }
+
+  /** The nodes scenario's table: a row per JVM count. */
+  private void nodes(PrintStream out) {
+    if (!nodesRan()) {
+      return;
+    }
+    String s = QueueBench.NODES_SYSTEM;
+    out.println();
+    out.println(
+        "Nodes: "
+            + opts.getOrDefault("jobs", "20000")
+            + " no-op jobs pushed once in batches of 500 by one JVM, then drained by K worker JVMs"
+            + " of "
+            + s
+            + " on one database ("
+            + opts.getOrDefault("threads", "8")
+            + " handler threads each, every JVM warmed up on its own database first, all started"
+            + " together); total drain = jobs / (last completion in any JVM - first handler start"
+            + " in any JVM). Cells: median (min–max) over runs; a run with a JVM that failed or a"
+            + " job never run is listed under FAILED, not here.");
+    out.println();
+    out.println(
+        "| JVMs | total drain jobs/s | jobs per JVM | jobs run twice (all runs) | runs | settings |");
+    out.println("|---:|---:|---:|---:|---:|---|");
+    for (int k : nodeCounts(opts)) {
+      double[] drain = values(s, "nodes_" + k + "_drain_per_s");
+      out.println(
+          "| "
+              + k
+              + " | "
+              + cell(drain)
+              + " | "
+              + cell(values(s, "nodes_" + k + "_jobs_per_jvm"))
+              + " | "
+              + String.format(
+                  Locale.ROOT,
+                  "%,d",
+                  (long) Arrays.stream(values(s, "nodes_" + k + "_run_twice")).sum())
+              + " | "
+              + drain.length
+              + " | "
+              + settings(s)
+              + " |");
+    }
+  }
+
+  /**
+   * No job run twice, in runs where no JVM crashed: missed by any duplicate, whatever the number of
+   * runs; met only when at least {@link #MIN_RUNS} runs had none.
+   */
+  static Verdict noneRunTwice(Side runTwice) {
+    if (!runTwice.measured()) {
+      return Verdict.NOT_MEASURED;
+    }
+    if (runTwice.max() > 0) {
+      return Verdict.MISSED;
+    }
+    return enoughRuns(runTwice) ? Verdict.MET : Verdict.NOT_SETTLED;
+  }
+
   void print(PrintStream out) {
     out.println();
     out.println(
@@ -177,6 +260,7 @@ final class Report {
       disk(out);
     }
     unique(out);
+    nodes(out);
     boolean claims =
         results.values().stream()
             .anyMatch(r -> r.keySet().stream().anyMatch(k -> k.startsWith("claim_us_")));
@@ -314,9 +398,9 @@ final class Report {
     }
   }
 
-  /** Samples of a result; runs = samples. */
-  private Side side(String system, String name) {
-    double[] v = values(system, name);
+  /** Samples of a result (pooled over the names); runs = samples. */
+  private Side side(String system, String... names) {
+    double[] v = values(system, names);
     return new Side(v, v.length);
   }
 
@@ -513,6 +597,35 @@ final class Report {
         "kvmq-postgres pickup p99 <= dbscheduler-immediate p99",
         side("kvmq-postgres", "pickup_p99_ms"),
         side("dbscheduler-immediate", "pickup_p99_ms"));
+    String pg = QueueBench.NODES_SYSTEM;
+    List<Integer> ks = nodeCounts(opts);
+    List<String> twice = new ArrayList<>();
+    for (int k : ks) {
+      twice.add("nodes_" + k + "_run_twice");
+      if (k != 1) {
+        times(
+            out,
+            pg + " " + k + " JVMs total drain >= 1-JVM drain (nodes)",
+            side(pg, "nodes_" + k + "_drain_per_s"),
+            side(pg, "nodes_1_drain_per_s"),
+            1,
+            true);
+      }
+    }
+    Side runTwice = side(pg, twice.toArray(String[]::new));
+    Verdict v = noneRunTwice(runTwice);
+    line(
+        out,
+        pg + " jobs run twice = 0 (nodes, no JVM crashed)",
+        v == Verdict.NOT_MEASURED
+            ? ""
+            : "at most "
+                + String.format(Locale.ROOT, "%,d", (long) runTwice.max())
+                + " in a run, "
+                + runTwice.runs()
+                + " runs",
+        v,
+        runTwice);
     String[] backlogs = opts.getOrDefault("backlogs", "0,10000,100000,1000000").split(",");
     String largest = backlogs[backlogs.length - 1];
     for (String system : QueueBench.KVMQ) {

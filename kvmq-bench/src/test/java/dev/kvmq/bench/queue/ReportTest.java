@@ -189,6 +189,74 @@ class ReportTest {
     assertThat(print(new LinkedHashMap<>())).doesNotContain("Unique keys");
   }
 
+  @Test
+  void noJobRunTwiceIsMissedByOneDuplicateAndMetOnlyFromThreeRuns() {
+    assertThat(Report.noneRunTwice(runs(0, 0, 0))).isEqualTo(Verdict.MET);
+    // one duplicate in one run is enough, even in a single run
+    assertThat(Report.noneRunTwice(runs(0, 1, 0))).isEqualTo(Verdict.MISSED);
+    assertThat(Report.noneRunTwice(runs(2))).isEqualTo(Verdict.MISSED);
+    assertThat(Report.noneRunTwice(runs(0, 0))).isEqualTo(Verdict.NOT_SETTLED);
+    assertThat(Report.noneRunTwice(runs())).isEqualTo(Verdict.NOT_MEASURED);
+  }
+
+  @Test
+  void theNodesTableHasARowPerJvmCountAndEachCountIsSetAgainstOneJvm() {
+    Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+    put(results, "kvmq-postgres", "nodes_1_drain_per_s", "4000", "4200", "4100");
+    put(results, "kvmq-postgres", "nodes_1_run_twice", "0", "0", "0");
+    put(results, "kvmq-postgres", "nodes_1_jobs_per_jvm", "20000", "20000", "20000");
+    put(results, "kvmq-postgres", "nodes_2_drain_per_s", "5000", "5500", "5200");
+    put(results, "kvmq-postgres", "nodes_2_run_twice", "0", "0", "0");
+    put(results, "kvmq-postgres", "nodes_2_jobs_per_jvm", "9000", "11000", "9500", "10500");
+    // 4 JVMs: medians above 1 JVM's, but the slowest run (3,900) is below its fastest (4,200)
+    put(results, "kvmq-postgres", "nodes_4_drain_per_s", "3900", "4500", "4800");
+    put(results, "kvmq-postgres", "nodes_4_run_twice", "0", "0", "0");
+
+    String table = print(results);
+
+    assertThat(table).contains("| 1 | 4,100 (4,000–4,200) | 20,000 (20,000–20,000) | 0 | 3 |");
+    assertThat(table).contains("| 2 | 5,200 (5,000–5,500) | 10,000 (9,000–11,000) | 0 | 3 |");
+    // 5,000 / 4,200 = 1.19x at worst
+    assertThat(table)
+        .contains(
+            "- kvmq-postgres 2 JVMs total drain >= 1-JVM drain (nodes): 5,200 (5,000–5,500) /"
+                + " 4,100 (4,000–4,200) = 1.27x (1.19–1.38x) -> MET\n");
+    assertThat(table)
+        .contains("- kvmq-postgres 4 JVMs total drain >= 1-JVM drain (nodes): ")
+        .contains("(0.93–1.20x) -> NOT SETTLED\n");
+    assertThat(table)
+        .contains(
+            "- kvmq-postgres jobs run twice = 0 (nodes, no JVM crashed): at most 0 in a run, 9"
+                + " runs -> MET\n");
+  }
+
+  @Test
+  void aJobRunTwiceInAnyNodesRunMissesTheTarget() {
+    Map<String, Map<String, List<String>>> results = new LinkedHashMap<>();
+    put(results, "kvmq-postgres", "nodes_1_drain_per_s", "4000");
+    put(results, "kvmq-postgres", "nodes_1_run_twice", "0");
+    put(results, "kvmq-postgres", "nodes_2_drain_per_s", "5000");
+    put(results, "kvmq-postgres", "nodes_2_run_twice", "3");
+
+    String table = print(results);
+
+    assertThat(table)
+        .contains(
+            "- kvmq-postgres jobs run twice = 0 (nodes, no JVM crashed): at most 3 in a run, 2"
+                + " runs -> MISSED\n");
+    // one run each: no throughput verdict
+    assertThat(table)
+        .contains(
+            "- kvmq-postgres 2 JVMs total drain >= 1-JVM drain (nodes): 5,000 / 4,000 = 1.25x"
+                + " (1.25–1.25x) -> NOT SETTLED (runs: 1 1; a verdict needs 3 of each)\n");
+    assertThat(table).contains("| 2 | 5,000 | - | 3 | 1 |");
+    // no nodes run: no table, and the targets say so
+    String none = print(new LinkedHashMap<>());
+    assertThat(none).doesNotContain("Nodes:");
+    assertThat(none)
+        .contains("- kvmq-postgres 4 JVMs total drain >= 1-JVM drain (nodes): NOT MEASURED");
+  }
+
   private static String print(Map<String, Map<String, List<String>>> results) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     new Report(results, List.of(), Map.of())
