@@ -425,7 +425,7 @@ public final class QueueBenchChild {
   // ---- the nodes scenario: one of K worker JVMs on one PostgreSQL database (kvmq-postgres)
 
   /** How often a node asks the store whether any job is still to run. */
-  private static final long PENDING_POLL_NANOS = 20_000_000L;
+  private static final long PENDING_POLL_NANOS = 100_000_000L;
 
   /**
    * One worker JVM of the nodes scenario, after its warm-up on its own database ({@code --jdbc}).
@@ -469,7 +469,7 @@ public final class QueueBenchChild {
     }
     long deadline = System.nanoTime() + 900_000_000_000L;
     try (AutoCloseable running = sut.start(threads)) {
-      while (sut.pending() > 0) {
+      while (sut.anyPending()) {
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException(
               "nodes: jobs still to run after 900 s; this JVM finished " + p.finished.get());
