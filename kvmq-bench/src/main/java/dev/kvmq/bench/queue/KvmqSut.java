@@ -4,6 +4,7 @@ import dev.kvmq.Codec;
 import dev.kvmq.JobEvent;
 import dev.kvmq.JobFilter;
 import dev.kvmq.JobOptions;
+import dev.kvmq.JobPage;
 import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
 import dev.kvmq.Retention;
@@ -88,7 +89,10 @@ final class KvmqSut implements Sut {
    */
   boolean anyPending() {
     for (JobStatus s : List.of(JobStatus.WAITING, JobStatus.DELAYED, JobStatus.PROCESSING)) {
-      if (!queue.list(JobFilter.status(s), null, 1).jobs().isEmpty()) {
+      JobPage<Integer> page = queue.list(JobFilter.status(s), null, 1);
+      // an empty page with a cursor: the entry read first had moved on (another JVM claimed
+      // or completed it) before its record was read; more may follow
+      if (!page.jobs().isEmpty() || page.next().isPresent()) {
         return true;
       }
     }
