@@ -40,10 +40,10 @@ import java.util.Set;
  * writer of the same keys waits for it (a worker never does: it can't see, and so never claims or
  * changes, a job the transaction has not committed). A commit that fails (a check on a lock
  * timeout, a missing schema) is rolled back to its savepoint: nothing of it is written, and the
- * caller's transaction can go on. An operation that checks or writes more than {@value
- * KeyLocks#MAX_KEY_LOCKS} keys (a {@code pushAll} of more than 24 jobs) is refused: it would lock
- * the whole store until the transaction ends; push in smaller calls, the transaction makes them
- * atomic together.
+ * caller's transaction can go on. An operation that takes more than {@value KeyLocks#MAX_KEY_LOCKS}
+ * key locks (a {@code pushAll} of more than 48 jobs, or of more than 24 with a unique key: a job's
+ * keys share one lock, its unique key has its own) is refused: it would lock the whole store until
+ * the transaction ends; push in smaller calls, the transaction makes them atomic together.
  *
  * <p><b>Notifications.</b> By default, each commit that writes issues {@code NOTIFY} on the
  * caller's connection: PostgreSQL delivers it when the transaction commits and drops it when it
@@ -170,8 +170,8 @@ public final class ConnectionStore implements KvStore {
    * failed) wrote nothing.
    *
    * @throws NullPointerException if {@code operation} is null
-   * @throws IllegalArgumentException if the operation checks or writes more than {@value
-   *     KeyLocks#MAX_KEY_LOCKS} keys
+   * @throws IllegalArgumentException if the operation takes more than {@value
+   *     KeyLocks#MAX_KEY_LOCKS} key locks (see the class comment)
    * @throws IllegalStateException if the view or the store is closed, or the connection is closed
    *     or in auto-commit mode; nothing was written
    * @throws KvStoreException if the database refuses or fails the commit (the message says whether
@@ -182,11 +182,12 @@ public final class ConnectionStore implements KvStore {
     Objects.requireNonNull(operation, "operation");
     if (KeyLocks.lockKeys(List.of(), keysOf(operation)) == null) {
       throw new IllegalArgumentException(
-          "an operation that checks or writes more than "
+          "an operation that takes more than "
               + KeyLocks.MAX_KEY_LOCKS
-              + " keys can't commit in the caller's transaction: it would lock the whole store"
-              + " until the transaction ends. Push at most 24 jobs per call; the transaction"
-              + " makes the calls atomic together");
+              + " key locks (one per job it writes, one per unique key) can't commit in the"
+              + " caller's transaction: it would lock the whole store until the transaction ends."
+              + " Push at most 48 jobs per call (24 with unique keys); the transaction makes the"
+              + " calls atomic together");
     }
     ensureUsable();
     store.prepareSchema();
@@ -220,8 +221,8 @@ public final class ConnectionStore implements KvStore {
    * {@inheritDoc} Each operation is a {@link #commit} of its own, in the caller's transaction.
    *
    * @throws NullPointerException if {@code operations} or one of them is null
-   * @throws IllegalArgumentException if an operation checks or writes more than {@value
-   *     KeyLocks#MAX_KEY_LOCKS} keys (nothing of the batch was written)
+   * @throws IllegalArgumentException if an operation takes more than {@value
+   *     KeyLocks#MAX_KEY_LOCKS} key locks (nothing of the batch was written)
    * @throws IllegalStateException as {@link #commit} does
    * @throws KvStoreException as {@link #commit} does; the operations before the failing one are
    *     applied in the transaction
@@ -376,13 +377,13 @@ public final class ConnectionStore implements KvStore {
     return tagged.toArray(new String[0]);
   }
 
-  private static List<byte[]> keysOf(AtomicOperation op) {
-    List<byte[]> keys = new ArrayList<>();
+  private static List<Key> keysOf(AtomicOperation op) {
+    List<Key> keys = new ArrayList<>();
     for (AtomicOperation.Check check : op.checks()) {
-      keys.add(check.key().encoded());
+      keys.add(check.key());
     }
     for (AtomicOperation.Mutation m : op.mutations()) {
-      keys.add(m.key().encoded());
+      keys.add(m.key());
     }
     return keys;
   }

@@ -1,35 +1,52 @@
 package dev.kvmq.store.postgres;
 
 import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
- * The advisory locks of schema versions 2 and 3: which locks a batch takes (one per key it checks
- * or writes, or the whole store above {@value #MAX_KEY_LOCKS} keys), their hash (the same on every
- * node), and how a big batch is cut so that it need not lock the whole store.
+ * The advisory locks of schema version 4: which locks a batch takes, in which mode, their hash (the
+ * same on every node), and how a big batch is cut so that it need not lock the whole store.
+ *
+ * <p>A key is locked through its <em>lock key</em> ({@link #lockKey}): its first two parts and its
+ * last. Every key of one job ({@code ["kvmq", queue, "job", id]} and its index entries {@code
+ * ["kvmq", queue, "ready", rank, id]}, {@code [..., "leased", until, id]}, ...) has the lock key
+ * {@code ["kvmq", queue, id]}, so an operation on one job takes one lock however many of its index
+ * entries it moves, and a claim of n jobs takes n + 1 locks instead of 3n + 1. Any function of the
+ * key alone is exact: two commits that touch one key compute one lock for it; keys that share a
+ * lock key only wait for each other. A key the batch only checks takes its lock shared, a key it
+ * writes exclusively: checks of one key (every claim checks the pause of starts) do not wait for
+ * each other, and a write waits for them and they for it.
  *
  * <p><b>Locking.</b> None: pure functions; the locks themselves are taken by the commit function in
- * PostgreSQL (schema-v3.sql).
+ * PostgreSQL (schema-v4.sql).
  */
 final class KeyLocks {
 
   /**
-   * A batch that checks or writes more keys than this locks the whole store instead. Below
-   * PostgreSQL's default {@code max_locks_per_transaction} (64), so that commits from every
-   * connection at once still fit in its shared lock table.
+   * A batch that takes more locks than this locks the whole store instead. Below PostgreSQL's
+   * default {@code max_locks_per_transaction} (64), so that commits from every connection at once
+   * still fit in its shared lock table.
    */
   static final int MAX_KEY_LOCKS = 48;
 
   private KeyLocks() {}
 
   /**
-   * Cuts a batch, in order and between operations, into groups that each lock at most {@link
-   * #MAX_KEY_LOCKS} distinct keys (by lock hash); an operation that alone locks more is a group of
-   * its own.
+   * The locks of one batch: parallel arrays, sorted by hash and distinct, so that every commit
+   * takes its locks in one order and commits can't deadlock on them; {@code shared[i]} is true
+   * where every key of hash {@code hashes[i]} is only checked.
+   */
+  record Locks(Integer[] hashes, Boolean[] shared) {}
+
+  /**
+   * Cuts a batch, in order and between operations, into groups that each take at most {@link
+   * #MAX_KEY_LOCKS} locks; an operation that alone takes more is a group of its own.
    */
   static List<List<AtomicOperation>> lockGroups(List<AtomicOperation> operations) {
     List<List<AtomicOperation>> groups = new ArrayList<>();
@@ -38,10 +55,10 @@ final class KeyLocks {
     for (AtomicOperation op : operations) {
       Set<Integer> own = new HashSet<>();
       for (AtomicOperation.Check check : op.checks()) {
-        own.add(lockHash(check.key().encoded()));
+        own.add(lockHash(check.key()));
       }
       for (AtomicOperation.Mutation m : op.mutations()) {
-        own.add(lockHash(m.key().encoded()));
+        own.add(lockHash(m.key()));
       }
       Set<Integer> union = new HashSet<>(locked);
       union.addAll(own);
@@ -58,34 +75,45 @@ final class KeyLocks {
   }
 
   /**
-   * The advisory locks a batch takes, one per key it checks or writes: a 32-bit hash of the key
-   * (never 0, which stands for the whole store), sorted and distinct, so that every commit takes
-   * its locks in one order and commits can't deadlock on them. Two keys with one hash share a lock:
-   * they wait for each other, nothing worse. A batch with more than {@link #MAX_KEY_LOCKS} keys
-   * gets null: it locks the whole store instead, so that big batches don't exhaust PostgreSQL's
-   * shared lock table. Every node must hash alike: this is part of schema versions 2 and 3.
+   * The advisory locks a batch takes: one per lock key of a key it checks or writes, a 32-bit hash
+   * (never 0, which stands for the whole store); exclusive where a key of that hash is written,
+   * shared where all are only checked. A batch with more than {@link #MAX_KEY_LOCKS} of them gets
+   * null: it locks the whole store instead, so that big batches don't exhaust PostgreSQL's shared
+   * lock table. Every node must lock alike: this is part of schema version 4.
    */
-  static Integer[] lockKeys(List<byte[]> checked, List<byte[]> written) {
-    int[] hashes = new int[checked.size() + written.size()];
-    int n = 0;
-    for (byte[] k : checked) {
-      hashes[n++] = lockHash(k);
+  static Locks lockKeys(List<Key> checked, List<Key> written) {
+    Map<Integer, Boolean> modes = new TreeMap<>();
+    for (Key k : checked) {
+      modes.putIfAbsent(lockHash(k), true);
     }
-    for (byte[] k : written) {
-      hashes[n++] = lockHash(k);
+    for (Key k : written) {
+      modes.put(lockHash(k), false);
     }
-    int[] distinct = Arrays.stream(hashes).sorted().distinct().toArray();
-    if (distinct.length > MAX_KEY_LOCKS) {
+    if (modes.size() > MAX_KEY_LOCKS) {
       return null;
     }
-    Integer[] boxed = new Integer[distinct.length];
-    for (int i = 0; i < distinct.length; i++) {
-      boxed[i] = distinct[i];
-    }
-    return boxed;
+    return new Locks(
+        modes.keySet().toArray(new Integer[0]), modes.values().toArray(new Boolean[0]));
   }
 
-  /** FNV-1a over the key's bytes, folded to 32 bits; 0 is kept for the store-wide lock. */
+  /**
+   * The key a key is locked by: its first two parts and its last ({@code ["kvmq", queue, id]} for
+   * every key of a job); a key of at most three parts is its own.
+   */
+  static Key lockKey(Key key) {
+    int n = key.size();
+    if (n <= 3) {
+      return key;
+    }
+    return Key.of(key.get(0), key.get(1), key.get(n - 1));
+  }
+
+  /** The lock of a key: the {@link #lockHash(byte[]) hash} of its {@link #lockKey}. */
+  static int lockHash(Key key) {
+    return lockHash(lockKey(key).encoded());
+  }
+
+  /** FNV-1a over the bytes, folded to 32 bits; 0 is kept for the store-wide lock. */
   static int lockHash(byte[] key) {
     long h = 0xcbf29ce484222325L;
     for (byte b : key) {

@@ -39,21 +39,22 @@ import javax.sql.DataSource;
  * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the default
  * prefix), a sequence ({@code kvmq_versionstamp}), the commit function ({@code kvmq_commit}) and a
  * view of the jobs for operators ({@code kvmq_jobs}, with the two functions it decodes with),
- * created on first use if missing (or upgraded in place from schema version 1 or 2) unless the
- * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v3.sql} in
+ * created on first use if missing (or upgraded in place from schema version 1, 2 or 3) unless the
+ * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v4.sql} in
  * this jar for teams that manage migrations.
  *
  * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory lock on
- * every key it checks or writes (in one order for all), then evaluates its checks, takes its
- * versionstamp from the sequence and writes, all in one call of the commit function; commits need
- * {@code READ COMMITTED}, PostgreSQL's default. Commits that share a key are thus serialized across
- * all nodes and their checks are exact; commits on disjoint keys run side by side. A key's
- * versionstamps increase in the order its writes commit, and every commit's versionstamp is greater
- * than that of every commit that finished before it started. Reads are single statements (one
- * snapshot each) and take no lock. {@link #commitAll} runs its batch in one transaction and one
- * flush, or, when the batch touches more than {@value KeyLocks#MAX_KEY_LOCKS} keys, in consecutive
- * transactions of up to that many keys each (an operation is never split), so that a big group
- * commit does not lock the whole store.
+ * every key it checks or writes (in one order for all; shared for a key it only checks; the keys of
+ * one job share one lock, see {@code KeyLocks}), then evaluates its checks, takes its versionstamp
+ * from the sequence and writes, all in one call of the commit function; commits need {@code READ
+ * COMMITTED}, PostgreSQL's default. Commits that share a key are thus serialized across all nodes
+ * and their checks are exact; commits on disjoint keys run side by side. A key's versionstamps
+ * increase in the order its writes commit, and every commit's versionstamp is greater than that of
+ * every commit that finished before it started. Reads are single statements (one snapshot each) and
+ * take no lock. {@link #commitAll} runs its batch in one transaction and one flush, or, when the
+ * batch takes more than {@value KeyLocks#MAX_KEY_LOCKS} key locks, in consecutive transactions of
+ * up to that many locks each (an operation is never split), so that a big group commit does not
+ * lock the whole store.
  *
  * <p><b>Claims.</b> {@link #claim} is one transaction that locks the first index rows no other
  * transaction holds ({@code FOR UPDATE SKIP LOCKED}), reads their records, plans, and commits
@@ -246,14 +247,14 @@ public final class PostgresKvStore implements KvStore {
    * {@inheritDoc}
    *
    * <p>Here a batch is one transaction (the locks of its keys, one call of the commit function, one
-   * flush at commit) as long as it touches at most {@value KeyLocks#MAX_KEY_LOCKS} keys. A bigger
-   * batch is cut, in order and between operations, into consecutive transactions of at most that
-   * many keys each: one big transaction would have to lock the whole store, and make every other
-   * commit wait for it (a worker's group commit of 25 or more completions is such a batch). An
-   * operation that alone touches more keys is a transaction of its own and locks the whole store.
-   * Each operation's checks are evaluated against the database as left by the operations before it;
-   * one that fails is refused alone. If the database fails midway, the transactions before the
-   * failure are committed.
+   * flush at commit) as long as it takes at most {@value KeyLocks#MAX_KEY_LOCKS} key locks (the
+   * keys of one job share one, see {@code KeyLocks}). A bigger batch is cut, in order and between
+   * operations, into consecutive transactions of at most that many locks each: one big transaction
+   * would have to lock the whole store, and make every other commit wait for it (a worker's group
+   * commit of more than 48 completions is such a batch). An operation that alone takes more locks
+   * is a transaction of its own and locks the whole store. Each operation's checks are evaluated
+   * against the database as left by the operations before it; one that fails is refused alone. If
+   * the database fails midway, the transactions before the failure are committed.
    *
    * @throws NullPointerException if {@code operations} or one of them is null
    * @throws IllegalStateException if the store is closed

@@ -17,13 +17,13 @@ import java.util.regex.Pattern;
 final class Tables {
 
   /** The schema file shipped in the jar, written with the default names. */
-  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v3.sql";
+  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v4.sql";
 
   /**
-   * The schema version this release creates and understands; its file upgrades versions 1 and 2 to
-   * it in place.
+   * The schema version this release creates and understands; its file upgrades versions 1, 2 and 3
+   * to it in place.
    */
-  static final int SCHEMA_VERSION = 3;
+  static final int SCHEMA_VERSION = 4;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
   private static final Pattern DEFAULT_TABLE =
@@ -92,11 +92,11 @@ final class Tables {
             + " s LEFT JOIN "
             + kv
             + " k ON k.key = ANY (?)";
-    // Locks the keys first, then checks and writes: see schema-v3.sql.
+    // Locks the keys first, then checks and writes: see schema-v4.sql.
     commit =
         "SELECT "
             + qualified("commit")
-            + "(?, ?, ?::int4[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
+            + "(?, ?, ?::int4[], ?::bool[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
             + " ?::bytea[], ?::bytea[], ?, ?::text[])";
     // The call and the COMMIT in one message (one round trip); the COMMIT runs only if the
     // call succeeded, as PostgreSQL skips the rest of a message after an error.

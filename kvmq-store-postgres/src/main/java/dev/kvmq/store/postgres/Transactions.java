@@ -84,7 +84,7 @@ final class Transactions {
 
   /**
    * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the keys,
-   * checks and writes, see schema-v3.sql) and {@code COMMIT} go in one message. The key locks are
+   * checks and writes, see schema-v4.sql) and {@code COMMIT} go in one message. The key locks are
    * held from the function's first statement to the end of the {@code COMMIT}.
    */
   Batch write(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
@@ -154,6 +154,8 @@ final class Transactions {
   Long[] callCommit(Connection c, String sql, List<AtomicOperation> operations, String[] payloads)
       throws SQLException {
     List<Integer> checkOp = new ArrayList<>();
+    List<Key> checked = new ArrayList<>();
+    List<Key> written = new ArrayList<>();
     List<byte[]> checkKey = new ArrayList<>();
     List<Long> checkVs = new ArrayList<>();
     List<Integer> mutOp = new ArrayList<>();
@@ -163,32 +165,36 @@ final class Transactions {
       AtomicOperation op = operations.get(i);
       for (AtomicOperation.Check check : op.checks()) {
         checkOp.add(i + 1);
+        checked.add(check.key());
         checkKey.add(check.key().encoded());
         checkVs.add(check.versionstamp());
       }
       for (AtomicOperation.Mutation m : op.mutations()) {
         mutOp.add(i + 1);
+        written.add(m.key());
         mutKey.add(m.key().encoded());
         mutValue.add(m.isDelete() ? null : m.value());
       }
     }
-    Integer[] locks = KeyLocks.lockKeys(checkKey, mutKey);
+    KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setInt(1, operations.size());
       ps.setInt(2, tables.lockSpace);
       if (locks == null) {
         ps.setNull(3, Types.ARRAY);
+        ps.setNull(4, Types.ARRAY);
       } else {
-        ps.setArray(3, c.createArrayOf("int4", locks));
+        ps.setArray(3, c.createArrayOf("int4", locks.hashes()));
+        ps.setArray(4, c.createArrayOf("bool", locks.shared()));
       }
-      ps.setArray(4, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-      ps.setArray(5, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-      ps.setArray(6, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-      ps.setArray(7, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-      ps.setArray(8, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-      ps.setArray(9, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
-      ps.setString(10, tables.channel);
-      ps.setArray(11, c.createArrayOf("text", payloads));
+      ps.setArray(5, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
+      ps.setArray(6, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
+      ps.setArray(7, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
+      ps.setArray(8, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
+      ps.setArray(9, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
+      ps.setArray(10, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setString(11, tables.channel);
+      ps.setArray(12, c.createArrayOf("text", payloads));
       // the function's result is the first result set of the message's statements
       boolean isResultSet = ps.execute();
       while (!isResultSet) {

@@ -24,11 +24,11 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 /**
  * Table bloat: drain throughput on a fresh {@code kvmq_kv} against the same table after {@code
  * kvmq.bloat.jobs} (default 1,000,000) jobs were pushed and completed through it, with the server's
- * autovacuum at its defaults; once with the table settings schema version 3 ships (fillfactor,
- * per-table autovacuum) and once with PostgreSQL's defaults for the table ({@code ALTER TABLE ...
- * RESET}), so that the effect of the shipped settings shows. Prints figures and asserts nothing:
- * speed is never asserted in a test. Not run by {@code mvn verify} (the class name does not end in
- * Test); run it with
+ * autovacuum at its defaults; once with the table settings the schema ships (since version 3)
+ * (fillfactor, per-table autovacuum) and once with PostgreSQL's defaults for the table ({@code
+ * ALTER TABLE ... RESET}), so that the effect of the shipped settings shows. Prints figures and
+ * asserts nothing: speed is never asserted in a test. Not run by {@code mvn verify} (the class name
+ * does not end in Test); run it with
  *
  * <pre>
  * mvn -B -q -pl kvmq-store-postgres -am verify -Dkvmq.bench=true \

@@ -200,15 +200,16 @@ class PostgresCallersTransactionTest {
   void anOperationTooBigForKeyLocksIsRefusedBeforeAnythingIsWritten() throws SQLException {
     Connection c = transaction();
     Queue<String> inTx = queue.withStore(a.inTransaction(c));
-    List<String> states = Collections.nCopies(25, "x");
+    List<String> states = Collections.nCopies(49, "x");
 
     assertThatThrownBy(() -> inTx.pushAll(states, JobOptions.defaults()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("more than 48 keys")
-        .hasMessageContaining("at most 24 jobs");
+        .hasMessageContaining("more than 48 key locks")
+        .hasMessageContaining("at most 48 jobs");
+    inTx.pushAll(Collections.nCopies(48, "fits"), JobOptions.defaults()); // one lock per job
     inTx.push("still usable");
     c.commit();
-    assertThat(queue.counts().waiting()).isEqualTo(1);
+    assertThat(queue.counts().waiting()).isEqualTo(49);
   }
 
   @Test

@@ -35,9 +35,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Schema version 2 to 3 in place: a version-2 database that holds jobs in every state is upgraded
- * by the store's first call, the jobs show in the {@code kvmq_jobs} view as they are, and a worker
- * then runs every one that can run.
+ * Schema versions 2 and 3 to 4 in place: a database of the older version that holds jobs in every
+ * state is upgraded by the store's first call, the commit function of the older version is gone (so
+ * a node still running it fails loudly instead of locking keys the old way), the jobs show in the
+ * {@code kvmq_jobs} view as they are, and a worker then runs every one that can run.
  */
 @PostgresTest
 class PostgresMigrationTest {
@@ -49,11 +50,21 @@ class PostgresMigrationTest {
   @Test
   void aPopulatedVersionTwoDatabaseIsUpgradedInPlaceAndItsJobsStillRun(
       TestSchema scratch, TestSchema old) throws Exception {
+    upgradesInPlace(2, scratch, old);
+  }
+
+  @Test
+  void aPopulatedVersionThreeDatabaseIsUpgradedInPlaceAndItsJobsStillRun(
+      TestSchema scratch, TestSchema old) throws Exception {
+    upgradesInPlace(3, scratch, old);
+  }
+
+  private void upgradesInPlace(int from, TestSchema scratch, TestSchema old) throws Exception {
     TestDatabase db = old.db();
     FakeClock clock = new FakeClock(Instant.now().truncatedTo(ChronoUnit.MILLIS));
 
-    // Jobs in every state, written by the kernel through the store (the rows a version-2 store
-    // writes: the commit function and the rows are the same), in a scratch schema.
+    // Jobs in every state, written by the kernel through the store (the rows a version-2 or 3
+    // store writes: the rows are the same), in a scratch schema.
     Map<String, String> idOf = new HashMap<>();
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch holding = new CountDownLatch(1);
@@ -90,18 +101,18 @@ class PostgresMigrationTest {
       }
       assertThat(queue.counts()).isEqualTo(new QueueCounts(22, 1, 1, 1, 0));
 
-      // The version-2 database: its shipped file, then these rows and the sequence's position.
-      String v2;
+      // The older database: its shipped file, then these rows and the sequence's position.
+      String oldSql;
       try (InputStream in =
           PostgresMigrationTest.class.getResourceAsStream(
-              "/dev/kvmq/store/postgres/schema-v2.sql")) {
-        v2 = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+              "/dev/kvmq/store/postgres/schema-v" + from + ".sql")) {
+        oldSql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
       }
       db.execute("CREATE SCHEMA " + old.name());
       try (Connection c = db.unpooled().getConnection();
           Statement s = c.createStatement()) {
         s.execute("SET search_path TO " + old.name());
-        s.execute(v2);
+        s.execute(oldSql);
         s.execute("INSERT INTO kvmq_kv SELECT * FROM " + scratch.name() + ".kvmq_kv");
         s.execute(
             "SELECT setval('kvmq_versionstamp', (SELECT last_value FROM "
@@ -113,17 +124,18 @@ class PostgresMigrationTest {
     } finally {
       executor.shutdownNow();
     }
-    assertThat(version(db, old.name())).isEqualTo(2);
+    assertThat(version(db, old.name())).isEqualTo(from);
+    assertThat(commitFunctions(db, old.name())).containsExactly(11);
     long rows = count(db, "SELECT count(*) FROM " + old.name() + ".kvmq_kv");
 
     // A store that may not migrate refuses, naming the file to run; nothing changes.
     try (PostgresKvStore refusing = old.store().createSchema(false).build()) {
       assertThatThrownBy(() -> refusing.get(Key.of("x")))
           .isInstanceOf(KvStoreException.class)
-          .hasMessageContaining("schema version 2, older")
-          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v3.sql");
+          .hasMessageContaining("schema version " + from + ", older")
+          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v4.sql");
     }
-    assertThat(version(db, old.name())).isEqualTo(2);
+    assertThat(version(db, old.name())).isEqualTo(from);
 
     clock.advance(Duration.ofHours(1)); // past the lease and the delay
     Map<String, Integer> runs = new ConcurrentHashMap<>();
@@ -131,7 +143,10 @@ class PostgresMigrationTest {
     try (PostgresKvStore store = old.store().build()) {
       Queue<String> queue = Queue.builder(store, QUEUE, Codecs.utf8()).clock(clock).build();
       assertThat(queue.counts()).as("the first call upgraded").isNotNull();
-      assertThat(version(db, old.name())).isEqualTo(3);
+      assertThat(version(db, old.name())).isEqualTo(4);
+      assertThat(commitFunctions(db, old.name()))
+          .as("the older commit function is gone: a node still running it fails its commits")
+          .containsExactly(12);
       assertThat(count(db, "SELECT count(*) FROM " + old.name() + ".kvmq_kv"))
           .as("no row added or lost")
           .isEqualTo(rows);
@@ -250,6 +265,24 @@ class PostgresMigrationTest {
 
   private static int version(TestDatabase db, String schema) throws SQLException {
     return (int) count(db, "SELECT max(version) FROM " + schema + ".kvmq_schema_version");
+  }
+
+  /** The number of arguments of each commit function in {@code schema}. */
+  private static List<Integer> commitFunctions(TestDatabase db, String schema) throws SQLException {
+    List<Integer> arities = new ArrayList<>();
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT p.pronargs FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                    + " WHERE n.nspname = '"
+                    + schema
+                    + "' AND p.proname = 'kvmq_commit'")) {
+      while (rs.next()) {
+        arities.add(rs.getInt(1));
+      }
+    }
+    return arities;
   }
 
   private static String reloptions(TestDatabase db, String table) throws SQLException {

@@ -27,12 +27,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Schema version 2's versionstamps: a sequence read after per-key advisory locks. Commits on one
- * key wait for each other and get increasing versionstamps in their commit order; commits on
- * different keys don't wait for each other, and may become visible in another order than their
- * versionstamps (which the SPI allows: a versionstamp is greater than those of every commit that
- * finished before its commit started; PostgresTwoNodesTest checks that on real timings from two
- * nodes).
+ * Schema version 4's locks and versionstamps: a sequence read after per-key advisory locks (the
+ * keys of one job share one; a key only checked is locked shared). Commits on one key wait for each
+ * other and get increasing versionstamps in their commit order; commits on different keys don't
+ * wait for each other, and may become visible in another order than their versionstamps (which the
+ * SPI allows: a versionstamp is greater than those of every commit that finished before its commit
+ * started; PostgresTwoNodesTest checks that on real timings from two nodes).
  */
 @PostgresTest
 class PostgresVersionstampTest {
@@ -105,20 +105,126 @@ class PostgresVersionstampTest {
 
   @Test
   void lockKeysAreSortedDistinctNeverTheStoreLockAndNoneForHugeBatches() {
-    List<byte[]> keys = new ArrayList<>();
+    List<Key> keys = new ArrayList<>();
     for (int i = 0; i < KeyLocks.MAX_KEY_LOCKS; i++) {
-      keys.add(Key.of("k", (long) i).encoded());
+      keys.add(Key.of("k", (long) i));
     }
-    Integer[] locks = KeyLocks.lockKeys(keys, keys.subList(0, 10));
-    assertThat(locks).hasSize(KeyLocks.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
-    assertThat(KeyLocks.lockKeys(keys, List.of())).containsExactly(locks);
-    assertThat(KeyLocks.lockHash(Key.of("k", 1L).encoded()))
-        .isEqualTo(KeyLocks.lockHash(Key.of("k", 1L).encoded()));
-    List<byte[]> many = new ArrayList<>();
+    KeyLocks.Locks locks = KeyLocks.lockKeys(keys, keys.subList(0, 10));
+    assertThat(locks.hashes()).hasSize(KeyLocks.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
+    assertThat(KeyLocks.lockKeys(keys, List.of()).hashes()).containsExactly(locks.hashes());
+    assertThat(KeyLocks.lockHash(Key.of("k", 1L))).isEqualTo(KeyLocks.lockHash(Key.of("k", 1L)));
+    List<Key> many = new ArrayList<>();
     for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
-      many.add(Key.of("m", (long) i).encoded());
+      many.add(Key.of("m", (long) i));
     }
     assertThat(KeyLocks.lockKeys(many, List.of())).as("a whole-store lock instead").isNull();
+  }
+
+  @Test
+  void aKeyOnlyCheckedIsLockedSharedAndAWrittenOneExclusively() {
+    Key checked = Key.of("kvmq", "q", "startsPaused");
+    Key both = Key.of("kvmq", "q", "job", "a");
+    KeyLocks.Locks locks = KeyLocks.lockKeys(List.of(checked, both), List.of(both));
+    assertThat(locks.hashes()).hasSize(2);
+    for (int i = 0; i < 2; i++) {
+      boolean isChecked = locks.hashes()[i] == KeyLocks.lockHash(checked);
+      assertThat(locks.shared()[i])
+          .as("shared exactly for the key only checked")
+          .isEqualTo(isChecked);
+    }
+  }
+
+  @Test
+  void theKeysOfOneJobShareOneLockSoAClaimOfManyJobsLocksNoMoreThanItsJobs() {
+    // What the kernel checks and writes to claim 32 jobs: the pause of starts (checked), and
+    // for each job its record (checked and written), its ready entry (deleted) and its leased
+    // entry (written).
+    List<Key> checked = new ArrayList<>(List.of(Key.of("kvmq", "q", "startsPaused")));
+    List<Key> written = new ArrayList<>();
+    for (int i = 0; i < 32; i++) {
+      String id = "job-" + i;
+      checked.add(Key.of("kvmq", "q", "job", id));
+      written.add(Key.of("kvmq", "q", "job", id));
+      written.add(Key.of("kvmq", "q", "ready", (long) i, id));
+      written.add(Key.of("kvmq", "q", "leased", 1_000L + i, id));
+    }
+    KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
+    assertThat(locks).as("no whole-store lock").isNotNull();
+    assertThat(locks.hashes()).hasSize(33);
+    assertThat(java.util.Arrays.stream(locks.shared()).filter(b -> b).count()).isEqualTo(1);
+    assertThat(KeyLocks.lockKey(Key.of("kvmq", "q", "group", "parked", "g", 3L, "job-1")))
+        .isEqualTo(Key.of("kvmq", "q", "job-1"))
+        .isEqualTo(KeyLocks.lockKey(Key.of("kvmq", "q", "job", "job-1")));
+    assertThat(KeyLocks.lockKey(Key.of("kvmq", "q", "paused")))
+        .isEqualTo(Key.of("kvmq", "q", "paused"));
+  }
+
+  @Test
+  void checksOfOneKeyDoNotWaitForEachOtherAndAWriteOfItWaitsForThem() throws Exception {
+    Key pause = Key.of("kvmq", "q", "startsPaused");
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection raw = db.unpooled().getConnection()) {
+      raw.setAutoCommit(false);
+      commitFunction(raw, List.of(pause), Key.of("kvmq", "q", "job", "a")); // holds pause shared
+
+      // a second check of the key does not wait (if it did, this get would time out)
+      CommitResult alsoChecks =
+          pool.submit(
+                  () ->
+                      store.commit(
+                          AtomicOperation.builder()
+                              .check(pause, AtomicOperation.ABSENT)
+                              .set(Key.of("kvmq", "q", "job", "b"), new byte[] {1})
+                              .build()))
+              .get(1, TimeUnit.MINUTES);
+      assertThat(alsoChecks.ok()).isTrue();
+
+      Future<CommitResult> writes =
+          pool.submit(
+              () -> store.commit(AtomicOperation.builder().set(pause, new byte[0]).build()));
+      TestDatabase.await(
+          "the write of the checked key waits for the check", WAIT, () -> waitingForLocks() == 1);
+      assertThat(writes.isDone()).isFalse();
+      raw.commit();
+      assertThat(writes.get(1, TimeUnit.MINUTES).ok()).isTrue();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aCommitOnAnIndexEntryWaitsForOneOnItsJobsRecordAndNotForAnotherJobs() throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (Connection raw = db.unpooled().getConnection()) {
+      raw.setAutoCommit(false);
+      commitFunction(raw, List.of(), Key.of("kvmq", "q", "job", "a")); // holds job a's lock
+
+      // another job's entry does not wait (if it did, this get would time out)
+      CommitResult other =
+          pool.submit(
+                  () ->
+                      store.commit(
+                          AtomicOperation.builder()
+                              .set(Key.of("kvmq", "q", "ready", 7L, "b"), new byte[0])
+                              .build()))
+              .get(1, TimeUnit.MINUTES);
+      assertThat(other.ok()).isTrue();
+
+      Future<CommitResult> same =
+          pool.submit(
+              () ->
+                  store.commit(
+                      AtomicOperation.builder()
+                          .set(Key.of("kvmq", "q", "ready", 7L, "a"), new byte[0])
+                          .build()));
+      TestDatabase.await(
+          "job a's ready entry waits for job a's record", WAIT, () -> waitingForLocks() == 1);
+      assertThat(same.isDone()).isFalse();
+      raw.commit();
+      assertThat(same.get(1, TimeUnit.MINUTES).ok()).isTrue();
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test
@@ -224,19 +330,32 @@ class PostgresVersionstampTest {
 
   /** Calls the commit function for one set of {@code key} in {@code c}'s open transaction. */
   private long commitFunction(Connection c, Key key) throws SQLException {
+    return commitFunction(c, List.of(), key);
+  }
+
+  /**
+   * Calls the commit function in {@code c}'s open transaction for one operation that checks that
+   * each of {@code absent} is absent and sets {@code key}.
+   */
+  private long commitFunction(Connection c, List<Key> absent, Key key) throws SQLException {
     Tables tables = new Tables(schema, "kvmq");
+    KeyLocks.Locks locks = KeyLocks.lockKeys(absent, List.of(key));
+    Integer[] checkOps = absent.stream().map(k -> 1).toArray(Integer[]::new);
+    byte[][] checkKeys = absent.stream().map(Key::encoded).toArray(byte[][]::new);
+    Long[] checkVs = absent.stream().map(k -> AtomicOperation.ABSENT).toArray(Long[]::new);
     try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
       ps.setInt(1, 1);
       ps.setInt(2, tables.lockSpace);
-      ps.setArray(3, c.createArrayOf("int4", KeyLocks.lockKeys(List.of(), List.of(key.encoded()))));
-      ps.setArray(4, c.createArrayOf("int4", new Integer[0]));
-      ps.setArray(5, c.createArrayOf("bytea", new byte[0][]));
-      ps.setArray(6, c.createArrayOf("int8", new Long[0]));
-      ps.setArray(7, c.createArrayOf("int4", new Integer[] {1}));
-      ps.setArray(8, c.createArrayOf("bytea", new byte[][] {key.encoded()}));
-      ps.setArray(9, c.createArrayOf("bytea", new byte[][] {{1}}));
-      ps.setString(10, tables.channel);
-      ps.setArray(11, c.createArrayOf("text", new String[0]));
+      ps.setArray(3, c.createArrayOf("int4", locks.hashes()));
+      ps.setArray(4, c.createArrayOf("bool", locks.shared()));
+      ps.setArray(5, c.createArrayOf("int4", checkOps));
+      ps.setArray(6, c.createArrayOf("bytea", checkKeys));
+      ps.setArray(7, c.createArrayOf("int8", checkVs));
+      ps.setArray(8, c.createArrayOf("int4", new Integer[] {1}));
+      ps.setArray(9, c.createArrayOf("bytea", new byte[][] {key.encoded()}));
+      ps.setArray(10, c.createArrayOf("bytea", new byte[][] {{1}}));
+      ps.setString(11, tables.channel);
+      ps.setArray(12, c.createArrayOf("text", new String[0]));
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return ((Long[]) rs.getArray(1).getArray())[0];
