@@ -377,13 +377,13 @@ public final class ConnectionStore implements KvStore {
     return tagged.toArray(new String[0]);
   }
 
-  private static List<Key> keysOf(AtomicOperation op) {
-    List<Key> keys = new ArrayList<>();
+  private static List<byte[]> keysOf(AtomicOperation op) {
+    List<byte[]> keys = new ArrayList<>();
     for (AtomicOperation.Check check : op.checks()) {
-      keys.add(check.key());
+      keys.add(check.key().encoded());
     }
     for (AtomicOperation.Mutation m : op.mutations()) {
-      keys.add(m.key());
+      keys.add(m.key().encoded());
     }
     return keys;
   }

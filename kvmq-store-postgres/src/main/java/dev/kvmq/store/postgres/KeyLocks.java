@@ -55,10 +55,10 @@ final class KeyLocks {
     for (AtomicOperation op : operations) {
       Set<Integer> own = new HashSet<>();
       for (AtomicOperation.Check check : op.checks()) {
-        own.add(lockHash(check.key()));
+        own.add(lockHash(check.key().encoded()));
       }
       for (AtomicOperation.Mutation m : op.mutations()) {
-        own.add(lockHash(m.key()));
+        own.add(lockHash(m.key().encoded()));
       }
       Set<Integer> union = new HashSet<>(locked);
       union.addAll(own);
@@ -81,12 +81,12 @@ final class KeyLocks {
    * null: it locks the whole store instead, so that big batches don't exhaust PostgreSQL's shared
    * lock table. Every node must lock alike: this is part of schema version 4.
    */
-  static Locks lockKeys(List<Key> checked, List<Key> written) {
+  static Locks lockKeys(List<byte[]> checked, List<byte[]> written) {
     Map<Integer, Boolean> modes = new TreeMap<>();
-    for (Key k : checked) {
+    for (byte[] k : checked) {
       modes.putIfAbsent(lockHash(k), true);
     }
-    for (Key k : written) {
+    for (byte[] k : written) {
       modes.put(lockHash(k), false);
     }
     if (modes.size() > MAX_KEY_LOCKS) {
@@ -108,19 +108,59 @@ final class KeyLocks {
     return Key.of(key.get(0), key.get(1), key.get(n - 1));
   }
 
-  /** The lock of a key: the {@link #lockHash(byte[]) hash} of its {@link #lockKey}. */
-  static int lockHash(Key key) {
-    return lockHash(lockKey(key).encoded());
-  }
-
-  /** FNV-1a over the bytes, folded to 32 bits; 0 is kept for the store-wide lock. */
+  /**
+   * The lock of a key, from its encoding ({@link Key#encoded()}): the FNV-1a hash, folded to 32
+   * bits, of its {@link #lockKey}'s encoding; 0 is kept for the store-wide lock. An encoding is its
+   * parts' encodings one after the other, so the lock key's is the key's bytes up to the end of its
+   * second part and from the start of its last: found by a scan, without decoding the parts.
+   */
   static int lockHash(byte[] key) {
-    long h = 0xcbf29ce484222325L;
-    for (byte b : key) {
-      h ^= b & 0xff;
-      h *= 0x100000001b3L;
+    int n = key.length;
+    int parts = 0;
+    int endOfSecond = n;
+    int lastStart = 0;
+    int i = 0;
+    while (i < n) {
+      int start = i;
+      byte tag = key[i++];
+      if (tag == 0x01 || tag == 0x02) { // bytes or a string: up to a NUL not escaped by 0xFF
+        while (i < n) {
+          if (key[i] != 0) {
+            i++;
+          } else if (i + 1 < n && key[i + 1] == (byte) 0xFF) {
+            i += 2;
+          } else {
+            i++;
+            break;
+          }
+        }
+      } else if (tag == 0x03) { // a long: 8 bytes
+        i += 8;
+      } // booleans are the tag alone
+      parts++;
+      lastStart = start;
+      if (parts == 2) {
+        endOfSecond = Math.min(i, n);
+      }
+    }
+    long h = FNV_OFFSET;
+    if (parts <= 3) {
+      h = fnv(h, key, 0, n);
+    } else {
+      h = fnv(h, key, 0, endOfSecond);
+      h = fnv(h, key, lastStart, n);
     }
     int folded = (int) (h ^ (h >>> 32));
     return folded == 0 ? 1 : folded;
+  }
+
+  private static final long FNV_OFFSET = 0xcbf29ce484222325L;
+
+  private static long fnv(long h, byte[] bytes, int from, int to) {
+    for (int i = from; i < to; i++) {
+      h ^= bytes[i] & 0xff;
+      h *= 0x100000001b3L;
+    }
+    return h;
   }
 }

@@ -97,7 +97,7 @@ final class Tables {
         "SELECT "
             + qualified("commit")
             + "(?, ?, ?::int4[], ?::bool[], ?::int4[], ?::bytea[], ?::int8[], ?::int4[],"
-            + " ?::bytea[], ?::bytea[], ?, ?::text[])";
+            + " ?::bytea[], ?::bytea[], ?, ?::text[], ?)";
     // The call and the COMMIT in one message (one round trip); the COMMIT runs only if the
     // call succeeded, as PostgreSQL skips the rest of a message after an error.
     commitAndEnd = commit + "; COMMIT";

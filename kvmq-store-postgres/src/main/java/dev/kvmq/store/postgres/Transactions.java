@@ -38,6 +38,9 @@ final class Transactions {
 
   private static final HexFormat HEX = HexFormat.of();
 
+  /** A batch that checks and writes at most this many keys runs a statement per key. */
+  private static final int FEW_KEYS = 4;
+
   private final Tables tables;
   private final Notifier notifier;
   private final SubscriberRegistry local;
@@ -154,8 +157,6 @@ final class Transactions {
   Long[] callCommit(Connection c, String sql, List<AtomicOperation> operations, String[] payloads)
       throws SQLException {
     List<Integer> checkOp = new ArrayList<>();
-    List<Key> checked = new ArrayList<>();
-    List<Key> written = new ArrayList<>();
     List<byte[]> checkKey = new ArrayList<>();
     List<Long> checkVs = new ArrayList<>();
     List<Integer> mutOp = new ArrayList<>();
@@ -165,18 +166,16 @@ final class Transactions {
       AtomicOperation op = operations.get(i);
       for (AtomicOperation.Check check : op.checks()) {
         checkOp.add(i + 1);
-        checked.add(check.key());
         checkKey.add(check.key().encoded());
         checkVs.add(check.versionstamp());
       }
       for (AtomicOperation.Mutation m : op.mutations()) {
         mutOp.add(i + 1);
-        written.add(m.key());
         mutKey.add(m.key().encoded());
         mutValue.add(m.isDelete() ? null : m.value());
       }
     }
-    KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
+    KeyLocks.Locks locks = KeyLocks.lockKeys(checkKey, mutKey);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setInt(1, operations.size());
       ps.setInt(2, tables.lockSpace);
@@ -195,6 +194,7 @@ final class Transactions {
       ps.setArray(10, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
       ps.setString(11, tables.channel);
       ps.setArray(12, c.createArrayOf("text", payloads));
+      ps.setBoolean(13, batchStatements(checkOp, checkKey, mutOp, mutKey));
       // the function's result is the first result set of the message's statements
       boolean isResultSet = ps.execute();
       while (!isResultSet) {
@@ -209,6 +209,41 @@ final class Transactions {
         return (Long[]) rs.getArray(1).getArray();
       }
     }
+  }
+
+  /**
+   * Whether the commit function applies the batch with one statement per kind (its {@code disjoint}
+   * argument): when the batch is {@link #disjoint} and has more than {@value #FEW_KEYS} checks and
+   * writes. For a few keys a statement per check and per write costs no more: kvmq-bench's push
+   * 1-by-1 (3 keys) measured 3,100 jobs/s with the batch statements, 3,800 without.
+   */
+  static boolean batchStatements(
+      List<Integer> checkOp, List<byte[]> checkKey, List<Integer> mutOp, List<byte[]> mutKey) {
+    return checkKey.size() + mutKey.size() > FEW_KEYS && disjoint(checkOp, checkKey, mutOp, mutKey);
+  }
+
+  /**
+   * Whether no operation writes a key that another operation of the batch checks or writes: then
+   * the commit function evaluates every check against the state before the batch and applies the
+   * mutations in one statement per kind (schema-v4.sql), which gives what one operation after the
+   * other would. Keys that several operations only check (every claimed job's operation checks the
+   * pause of starts) keep a batch disjoint.
+   */
+  static boolean disjoint(
+      List<Integer> checkOp, List<byte[]> checkKey, List<Integer> mutOp, List<byte[]> mutKey) {
+    Map<ByteBuffer, Integer> writer = new HashMap<>();
+    for (int i = 0; i < mutKey.size(); i++) {
+      if (writer.putIfAbsent(ByteBuffer.wrap(mutKey.get(i)), mutOp.get(i)) != null) {
+        return false; // two operations write it (one operation writes a key at most once)
+      }
+    }
+    for (int i = 0; i < checkKey.size(); i++) {
+      Integer w = writer.get(ByteBuffer.wrap(checkKey.get(i)));
+      if (w != null && !w.equals(checkOp.get(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */

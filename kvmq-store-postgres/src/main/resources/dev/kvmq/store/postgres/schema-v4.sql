@@ -106,6 +106,12 @@ INSERT INTO kvmq_schema_version (version) VALUES (3), (4) ON CONFLICT (version) 
 --   mut_op, mut_key, mut_value    every mutation: its operation, key, value (NULL =
 --                                 delete); sorted by operation
 --   channel, payloads             NOTIFY'd when anything was written
+--   disjoint                      true if no operation writes a key that another one of
+--                                 the batch checks or writes (the caller knows): then
+--                                 every check sees the state before the batch, whatever
+--                                 the order, so the checks are one statement, and the
+--                                 deletes and the upserts one each, instead of a
+--                                 statement per check and per mutation
 -- Unqualified names in the body resolve in the search_path the function was created
 -- with (SET ... FROM CURRENT), whatever the caller's is.
 -- The locks come first, in one order for every caller (so callers can't deadlock on them),
@@ -129,7 +135,8 @@ CREATE OR REPLACE FUNCTION kvmq_commit(
     mut_key    bytea[],
     mut_value  bytea[],
     channel    text,
-    payloads   text[])
+    payloads   text[],
+    disjoint   boolean)
   RETURNS bigint[]
   LANGUAGE plpgsql VOLATILE
   SET search_path FROM CURRENT
@@ -145,6 +152,9 @@ DECLARE
   actual   bigint;
   wrote    boolean := false;
   i        integer;
+  failed   integer[];
+  sets     boolean := false;
+  deletes  boolean := false;
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION 'kvmq commits need READ COMMITTED isolation (PostgreSQL''s default), not %',
@@ -161,6 +171,59 @@ BEGIN
         PERFORM pg_advisory_xact_lock(lock_space, lock_keys[i]);
       END IF;
     END LOOP;
+  END IF;
+  IF disjoint THEN
+    IF n_checks > 0 THEN
+      -- a lookup by the primary key per check (a join could scan the table)
+      SELECT array_agg(DISTINCT u.op) INTO failed
+        FROM unnest(check_op, check_key, check_vs) AS u(op, key, vs)
+       WHERE coalesce((SELECT t.versionstamp FROM kvmq_kv t WHERE t.key = u.key), 0) <> u.vs;
+    END IF;
+    FOR op IN 1..op_count LOOP
+      IF failed IS NOT NULL AND op = ANY (failed) THEN
+        results[op] := 0;
+        WHILE m <= n_muts AND mut_op[m] = op LOOP
+          m := m + 1;
+        END LOOP;
+      ELSIF m > n_muts OR mut_op[m] <> op THEN
+        IF vs = 0 THEN
+          SELECT s.last_value INTO vs FROM kvmq_versionstamp s;
+          results[op] := greatest(vs, 1);
+          vs := 0;
+        ELSE
+          results[op] := vs;
+        END IF;
+      ELSE
+        vs := nextval('kvmq_versionstamp');
+        results[op] := vs;
+        wrote := true;
+        WHILE m <= n_muts AND mut_op[m] = op LOOP
+          IF mut_value[m] IS NULL THEN
+            deletes := true;
+          ELSE
+            sets := true;
+          END IF;
+          m := m + 1;
+        END LOOP;
+      END IF;
+    END LOOP;
+    IF wrote THEN
+      IF deletes THEN
+        DELETE FROM kvmq_kv t
+         WHERE t.key = ANY (ARRAY(SELECT u.key
+                                    FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
+                                   WHERE u.value IS NULL AND results[u.op] > 0));
+      END IF;
+      IF sets THEN
+        INSERT INTO kvmq_kv AS t (key, value, versionstamp)
+          SELECT u.key, u.value, results[u.op]
+            FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
+           WHERE u.value IS NOT NULL AND results[u.op] > 0
+          ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp;
+      END IF;
+      PERFORM pg_notify(channel, p) FROM unnest(payloads) AS p;
+    END IF;
+    RETURN results;
   END IF;
   FOR op IN 1..op_count LOOP
     holds := true;

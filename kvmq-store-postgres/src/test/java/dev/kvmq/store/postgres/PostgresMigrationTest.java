@@ -146,7 +146,7 @@ class PostgresMigrationTest {
       assertThat(version(db, old.name())).isEqualTo(4);
       assertThat(commitFunctions(db, old.name()))
           .as("the older commit function is gone: a node still running it fails its commits")
-          .containsExactly(12);
+          .containsExactly(13);
       assertThat(count(db, "SELECT count(*) FROM " + old.name() + ".kvmq_kv"))
           .as("no row added or lost")
           .isEqualTo(rows);

@@ -104,62 +104,6 @@ class PostgresVersionstampTest {
   }
 
   @Test
-  void lockKeysAreSortedDistinctNeverTheStoreLockAndNoneForHugeBatches() {
-    List<Key> keys = new ArrayList<>();
-    for (int i = 0; i < KeyLocks.MAX_KEY_LOCKS; i++) {
-      keys.add(Key.of("k", (long) i));
-    }
-    KeyLocks.Locks locks = KeyLocks.lockKeys(keys, keys.subList(0, 10));
-    assertThat(locks.hashes()).hasSize(KeyLocks.MAX_KEY_LOCKS).doesNotContain(0).isSorted();
-    assertThat(KeyLocks.lockKeys(keys, List.of()).hashes()).containsExactly(locks.hashes());
-    assertThat(KeyLocks.lockHash(Key.of("k", 1L))).isEqualTo(KeyLocks.lockHash(Key.of("k", 1L)));
-    List<Key> many = new ArrayList<>();
-    for (int i = 0; i <= KeyLocks.MAX_KEY_LOCKS; i++) {
-      many.add(Key.of("m", (long) i));
-    }
-    assertThat(KeyLocks.lockKeys(many, List.of())).as("a whole-store lock instead").isNull();
-  }
-
-  @Test
-  void aKeyOnlyCheckedIsLockedSharedAndAWrittenOneExclusively() {
-    Key checked = Key.of("kvmq", "q", "startsPaused");
-    Key both = Key.of("kvmq", "q", "job", "a");
-    KeyLocks.Locks locks = KeyLocks.lockKeys(List.of(checked, both), List.of(both));
-    assertThat(locks.hashes()).hasSize(2);
-    for (int i = 0; i < 2; i++) {
-      boolean isChecked = locks.hashes()[i] == KeyLocks.lockHash(checked);
-      assertThat(locks.shared()[i])
-          .as("shared exactly for the key only checked")
-          .isEqualTo(isChecked);
-    }
-  }
-
-  @Test
-  void theKeysOfOneJobShareOneLockSoAClaimOfManyJobsLocksNoMoreThanItsJobs() {
-    // What the kernel checks and writes to claim 32 jobs: the pause of starts (checked), and
-    // for each job its record (checked and written), its ready entry (deleted) and its leased
-    // entry (written).
-    List<Key> checked = new ArrayList<>(List.of(Key.of("kvmq", "q", "startsPaused")));
-    List<Key> written = new ArrayList<>();
-    for (int i = 0; i < 32; i++) {
-      String id = "job-" + i;
-      checked.add(Key.of("kvmq", "q", "job", id));
-      written.add(Key.of("kvmq", "q", "job", id));
-      written.add(Key.of("kvmq", "q", "ready", (long) i, id));
-      written.add(Key.of("kvmq", "q", "leased", 1_000L + i, id));
-    }
-    KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
-    assertThat(locks).as("no whole-store lock").isNotNull();
-    assertThat(locks.hashes()).hasSize(33);
-    assertThat(java.util.Arrays.stream(locks.shared()).filter(b -> b).count()).isEqualTo(1);
-    assertThat(KeyLocks.lockKey(Key.of("kvmq", "q", "group", "parked", "g", 3L, "job-1")))
-        .isEqualTo(Key.of("kvmq", "q", "job-1"))
-        .isEqualTo(KeyLocks.lockKey(Key.of("kvmq", "q", "job", "job-1")));
-    assertThat(KeyLocks.lockKey(Key.of("kvmq", "q", "paused")))
-        .isEqualTo(Key.of("kvmq", "q", "paused"));
-  }
-
-  @Test
   void checksOfOneKeyDoNotWaitForEachOtherAndAWriteOfItWaitsForThem() throws Exception {
     Key pause = Key.of("kvmq", "q", "startsPaused");
     ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -339,7 +283,8 @@ class PostgresVersionstampTest {
    */
   private long commitFunction(Connection c, List<Key> absent, Key key) throws SQLException {
     Tables tables = new Tables(schema, "kvmq");
-    KeyLocks.Locks locks = KeyLocks.lockKeys(absent, List.of(key));
+    KeyLocks.Locks locks =
+        KeyLocks.lockKeys(absent.stream().map(Key::encoded).toList(), List.of(key.encoded()));
     Integer[] checkOps = absent.stream().map(k -> 1).toArray(Integer[]::new);
     byte[][] checkKeys = absent.stream().map(Key::encoded).toArray(byte[][]::new);
     Long[] checkVs = absent.stream().map(k -> AtomicOperation.ABSENT).toArray(Long[]::new);
@@ -356,6 +301,7 @@ class PostgresVersionstampTest {
       ps.setArray(10, c.createArrayOf("bytea", new byte[][] {{1}}));
       ps.setString(11, tables.channel);
       ps.setArray(12, c.createArrayOf("text", new String[0]));
+      ps.setBoolean(13, true);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return ((Long[]) rs.getArray(1).getArray())[0];
