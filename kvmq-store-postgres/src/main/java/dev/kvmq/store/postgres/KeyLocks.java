@@ -122,25 +122,11 @@ final class KeyLocks {
     int i = 0;
     while (i < n) {
       int start = i;
-      byte tag = key[i++];
-      if (tag == 0x01 || tag == 0x02) { // bytes or a string: up to a NUL not escaped by 0xFF
-        while (i < n) {
-          if (key[i] != 0) {
-            i++;
-          } else if (i + 1 < n && key[i + 1] == (byte) 0xFF) {
-            i += 2;
-          } else {
-            i++;
-            break;
-          }
-        }
-      } else if (tag == 0x03) { // a long: 8 bytes
-        i += 8;
-      } // booleans are the tag alone
+      i = skipPart(key, i);
       parts++;
       lastStart = start;
       if (parts == 2) {
-        endOfSecond = Math.min(i, n);
+        endOfSecond = i;
       }
     }
     long h = FNV_OFFSET;
@@ -152,6 +138,41 @@ final class KeyLocks {
     }
     int folded = (int) (h ^ (h >>> 32));
     return folded == 0 ? 1 : folded;
+  }
+
+  /**
+   * Where the first {@code parts} parts of a key's encoding end: the length of the encoding of the
+   * key made of them ({@code key.length} if it has no more). The encoding is its parts' encodings
+   * one after the other.
+   */
+  static int endOfPart(byte[] key, int parts) {
+    int i = 0;
+    for (int p = 0; p < parts && i < key.length; p++) {
+      i = skipPart(key, i);
+    }
+    return i;
+  }
+
+  /** The index just after the part that starts at {@code i}. */
+  private static int skipPart(byte[] key, int i) {
+    int n = key.length;
+    byte tag = key[i++];
+    if (tag == 0x01 || tag == 0x02) { // bytes or a string: up to a NUL not escaped by 0xFF
+      while (i < n) {
+        if (key[i] != 0) {
+          i++;
+        } else if (i + 1 < n && key[i + 1] == (byte) 0xFF) {
+          i += 2;
+        } else {
+          return i + 1;
+        }
+      }
+      return n;
+    }
+    if (tag == 0x03) { // a long: 8 bytes
+      return Math.min(i + 8, n);
+    }
+    return i; // booleans are the tag alone
   }
 
   private static final long FNV_OFFSET = 0xcbf29ce484222325L;

@@ -266,24 +266,20 @@ final class Transactions {
    * whose checks fail too: a spurious wake-up is allowed), in hex.
    */
   static Set<String> announced(List<AtomicOperation> operations) {
-    Set<String> prefixes = new LinkedHashSet<>();
+    Set<ByteBuffer> distinct = new LinkedHashSet<>();
     for (AtomicOperation op : operations) {
       for (AtomicOperation.Mutation m : op.mutations()) {
-        prefixes.add(HEX.formatHex(announcedPrefix(m.key())));
+        byte[] k = m.key().encoded();
+        distinct.add(ByteBuffer.wrap(k, 0, KeyLocks.endOfPart(k, NOTIFY_PARTS)).slice());
       }
     }
+    Set<String> prefixes = new LinkedHashSet<>();
+    for (ByteBuffer b : distinct) {
+      byte[] prefix = new byte[b.remaining()];
+      b.get(prefix);
+      prefixes.add(HEX.formatHex(prefix));
+    }
     return prefixes;
-  }
-
-  private static byte[] announcedPrefix(Key key) {
-    if (key.size() <= NOTIFY_PARTS) {
-      return key.encoded();
-    }
-    Object[] parts = new Object[NOTIFY_PARTS];
-    for (int i = 0; i < NOTIFY_PARTS; i++) {
-      parts[i] = key.get(i);
-    }
-    return Key.of(parts).encoded();
   }
 
   private static boolean checksHold(AtomicOperation op, Map<ByteBuffer, Long> current) {

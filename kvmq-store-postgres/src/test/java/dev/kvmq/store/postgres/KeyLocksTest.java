@@ -72,7 +72,7 @@ class KeyLocksTest {
   }
 
   @Test
-  void theHashOfAKeysBytesIsTheHashOfItsLockKeyForKeysOfEveryShape() {
+  void theHashOfAKeysBytesIsTheHashOfItsLockKeyAndItsPrefixesAreFoundForKeysOfEveryShape() {
     Random random = new Random(19);
     for (int n = 0; n < 20_000; n++) {
       Object[] parts = new Object[1 + random.nextInt(7)];
@@ -83,6 +83,12 @@ class KeyLocksTest {
       assertThat(KeyLocks.lockHash(key.encoded()))
           .as("%s", key)
           .isEqualTo(fnv(KeyLocks.lockKey(key).encoded()));
+      int prefixParts = random.nextInt(parts.length + 2);
+      Object[] first = Arrays.copyOf(parts, Math.min(prefixParts, parts.length));
+      byte[] expected = first.length == 0 ? new byte[0] : Key.of(first).encoded();
+      assertThat(Arrays.copyOf(key.encoded(), KeyLocks.endOfPart(key.encoded(), prefixParts)))
+          .as("the first %d parts of %s", prefixParts, key)
+          .isEqualTo(expected);
     }
   }
 
