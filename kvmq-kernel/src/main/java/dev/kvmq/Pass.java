@@ -8,10 +8,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A worker's pass, the one place that decides when the worker claims: it reads whether the queue is
  * paused, promotes due delayed jobs, reclaims expired leases, claims as many ready jobs as there is
- * room for ({@link Slots#wanted()}), hands them to the slots, and schedules its next wake
- * (docs/semantics.md, "A worker's pass"). A pass is asked for ({@link #request()}) when the worker
- * starts, when the store announces a change of the ready or delayed index or the paused key, when a
- * handler finishes (or has used half the jobs claimed ahead), and at a scheduled wake.
+ * room for ({@link Slots#toClaim()}: at once for an idle slot, in halves of the prefetch while
+ * busy), hands them to the slots, and schedules its next wake (docs/semantics.md, "A worker's
+ * pass"). A pass is asked for ({@link #request()}) when the worker starts, when the store announces
+ * a change of the ready or delayed index or the paused key, when a handler finishes (or has used
+ * half the jobs claimed ahead), and at a scheduled wake.
  *
  * <p>Locking: one pass at a time, without a lock: {@code requests} counts the requests, and the
  * thread that raises it from zero runs passes until it falls back to zero, so the pass-only fields
@@ -167,7 +168,7 @@ final class Pass<S> {
       // Claim only once every due job is in the ready index: one left in the delayed or
       // leased index may come first in queue order. A pass that skipped the moves knows
       // nothing is due before maintenanceAt (a new earlier one is announced).
-      int wanted = more ? 0 : slots.wanted();
+      int wanted = more ? 0 : slots.toClaim();
       boolean claimed = false;
       if (wanted > 0) {
         Claimer.Batch batch = claim(wanted, now);

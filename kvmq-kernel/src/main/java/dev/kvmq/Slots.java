@@ -51,6 +51,24 @@ final class Slots<S> {
     this.pass = pass;
   }
 
+  /**
+   * How many jobs a pass claims now: all it has room for ({@link #wanted()}) while a handler slot
+   * would stay idle without them; once every slot is running or has a job waiting for it, none
+   * until half the jobs claimed ahead are used, the moment a handler asks for a pass ({@link
+   * #run}). So a busy worker refills its prefetch in claims of at least half of it, however often
+   * the ready index changes (every claim of every node announces one); claims of a few jobs each
+   * would cost a commit each.
+   */
+  int toClaim() {
+    int wanted = wanted();
+    int idle = core.options.concurrency() - running.get() - waitingCount.get();
+    if (idle > 0) {
+      return wanted;
+    }
+    int prefetch = core.options.prefetch();
+    return wanted >= prefetch - prefetch / 2 ? wanted : 0;
+  }
+
   /** How many more jobs the worker may hold: free slots plus room among the waiting ones. */
   int wanted() {
     return core.options.concurrency()

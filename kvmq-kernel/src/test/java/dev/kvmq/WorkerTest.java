@@ -293,6 +293,34 @@ class WorkerTest {
     }
 
     @Test
+    void aBusyWorkerRefillsItsPrefetchOnlyOnceHalfOfItIsUsed() {
+      // concurrency 1, prefetch 4: while "a" runs, each push announces a change of the ready
+      // index and the worker's pass runs (nested, on the manual scheduler). It claims the new
+      // job while fewer than half of the 4 jobs it may claim ahead are waiting (2 free of 4 is
+      // half: claimed), and not once 3 wait: claims of a job or two each would cost a commit
+      // each. Handlers that finish ask for the refill.
+      queue.push("a");
+      List<Long> leasedAfterPush = new ArrayList<>();
+      worker(
+          (job, ctx) -> {
+            ran.add(job.state());
+            if (job.state().equals("a")) {
+              for (String s : List.of("b", "c", "d", "e", "f", "g")) {
+                queue.push(s);
+                scheduler.runUntilIdle();
+                leasedAfterPush.add(queue.counts().processing());
+              }
+            }
+          },
+          WorkerOptions.defaults().concurrency(1).prefetch(4),
+          scheduler);
+      scheduler.runUntilIdle();
+      assertThat(leasedAfterPush).containsExactly(2L, 3L, 4L, 4L, 4L, 4L);
+      assertThat(ran).containsExactly("a", "b", "c", "d", "e", "f", "g");
+      assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
+    }
+
+    @Test
     void withoutPrefetchAWorkerClaimsOnlyForFreeSlots() {
       push("a", "b", "c", "d");
       List<Long> leasedWhileRunning = new ArrayList<>();

@@ -72,6 +72,8 @@ import java.util.stream.Collectors;
  *   --dir DIR           where EclipseStore and PostgreSQL write (default java.io.tmpdir)
  *   --report LOG        print the table again from the log of a run (for example one stopped
  *                       before its end); runs nothing
+ *   --pg-statements on  nodes: print the statements the shared database ran, from
+ *                       pg_stat_statements (loaded into the server for the whole run)
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
@@ -226,6 +228,9 @@ public final class QueueBench {
               .setServerConfig("fsync", "on")
               .setServerConfig("synchronous_commit", "on")
               .setServerConfig("max_connections", "300")
+              .setServerConfig(
+                  "shared_preload_libraries",
+                  opts.containsKey("pg-statements") ? "pg_stat_statements" : "")
               .start();
       System.out.println(
           "# PostgreSQL "
@@ -480,6 +485,10 @@ public final class QueueBench {
         send(procs.get(i), "OPEN");
       }
       awaitAll(lines, reported, others, "READY");
+      if (opts.containsKey("pg-statements")) {
+        execIn(shared, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        execIn(shared, "SELECT pg_stat_statements_reset()");
+      }
       for (Process p : procs) {
         send(p, "GO");
       }
@@ -500,6 +509,10 @@ public final class QueueBench {
         }
         first[i] = Long.parseLong(reported.get(i).getOrDefault("node_first_start_ms", "0"));
         last[i] = Long.parseLong(reported.get(i).getOrDefault("node_last_finish_ms", "0"));
+      }
+      printDatabaseWork(shared, n);
+      if (opts.containsKey("pg-statements")) {
+        printStatements(shared, n);
       }
       Nodes.Merge m = Nodes.merge(Nodes.BASE, n, ids);
       if (!m.complete()) {
@@ -544,6 +557,54 @@ public final class QueueBench {
         }
       }
       Files.delete(idsDir);
+    }
+  }
+
+  /**
+   * Prints what the shared database did per job over the whole run (push, drain and the nodes'
+   * reads), from {@code pg_stat_database} once every node has exited (a backend reports its counts
+   * when it ends): transactions committed and rolled back (an empty claim rolls back), rows
+   * inserted, updated and deleted. A profile for the reader of the log, not a measured target.
+   */
+  private void printDatabaseWork(String db, int jobs) throws Exception {
+    String[] names = {"xact_commit", "xact_rollback", "tup_inserted", "tup_updated", "tup_deleted"};
+    StringBuilder line = new StringBuilder("#   database work per job:");
+    for (String name : names) {
+      String v = scalar("SELECT " + name + " FROM pg_stat_database WHERE datname = '" + db + "'");
+      line.append(String.format(Locale.ROOT, " %s=%.2f", name, Long.parseLong(v) / (double) jobs));
+    }
+    System.out.println(line);
+  }
+
+  /**
+   * With --pg-statements: the statements the shared database ran from the start of the drain, most
+   * called first (pg_stat_statements), per job, with their mean time.
+   */
+  private void printStatements(String db, int jobs) throws Exception {
+    try (Connection c = postgres.getDatabase("postgres", db).getConnection();
+        Statement s = c.createStatement();
+        var rs =
+            s.executeQuery(
+                "SELECT calls, mean_exec_time, rows, left(regexp_replace(query, '\\s+', ' ',"
+                    + " 'g'), 110) FROM pg_stat_statements s JOIN pg_database d ON d.oid ="
+                    + " s.dbid WHERE d.datname = current_database() ORDER BY calls DESC LIMIT"
+                    + " 15")) {
+      while (rs.next()) {
+        System.out.printf(
+            Locale.ROOT,
+            "#   statement: %.3f calls/job, %.3f ms mean, %.2f rows/call: %s%n",
+            rs.getLong(1) / (double) jobs,
+            rs.getDouble(2),
+            rs.getLong(3) / (double) Math.max(1, rs.getLong(1)),
+            rs.getString(4));
+      }
+    }
+  }
+
+  private void execIn(String db, String sql) throws Exception {
+    try (Connection c = postgres.getDatabase("postgres", db).getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
     }
   }
 
