@@ -172,62 +172,15 @@ BEGIN
       END IF;
     END LOOP;
   END IF;
-  IF disjoint THEN
-    IF n_checks > 0 THEN
-      -- a lookup by the primary key per check (a join could scan the table)
-      SELECT array_agg(DISTINCT u.op) INTO failed
-        FROM unnest(check_op, check_key, check_vs) AS u(op, key, vs)
-       WHERE coalesce((SELECT t.versionstamp FROM kvmq_kv t WHERE t.key = u.key), 0) <> u.vs;
-    END IF;
-    FOR op IN 1..op_count LOOP
-      IF failed IS NOT NULL AND op = ANY (failed) THEN
-        results[op] := 0;
-        WHILE m <= n_muts AND mut_op[m] = op LOOP
-          m := m + 1;
-        END LOOP;
-      ELSIF m > n_muts OR mut_op[m] <> op THEN
-        IF vs = 0 THEN
-          SELECT s.last_value INTO vs FROM kvmq_versionstamp s;
-          results[op] := greatest(vs, 1);
-          vs := 0;
-        ELSE
-          results[op] := vs;
-        END IF;
-      ELSE
-        vs := nextval('kvmq_versionstamp');
-        results[op] := vs;
-        wrote := true;
-        WHILE m <= n_muts AND mut_op[m] = op LOOP
-          IF mut_value[m] IS NULL THEN
-            deletes := true;
-          ELSE
-            sets := true;
-          END IF;
-          m := m + 1;
-        END LOOP;
-      END IF;
-    END LOOP;
-    IF wrote THEN
-      IF deletes THEN
-        DELETE FROM kvmq_kv t
-         WHERE t.key = ANY (ARRAY(SELECT u.key
-                                    FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
-                                   WHERE u.value IS NULL AND results[u.op] > 0));
-      END IF;
-      IF sets THEN
-        INSERT INTO kvmq_kv AS t (key, value, versionstamp)
-          SELECT u.key, u.value, results[u.op]
-            FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
-           WHERE u.value IS NOT NULL AND results[u.op] > 0
-          ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp;
-      END IF;
-      PERFORM pg_notify(channel, p) FROM unnest(payloads) AS p;
-    END IF;
-    RETURN results;
+  IF disjoint AND n_checks > 0 THEN
+    -- every check at once: a lookup by the primary key per check (a join could scan the table)
+    SELECT array_agg(DISTINCT u.op) INTO failed
+      FROM unnest(check_op, check_key, check_vs) AS u(op, key, vs)
+     WHERE coalesce((SELECT t.versionstamp FROM kvmq_kv t WHERE t.key = u.key), 0) <> u.vs;
   END IF;
   FOR op IN 1..op_count LOOP
-    holds := true;
-    WHILE c <= n_checks AND check_op[c] = op LOOP
+    holds := failed IS NULL OR NOT (op = ANY (failed));
+    WHILE NOT disjoint AND c <= n_checks AND check_op[c] = op LOOP
       IF holds THEN
         SELECT t.versionstamp INTO actual FROM kvmq_kv t WHERE t.key = check_key[c];
         IF coalesce(actual, 0) <> check_vs[c] THEN
@@ -252,7 +205,10 @@ BEGIN
     ELSE
       vs := nextval('kvmq_versionstamp');
       WHILE m <= n_muts AND mut_op[m] = op LOOP
-        IF mut_value[m] IS NULL THEN
+        IF disjoint THEN -- written below, all at once
+          deletes := deletes OR mut_value[m] IS NULL;
+          sets := sets OR mut_value[m] IS NOT NULL;
+        ELSIF mut_value[m] IS NULL THEN
           DELETE FROM kvmq_kv t WHERE t.key = mut_key[m];
         ELSE
           INSERT INTO kvmq_kv AS t (key, value, versionstamp) VALUES (mut_key[m], mut_value[m], vs)
@@ -264,6 +220,19 @@ BEGIN
       wrote := true;
     END IF;
   END LOOP;
+  IF deletes THEN
+    DELETE FROM kvmq_kv t
+     WHERE t.key = ANY (ARRAY(SELECT u.key
+                                FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
+                               WHERE u.value IS NULL AND results[u.op] > 0));
+  END IF;
+  IF sets THEN
+    INSERT INTO kvmq_kv AS t (key, value, versionstamp)
+      SELECT u.key, u.value, results[u.op]
+        FROM unnest(mut_op, mut_key, mut_value) AS u(op, key, value)
+       WHERE u.value IS NOT NULL AND results[u.op] > 0
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, versionstamp = excluded.versionstamp;
+  END IF;
   IF wrote THEN
     PERFORM pg_notify(channel, p) FROM unnest(payloads) AS p;
   END IF;
