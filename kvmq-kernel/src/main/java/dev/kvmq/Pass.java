@@ -82,7 +82,11 @@ final class Pass<S> {
             .limits(core.queue.groupLimits());
     this.pruner =
         new Pruner(
-            core.keys, core.store, core.queue.retention(), core.options.pollInterval().toMillis());
+            core.keys,
+            core.store,
+            core.queue.retention(),
+            core.options.pollInterval().toMillis(),
+            core::finishedJobs);
     this.slots = slots;
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }

@@ -6,6 +6,7 @@ import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The pruning step of a worker's pass (docs/semantics.md, "History"): for each history index
@@ -24,10 +25,12 @@ final class Pruner {
   static final int BATCH = 200;
 
   /**
-   * While the worker is busy (its last claim took jobs, or all its slots are full), at most one
-   * batch per this many milliseconds: pruning yields to claims, and still removes up to {@code
-   * BATCH} jobs per index per 100 ms (2,000 a second) under load; an idle worker prunes batch after
-   * batch.
+   * While the worker is busy (its last claim took jobs, or all its slots are full), the next batch
+   * waits this many milliseconds, or until the worker has finished {@code BATCH} more jobs,
+   * whichever comes first: pruning yields to claims, and still keeps up with a worker that finishes
+   * jobs faster than {@code BATCH} per 100 ms (a fixed gap let the history of a worker finishing
+   * 2,900 jobs a second grow by 900 a second, past its retention's count); an idle worker prunes
+   * batch after batch.
    */
   static final long BUSY_GAP_MILLIS = 100;
 
@@ -36,20 +39,48 @@ final class Pruner {
   private final List<Step> steps;
   private final long intervalMillis;
   private final int batch;
+  private final LongSupplier finished;
   private long nextAt = Long.MIN_VALUE;
+
+  /** Whether {@code nextAt} is a busy gap, which {@code batch} more finished jobs end early. */
+  private boolean inBusyGap;
+
+  /** {@code finished} when the last batch was pruned. */
+  private long finishedAtLast;
 
   private record Step(KeyRange index, Node node, Retention.Keep keep) {}
 
-  Pruner(QueueKeys keys, KvStore store, Retention retention, long intervalMillis) {
-    this(keys, store, retention, intervalMillis, BATCH);
+  /**
+   * A worker's pruner; {@code finished} counts the jobs the worker has finished with so far (it
+   * ends a busy gap early, see {@link #BUSY_GAP_MILLIS}).
+   */
+  Pruner(
+      QueueKeys keys,
+      KvStore store,
+      Retention retention,
+      long intervalMillis,
+      LongSupplier finished) {
+    this(keys, store, retention, intervalMillis, BATCH, finished);
   }
 
-  /** A pruner of {@code batch} jobs per index per call (tests: small ones). */
+  /** A pruner of {@code batch} jobs per index per call (tests: small ones), never ended early. */
   Pruner(QueueKeys keys, KvStore store, Retention retention, long intervalMillis, int batch) {
+    this(keys, store, retention, intervalMillis, batch, () -> 0);
+  }
+
+  /** A pruner of {@code batch} jobs per index per call whose busy gaps {@code finished} ends. */
+  Pruner(
+      QueueKeys keys,
+      KvStore store,
+      Retention retention,
+      long intervalMillis,
+      int batch,
+      LongSupplier finished) {
     this.keys = keys;
     this.store = store;
     this.intervalMillis = intervalMillis;
     this.batch = batch;
+    this.finished = finished;
     List<Step> s = new ArrayList<>(3);
     add(s, keys.completed(), Node.COMPLETED, retention.completed());
     add(s, keys.dead(), Node.DEAD, retention.dead());
@@ -73,18 +104,25 @@ final class Pruner {
 
   /**
    * As {@link #pruneDue(long)}, for a worker that is {@code busy}: then more to prune waits {@link
-   * #BUSY_GAP_MILLIS} for the next batch (false: no pass is asked for it), so that a drain's claims
-   * are not held up by a large history's removal.
+   * #BUSY_GAP_MILLIS}, or for {@code batch} more finished jobs, for the next batch (false: no pass
+   * is asked for it), so that a drain's claims are not held up by a large history's removal and the
+   * history still shrinks as fast as jobs finish.
    */
   boolean pruneDue(long now, boolean busy) {
-    if (steps.isEmpty() || now < nextAt) {
+    if (steps.isEmpty()) {
       return false;
     }
+    long done = finished.getAsLong();
+    if (now < nextAt && !(inBusyGap && done - finishedAtLast >= batch)) {
+      return false;
+    }
+    finishedAtLast = done;
     boolean more = false;
     for (Step step : steps) {
       more |= prune(step, now);
     }
-    if (more && busy) {
+    inBusyGap = more && busy;
+    if (inBusyGap) {
       nextAt = now + BUSY_GAP_MILLIS;
       return false;
     }

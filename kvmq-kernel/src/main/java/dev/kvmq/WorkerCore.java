@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the parts of one {@link Worker} share: its queue, options and executor, its phase, the
@@ -40,6 +41,9 @@ final class WorkerCore<S> {
 
   /** Work that stopping waits for: a pass under way, and claimed jobs not yet settled. */
   private final AtomicInteger inFlight = new AtomicInteger();
+
+  /** Jobs this worker has finished with; ends the pruner's busy gaps early (Pruner). */
+  private final AtomicLong finished = new AtomicLong();
 
   private final Runnable whenDrained;
   private final Runnable stopWorker;
@@ -80,8 +84,15 @@ final class WorkerCore<S> {
 
   /** The job's outcome is recorded (or given up): the worker no longer holds it. */
   void settled(Lease<S> lease) {
-    active.remove(lease.id, lease);
+    if (active.remove(lease.id, lease)) {
+      finished.incrementAndGet();
+    }
     leave();
+  }
+
+  /** How many jobs this worker has finished with (outcome recorded or given up) so far. */
+  long finishedJobs() {
+    return finished.get();
   }
 
   /** Work that stopping waits for begins. */
