@@ -151,7 +151,10 @@ class PostgresMigrationTest {
           .as("no row added or lost")
           .isEqualTo(rows);
       assertThat(reloptions(db, old.name() + ".kvmq_kv"))
-          .contains("fillfactor=70", "autovacuum_vacuum_threshold=1000");
+          .contains(
+              "fillfactor=70",
+              "autovacuum_vacuum_threshold=1000",
+              "autovacuum_vacuum_cost_delay=0");
 
       Map<String, List<Object>> view = jobsView(db, old.name());
       assertThat(view).hasSize(idOf.size());
