@@ -127,6 +127,14 @@ final class Lease<S> implements JobContext<S> {
   }
 
   /**
+   * Whether the job ran or is given back: its settler's commit decides what becomes of it, and
+   * reports a lost lease itself.
+   */
+  synchronized boolean isFinishing() {
+    return finishing;
+  }
+
+  /**
    * What a renewal plans from, or empty when the job is finishing, the lease lost, or the run over
    * its timeout (a handler that does not stop then loses its lease when it expires).
    */

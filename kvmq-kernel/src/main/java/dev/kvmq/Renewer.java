@@ -132,12 +132,29 @@ final class Renewer<S> {
       Lease<S> l = leases.get(i);
       if (results.get(i).ok()) {
         l.adopt(plans.get(i).record(), plannedAt.get(i), results.get(i).versionstamp());
-      } else if (l.refresh()) {
+      } else if (refused(l)) {
         renewNow(l, now); // the record changed but is still ours: renew it from what we read
-      } else {
-        core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
       }
     }
+  }
+
+  /**
+   * A renewal of {@code l} was refused (its record changed since it was planned): true if the lease
+   * still holds the job (the record read again is adopted). A job that finished meanwhile is its
+   * settler's to record: its completion is what changed the record, and a loss is the settler's to
+   * report (it plans from what it holds and finds out itself). Else the lease is reported lost.
+   */
+  private boolean refused(Lease<S> l) {
+    if (l.isFinishing()) {
+      return false;
+    }
+    if (l.refresh()) {
+      return true;
+    }
+    if (!l.isFinishing()) { // it may have finished while the record was read
+      core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
+    }
+    return false;
   }
 
   /** Renews one lease at once (after its record was read again). */
@@ -154,8 +171,8 @@ final class Renewer<S> {
     CommitResult result = core.store.commit(plan.operation());
     if (result.ok()) {
       l.adopt(plan.record(), held.get().versionstamp(), result.versionstamp());
-    } else if (!l.refresh()) {
-      core.reporter.leaseLost(l, JobEvent.RefusedOutcome.RENEW);
-    } // else: changed again under us; the next round renews it
+    } else {
+      refused(l); // still ours: changed again under us, and the next round renews it
+    }
   }
 }

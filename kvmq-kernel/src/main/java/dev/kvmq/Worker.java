@@ -53,7 +53,7 @@ public final class Worker<S> {
   private final WorkerCore<S> core;
   private final Slots<S> slots;
   private final Pass<S> pass;
-  private final Renewer<S> renewer;
+  final Renewer<S> renewer; // package-private: tests race a renewal with a job's end
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
   private final Object lifecycle = new Object();
   // guarded by lifecycle

@@ -3,10 +3,12 @@ package dev.kvmq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
@@ -18,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -195,5 +198,60 @@ class WorkerRobustnessTest {
     assertThat(store.get(q.keys.corrupt(held.get(0).id()))).as("moved aside").isPresent();
     assertThat(store.get(q.keys.job(held.get(0).id()))).as("kept for inspection").isPresent();
     assertThat(store.list(q.keys.held(), 10, false)).isEmpty();
+  }
+
+  /**
+   * A renewal planned while the job ran, whose commit came after the job's own completion, was
+   * refused (the completion had changed the record), read the job again, found it completed and
+   * reported the lease lost: a warning and a {@link JobEvent.LeaseLost} for a job that completed.
+   * kvmq-bench's PostgreSQL drain logged about 30 such warnings per renewal round.
+   */
+  @Test
+  void aRenewalThatLosesTheRaceWithTheJobsCompletionReportsNoLostLease() throws Exception {
+    CountDownLatch renewalPlanned = new CountDownLatch(1);
+    CountDownLatch jobCompleted = new CountDownLatch(1);
+    AtomicReference<Thread> renewing = new AtomicReference<>();
+    ForwardingKvStore racing =
+        new ForwardingKvStore(store) {
+          @Override
+          public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+            if (Thread.currentThread() == renewing.get()) { // the renewal: planned, not committed
+              renewalPlanned.countDown();
+              awaitOrFail(jobCompleted, "the job's completion");
+            }
+            return super.commitAll(operations);
+          }
+        };
+    Queue<String> q = Queue.builder(racing, "race", Codecs.utf8()).clock(clock).build();
+    AtomicReference<Worker<String>> worker = new AtomicReference<>();
+    worker.set(
+        q.worker(
+            (job, ctx) -> {
+              Thread t = new Thread(() -> worker.get().renewer.renewAll(), "renewal");
+              renewing.set(t);
+              t.start();
+              awaitOrFail(renewalPlanned, "the renewal's plan"); // then the job completes
+            },
+            WorkerOptions.defaults(),
+            scheduler));
+    worker.get().addListener(events::add).start();
+    Job<String> job = q.push("raced");
+    scheduler.runUntilIdle(); // runs the job and commits its completion
+    assertThat(q.job(job.id()).orElseThrow().status()).isEqualTo(JobStatus.COMPLETED);
+    jobCompleted.countDown(); // now the renewal's commit runs, and is refused
+    renewing.get().join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(renewing.get().isAlive()).as("the renewal finished").isFalse();
+    assertThat(events).singleElement().isInstanceOf(JobEvent.Completed.class);
+  }
+
+  private static void awaitOrFail(CountDownLatch latch, String what) {
+    try {
+      if (!latch.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted waiting for " + what, e);
+    }
   }
 }
