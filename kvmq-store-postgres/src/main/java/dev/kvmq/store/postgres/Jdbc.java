@@ -3,7 +3,6 @@ package dev.kvmq.store.postgres;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KvEntry;
 import java.lang.System.Logger.Level;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -84,12 +83,16 @@ final class Jdbc {
     }
   }
 
-  static Array byteaArray(Connection c, List<Key> keys) throws SQLException {
+  /**
+   * The encodings of {@code keys}, to bind as a {@code bytea[]} with {@code setObject} (in the
+   * binary array format).
+   */
+  static byte[][] encoded(List<Key> keys) {
     byte[][] encoded = new byte[keys.size()][];
     for (int i = 0; i < encoded.length; i++) {
       encoded[i] = keys.get(i).encoded();
     }
-    return c.createArrayOf("bytea", encoded);
+    return encoded;
   }
 
   static void rollbackQuietly(Connection c) {

@@ -3,11 +3,8 @@ package dev.kvmq.store.postgres;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * The advisory locks of schema version 4: which locks a batch takes, in which mode, their hash (the
@@ -38,31 +35,34 @@ final class KeyLocks {
   private KeyLocks() {}
 
   /**
-   * The locks of one batch: parallel arrays, sorted by hash and distinct, so that every commit
-   * takes its locks in one order and commits can't deadlock on them; {@code shared[i]} is true
-   * where every key of hash {@code hashes[i]} is only checked.
+   * The locks of one batch: parallel arrays, sorted by hash (as signed ints) and distinct, so that
+   * every commit takes its locks in one order and commits can't deadlock on them; {@code shared[i]}
+   * is true where every key of hash {@code hashes[i]} is only checked.
    */
-  record Locks(Integer[] hashes, Boolean[] shared) {}
+  record Locks(int[] hashes, boolean[] shared) {}
 
   /**
    * Cuts a batch, in order and between operations, into groups that each take at most {@link
-   * #MAX_KEY_LOCKS} locks; an operation that alone takes more is a group of its own.
+   * #MAX_KEY_LOCKS} locks; an operation that alone takes more is a group of its own. A batch that
+   * takes at most that many in all (the usual case: a claim of n jobs takes n + 1) is one group.
    */
   static List<List<AtomicOperation>> lockGroups(List<AtomicOperation> operations) {
+    List<byte[]> all = new ArrayList<>();
+    for (AtomicOperation op : operations) {
+      addKeys(op, all);
+    }
+    if (distinctLocks(all) <= MAX_KEY_LOCKS) {
+      return List.of(operations);
+    }
     List<List<AtomicOperation>> groups = new ArrayList<>();
     List<AtomicOperation> group = new ArrayList<>();
-    Set<Integer> locked = new HashSet<>();
+    List<byte[]> locked = new ArrayList<>(); // the keys of the group so far
     for (AtomicOperation op : operations) {
-      Set<Integer> own = new HashSet<>();
-      for (AtomicOperation.Check check : op.checks()) {
-        own.add(lockHash(check.key().encoded()));
-      }
-      for (AtomicOperation.Mutation m : op.mutations()) {
-        own.add(lockHash(m.key().encoded()));
-      }
-      Set<Integer> union = new HashSet<>(locked);
+      List<byte[]> own = new ArrayList<>();
+      addKeys(op, own);
+      List<byte[]> union = new ArrayList<>(locked);
       union.addAll(own);
-      if (!group.isEmpty() && union.size() > MAX_KEY_LOCKS) {
+      if (!group.isEmpty() && distinctLocks(union) > MAX_KEY_LOCKS) {
         groups.add(group);
         group = new ArrayList<>();
         union = own;
@@ -74,6 +74,31 @@ final class KeyLocks {
     return groups;
   }
 
+  private static void addKeys(AtomicOperation op, List<byte[]> into) {
+    for (AtomicOperation.Check check : op.checks()) {
+      into.add(check.key().encoded());
+    }
+    for (AtomicOperation.Mutation m : op.mutations()) {
+      into.add(m.key().encoded());
+    }
+  }
+
+  /** How many distinct locks {@code keys} take. */
+  private static int distinctLocks(List<byte[]> keys) {
+    int[] hashes = new int[keys.size()];
+    for (int i = 0; i < hashes.length; i++) {
+      hashes[i] = lockHash(keys.get(i));
+    }
+    Arrays.sort(hashes);
+    int distinct = 0;
+    for (int i = 0; i < hashes.length; i++) {
+      if (i == 0 || hashes[i] != hashes[i - 1]) {
+        distinct++;
+      }
+    }
+    return distinct;
+  }
+
   /**
    * The advisory locks a batch takes: one per lock key of a key it checks or writes, a 32-bit hash
    * (never 0, which stands for the whole store); exclusive where a key of that hash is written,
@@ -82,18 +107,32 @@ final class KeyLocks {
    * lock table. Every node must lock alike: this is part of schema version 4.
    */
   static Locks lockKeys(List<byte[]> checked, List<byte[]> written) {
-    Map<Integer, Boolean> modes = new TreeMap<>();
-    for (byte[] k : checked) {
-      modes.putIfAbsent(lockHash(k), true);
-    }
+    // each lock as hash << 1 | shared: sorted, a hash's exclusive entry (0) comes first
+    long[] entries = new long[checked.size() + written.size()];
+    int n = 0;
     for (byte[] k : written) {
-      modes.put(lockHash(k), false);
+      entries[n++] = (long) lockHash(k) << 1;
     }
-    if (modes.size() > MAX_KEY_LOCKS) {
+    for (byte[] k : checked) {
+      entries[n++] = ((long) lockHash(k) << 1) | 1;
+    }
+    Arrays.sort(entries);
+    int distinct = 0;
+    for (int i = 0; i < n; i++) {
+      if (i == 0 || entries[i] >> 1 != entries[i - 1] >> 1) {
+        entries[distinct++] = entries[i]; // the first of its hash: exclusive if any is
+      }
+    }
+    if (distinct > MAX_KEY_LOCKS) {
       return null;
     }
-    return new Locks(
-        modes.keySet().toArray(new Integer[0]), modes.values().toArray(new Boolean[0]));
+    int[] hashes = new int[distinct];
+    boolean[] shared = new boolean[distinct];
+    for (int i = 0; i < distinct; i++) {
+      hashes[i] = (int) (entries[i] >> 1);
+      shared[i] = (entries[i] & 1) == 1;
+    }
+    return new Locks(hashes, shared);
   }
 
   /**

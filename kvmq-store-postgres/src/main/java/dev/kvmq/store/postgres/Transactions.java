@@ -12,6 +12,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -58,7 +59,7 @@ final class Transactions {
     Map<ByteBuffer, Long> current = new HashMap<>();
     long latest;
     try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
-      ps.setArray(1, Jdbc.byteaArray(c, checkedKeys(operations)));
+      ps.setObject(1, Jdbc.encoded(checkedKeys(operations)));
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw Jdbc.missingCounterRow();
@@ -156,42 +157,52 @@ final class Transactions {
    */
   Long[] callCommit(Connection c, String sql, List<AtomicOperation> operations, String[] payloads)
       throws SQLException {
-    List<Integer> checkOp = new ArrayList<>();
-    List<byte[]> checkKey = new ArrayList<>();
-    List<Long> checkVs = new ArrayList<>();
-    List<Integer> mutOp = new ArrayList<>();
-    List<byte[]> mutKey = new ArrayList<>();
-    List<byte[]> mutValue = new ArrayList<>();
+    int checks = 0;
+    int mutations = 0;
+    for (AtomicOperation op : operations) {
+      checks += op.checks().size();
+      mutations += op.mutations().size();
+    }
+    int[] checkOp = new int[checks];
+    byte[][] checkKey = new byte[checks][];
+    long[] checkVs = new long[checks];
+    int[] mutOp = new int[mutations];
+    byte[][] mutKey = new byte[mutations][];
+    byte[][] mutValue = new byte[mutations][];
+    int ci = 0;
+    int mi = 0;
     for (int i = 0; i < operations.size(); i++) {
       AtomicOperation op = operations.get(i);
       for (AtomicOperation.Check check : op.checks()) {
-        checkOp.add(i + 1);
-        checkKey.add(check.key().encoded());
-        checkVs.add(check.versionstamp());
+        checkOp[ci] = i + 1;
+        checkKey[ci] = check.key().encoded();
+        checkVs[ci++] = check.versionstamp();
       }
       for (AtomicOperation.Mutation m : op.mutations()) {
-        mutOp.add(i + 1);
-        mutKey.add(m.key().encoded());
-        mutValue.add(m.isDelete() ? null : m.value());
+        mutOp[mi] = i + 1;
+        mutKey[mi] = m.key().encoded();
+        mutValue[mi++] = m.isDelete() ? null : m.value();
       }
     }
-    KeyLocks.Locks locks = KeyLocks.lockKeys(checkKey, mutKey);
+    KeyLocks.Locks locks = KeyLocks.lockKeys(Arrays.asList(checkKey), Arrays.asList(mutKey));
     try (PreparedStatement ps = c.prepareStatement(sql)) {
+      // Java arrays through setObject: bound in PostgreSQL's binary array format, with the
+      // array type the element type implies (no look-up by name, as createArrayOf does)
       ps.setInt(1, operations.size());
       ps.setInt(2, tables.lockSpace);
       if (locks == null) {
         ps.setNull(3, Types.ARRAY);
         ps.setNull(4, Types.ARRAY);
       } else {
-        ps.setArray(3, c.createArrayOf("int4", locks.hashes()));
-        ps.setArray(4, c.createArrayOf("bool", locks.shared()));
+        ps.setObject(3, locks.hashes());
+        ps.setObject(4, locks.shared());
       }
-      ps.setArray(5, c.createArrayOf("int4", checkOp.toArray(new Integer[0])));
-      ps.setArray(6, c.createArrayOf("bytea", checkKey.toArray(new byte[0][])));
-      ps.setArray(7, c.createArrayOf("int8", checkVs.toArray(new Long[0])));
-      ps.setArray(8, c.createArrayOf("int4", mutOp.toArray(new Integer[0])));
-      ps.setArray(9, c.createArrayOf("bytea", mutKey.toArray(new byte[0][])));
-      ps.setArray(10, c.createArrayOf("bytea", mutValue.toArray(new byte[0][])));
+      ps.setObject(5, checkOp);
+      ps.setObject(6, checkKey);
+      ps.setObject(7, checkVs);
+      ps.setObject(8, mutOp);
+      ps.setObject(9, mutKey);
+      ps.setObject(10, mutValue);
       ps.setString(11, tables.channel);
       ps.setArray(12, c.createArrayOf("text", payloads));
       ps.setBoolean(13, batchStatements(checkOp, checkKey, mutOp, mutKey));
@@ -217,9 +228,8 @@ final class Transactions {
    * writes. For a few keys a statement per check and per write costs no more: kvmq-bench's push
    * 1-by-1 (3 keys) measured 3,100 jobs/s with the batch statements, 3,800 without.
    */
-  static boolean batchStatements(
-      List<Integer> checkOp, List<byte[]> checkKey, List<Integer> mutOp, List<byte[]> mutKey) {
-    return checkKey.size() + mutKey.size() > FEW_KEYS && disjoint(checkOp, checkKey, mutOp, mutKey);
+  static boolean batchStatements(int[] checkOp, byte[][] checkKey, int[] mutOp, byte[][] mutKey) {
+    return checkKey.length + mutKey.length > FEW_KEYS && disjoint(checkOp, checkKey, mutOp, mutKey);
   }
 
   /**
@@ -227,19 +237,19 @@ final class Transactions {
    * the commit function evaluates every check against the state before the batch and applies the
    * mutations in one statement per kind (schema-v4.sql), which gives what one operation after the
    * other would. Keys that several operations only check (every claimed job's operation checks the
-   * pause of starts) keep a batch disjoint.
+   * pause of starts) keep a batch disjoint. {@code checkOp[i]} is the operation of check {@code i},
+   * {@code mutOp[i]} that of mutation {@code i}.
    */
-  static boolean disjoint(
-      List<Integer> checkOp, List<byte[]> checkKey, List<Integer> mutOp, List<byte[]> mutKey) {
+  static boolean disjoint(int[] checkOp, byte[][] checkKey, int[] mutOp, byte[][] mutKey) {
     Map<ByteBuffer, Integer> writer = new HashMap<>();
-    for (int i = 0; i < mutKey.size(); i++) {
-      if (writer.putIfAbsent(ByteBuffer.wrap(mutKey.get(i)), mutOp.get(i)) != null) {
+    for (int i = 0; i < mutKey.length; i++) {
+      if (writer.putIfAbsent(ByteBuffer.wrap(mutKey[i]), mutOp[i]) != null) {
         return false; // two operations write it (one operation writes a key at most once)
       }
     }
-    for (int i = 0; i < checkKey.size(); i++) {
-      Integer w = writer.get(ByteBuffer.wrap(checkKey.get(i)));
-      if (w != null && !w.equals(checkOp.get(i))) {
+    for (int i = 0; i < checkKey.length; i++) {
+      Integer w = writer.get(ByteBuffer.wrap(checkKey[i]));
+      if (w != null && w != checkOp[i]) {
         return false;
       }
     }
@@ -250,7 +260,7 @@ final class Transactions {
   Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
     Map<ByteBuffer, KvEntry> rows = new HashMap<>();
     try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
-      ps.setArray(1, Jdbc.byteaArray(c, keys));
+      ps.setObject(1, Jdbc.encoded(keys));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           KvEntry e = Jdbc.entry(rs);

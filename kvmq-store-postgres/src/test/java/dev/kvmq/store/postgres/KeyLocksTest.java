@@ -63,7 +63,7 @@ class KeyLocksTest {
     KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
     assertThat(locks).as("no whole-store lock").isNotNull();
     assertThat(locks.hashes()).hasSize(33);
-    assertThat(Arrays.stream(locks.shared()).filter(b -> b).count()).isEqualTo(1);
+    assertThat(locks.shared()).containsOnlyOnce(true);
     assertThat(KeyLocks.lockKey(Key.of("kvmq", "q", "group", "parked", "g", 3L, "job-1")))
         .isEqualTo(Key.of("kvmq", "q", "job-1"))
         .isEqualTo(KeyLocks.lockKey(Key.of("kvmq", "q", "job", "job-1")));
@@ -112,6 +112,39 @@ class KeyLocksTest {
         return "s\u0000" + random.nextInt(100) + "\u00ff\u20ac";
       default:
         return "job-" + random.nextInt(1000);
+    }
+  }
+
+  /**
+   * Every node must take the same locks in the same order: the locks of random batches (keys of few
+   * jobs, so that hashes repeat, checked and written in every mix) are those of the plain
+   * definition, a sorted map from hash to "only checked".
+   */
+  @Test
+  void lockKeysAreThoseOfASortedMapFromHashToOnlyChecked() {
+    Random random = new Random(19);
+    for (int round = 0; round < 2_000; round++) {
+      List<byte[]> checked = new ArrayList<>();
+      List<byte[]> written = new ArrayList<>();
+      int n = random.nextInt(60);
+      for (int i = 0; i < n; i++) {
+        byte[] k =
+            Key.of("kvmq", "q", "part" + random.nextInt(3), "job-" + random.nextInt(40)).encoded();
+        (random.nextBoolean() ? checked : written).add(k);
+      }
+      java.util.TreeMap<Integer, Boolean> expected = new java.util.TreeMap<>();
+      checked.forEach(k -> expected.putIfAbsent(KeyLocks.lockHash(k), true));
+      written.forEach(k -> expected.put(KeyLocks.lockHash(k), false));
+      KeyLocks.Locks locks = KeyLocks.lockKeys(checked, written);
+      if (expected.size() > KeyLocks.MAX_KEY_LOCKS) {
+        assertThat(locks).isNull();
+        continue;
+      }
+      assertThat(locks.hashes())
+          .containsExactly(expected.keySet().stream().mapToInt(Integer::intValue).toArray());
+      for (int i = 0; i < locks.hashes().length; i++) {
+        assertThat(locks.shared()[i]).isEqualTo(expected.get(locks.hashes()[i]));
+      }
     }
   }
 

@@ -183,7 +183,11 @@ class PostgresCommitPathsTest {
         mutKey.add(m.key().encoded());
       }
     }
-    return Transactions.batchStatements(checkOp, checkKey, mutOp, mutKey);
+    return Transactions.batchStatements(
+        checkOp.stream().mapToInt(Integer::intValue).toArray(),
+        checkKey.toArray(new byte[0][]),
+        mutOp.stream().mapToInt(Integer::intValue).toArray(),
+        mutKey.toArray(new byte[0][]));
   }
 
   private static Key key(int k) {

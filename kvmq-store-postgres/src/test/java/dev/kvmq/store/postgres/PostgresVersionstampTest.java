@@ -291,8 +291,8 @@ class PostgresVersionstampTest {
     try (PreparedStatement ps = c.prepareStatement(tables.commit)) {
       ps.setInt(1, 1);
       ps.setInt(2, tables.lockSpace);
-      ps.setArray(3, c.createArrayOf("int4", locks.hashes()));
-      ps.setArray(4, c.createArrayOf("bool", locks.shared()));
+      ps.setObject(3, locks.hashes());
+      ps.setObject(4, locks.shared());
       ps.setArray(5, c.createArrayOf("int4", checkOps));
       ps.setArray(6, c.createArrayOf("bytea", checkKeys));
       ps.setArray(7, c.createArrayOf("int8", checkVs));
