@@ -184,7 +184,8 @@ final class Pass<S> {
         }
       }
       // Pruning comes after the claim, in one bounded batch. While the worker is busy (it just
-      // claimed, or every slot is taken) it prunes at most a batch per Pruner.BUSY_GAP_MILLIS,
+      // claimed, or every slot is taken) it prunes at most a batch per Pruner.BUSY_GAP_MILLIS
+      // or per half a batch of jobs finished,
       // so that a drain's passes are not spent removing history; idle, more to prune asks for
       // another pass, which claims first again.
       if (pruner.pruneDue(now, claimed || slots.wanted() <= 0)) {
