@@ -671,7 +671,40 @@ public class KvmqRuntime {
   }
 
   /** Touches the PostgreSQL store's classes only when it is configured. */
-  private static final class Postgres {
+  static final class Postgres {
+    static final String VACUUM_EVERY = "kvmq.postgres.vacuum-every";
+
+    private Postgres() {}
+
+    /**
+     * The value of {@value #VACUUM_EVERY}: keys written between two vacuums of the store's table, 0
+     * for none (see {@code PostgresKvStore.Builder.vacuumEvery}).
+     *
+     * @throws IllegalStateException naming the key if it is not 0 or a whole number of at least
+     *     1,000
+     */
+    static int vacuumEvery(String value) {
+      int min = dev.kvmq.store.postgres.PostgresKvStore.Builder.MIN_VACUUM_EVERY;
+      String problem =
+          VACUUM_EVERY
+              + " must be 0 (no vacuums of kvmq's own) or a whole number of keys written of at"
+              + " least "
+              + min
+              + ", not \""
+              + value
+              + "\"";
+      int n;
+      try {
+        n = Integer.parseInt(value.strip());
+      } catch (NumberFormatException e) {
+        throw new IllegalStateException(problem, e);
+      }
+      if (n != 0 && n < min) {
+        throw new IllegalStateException(problem);
+      }
+      return n;
+    }
+
     static KvStore open(KvmqConfig config, java.util.concurrent.ThreadFactory threads) {
       String name =
           config
@@ -704,6 +737,7 @@ public class KvmqRuntime {
       }
       var b = dev.kvmq.store.postgres.PostgresKvStore.builder(ds);
       config.get("kvmq.postgres.schema").ifPresent(b::schema);
+      config.get(VACUUM_EVERY).ifPresent(v -> b.vacuumEvery(vacuumEvery(v)));
       if (threads != null) {
         b.threadFactory(threads);
       }

@@ -20,6 +20,21 @@ class KvmqConfigTest {
   }
 
   @Test
+  void postgresVacuumEveryIsZeroOrAtLeastAThousandKeysAndABadValueNamesTheKey() {
+    assertThat(KvmqRuntime.Postgres.vacuumEvery("0")).isZero();
+    assertThat(KvmqRuntime.Postgres.vacuumEvery(" 250000 ")).isEqualTo(250_000);
+    assertThatThrownBy(() -> KvmqRuntime.Postgres.vacuumEvery("999"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("kvmq.postgres.vacuum-every")
+        .hasMessageContaining("at least 1000")
+        .hasMessageContaining("\"999\"");
+    assertThatThrownBy(() -> KvmqRuntime.Postgres.vacuumEvery("lots"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("kvmq.postgres.vacuum-every")
+        .hasMessageContaining("\"lots\"");
+  }
+
+  @Test
   void defaultsNeedNoConfiguration() {
     KvmqConfig c = of(Map.of());
     assertThat(c.store()).isEqualTo("eclipsestore");

@@ -120,6 +120,7 @@ public final class PostgresKvStore implements KvStore {
   private volatile boolean closed;
   private ChangeListener listener; // guarded by this
   private final Notifier notifier;
+  private final Vacuum vacuum;
   private final Transactions transactions;
   private final ClaimTransaction claims;
 
@@ -138,7 +139,10 @@ public final class PostgresKvStore implements KvStore {
         b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-notifier");
     this.notifier =
         new Notifier(b.dataSource, tables, notifierThreads, nodeId, EVERYONE, MAX_NOTIFY_PAYLOADS);
-    this.transactions = new Transactions(tables, notifier, subscribers);
+    ThreadFactory vacuumThreads =
+        b.threadFactory != null ? b.threadFactory : r -> daemonThread(r, "kvmq-postgres-vacuum");
+    this.vacuum = new Vacuum(b.dataSource, tables, vacuumThreads, b.vacuumEvery);
+    this.transactions = new Transactions(tables, notifier, subscribers, vacuum);
     this.claims = new ClaimTransaction(tables, transactions);
   }
 
@@ -514,6 +518,7 @@ public final class PostgresKvStore implements KvStore {
       listener = null;
     }
     notifier.close();
+    vacuum.close();
     subscribers
         .close(); // waits for listeners running on committing threads and the listener thread
     if (l != null) {
@@ -529,6 +534,11 @@ public final class PostgresKvStore implements KvStore {
   /** Tells whether the listener thread is connected and has woken every subscriber once since. */
   synchronized boolean isListening() {
     return listener != null && listener.isListening();
+  }
+
+  /** The store's own vacuums of the kv table (see {@link Builder#vacuumEvery}). */
+  Vacuum vacuum() {
+    return vacuum;
   }
 
   /** The id that marks this instance's own notifications and names it in logs. */
@@ -634,12 +644,19 @@ public final class PostgresKvStore implements KvStore {
 
   /** Options of a {@link PostgresKvStore}. Not thread-safe. */
   public static final class Builder {
+    /** The default of {@link #vacuumEvery}: keys written between two vacuums of the table. */
+    public static final int DEFAULT_VACUUM_EVERY = 100_000;
+
+    /** The least {@link #vacuumEvery} above 0. */
+    public static final int MIN_VACUUM_EVERY = 1_000;
+
     private final DataSource dataSource;
     private DataSource listenerDataSource;
     private String schema;
     private String tablePrefix = "kvmq";
     private boolean createSchema = true;
     private ThreadFactory threadFactory;
+    private int vacuumEvery = DEFAULT_VACUUM_EVERY;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -705,15 +722,45 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Makes the store's threads (the change listener, and the notifier that sends this node's
-     * change notifications), for containers that want their own (managed) threads.
+     * Makes the store's threads (the change listener, the notifier that sends this node's change
+     * notifications, and the one that vacuums the table, see {@link #vacuumEvery}), for containers
+     * that want their own (managed) threads.
      *
      * @param threadFactory the factory, or null for daemon threads named {@code
-     *     kvmq-postgres-listener} and {@code kvmq-postgres-notifier} (the default)
+     *     kvmq-postgres-listener}, {@code kvmq-postgres-notifier} and {@code kvmq-postgres-vacuum}
+     *     (the default)
      * @return this builder
      */
     public Builder threadFactory(ThreadFactory threadFactory) {
       this.threadFactory = threadFactory;
+      return this;
+    }
+
+    /**
+     * How often the store vacuums its table itself: after every {@code keysWritten} keys this
+     * node's commits write (set or deleted), a {@code VACUUM (SKIP_LOCKED)} of the kv table on a
+     * thread of the store's (see {@link #threadFactory}) and a connection of the pool. A queue
+     * leaves about four dead rows per job, and autovacuum visits a table at most once per {@code
+     * autovacuum_naptime} (1 min by default): at a few thousand jobs a second, claims then step
+     * over hundreds of thousands of dead rows (docs/postgres-store.md, "Table bloat"). A vacuum
+     * blocks no reads or writes; one that another session's vacuum would wait for is skipped. A
+     * role that may not vacuum the table (not its owner) is told once in the log, and the table is
+     * left to autovacuum.
+     *
+     * @param keysWritten keys written between two vacuums, at least 1,000; or 0 to leave the table
+     *     to autovacuum alone. Default {@value #DEFAULT_VACUUM_EVERY} (about 13,000 jobs)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code keysWritten} is negative, or between 1 and 999
+     */
+    public Builder vacuumEvery(int keysWritten) {
+      if (keysWritten < 0 || (keysWritten > 0 && keysWritten < MIN_VACUUM_EVERY)) {
+        throw new IllegalArgumentException(
+            "vacuumEvery must be 0 (no vacuums of the store's own) or at least "
+                + MIN_VACUUM_EVERY
+                + " keys written, not "
+                + keysWritten);
+      }
+      this.vacuumEvery = keysWritten;
       return this;
     }
 

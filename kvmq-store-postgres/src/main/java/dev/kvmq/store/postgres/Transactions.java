@@ -45,11 +45,13 @@ final class Transactions {
   private final Tables tables;
   private final Notifier notifier;
   private final SubscriberRegistry local;
+  private final Vacuum vacuum;
 
-  Transactions(Tables tables, Notifier notifier, SubscriberRegistry local) {
+  Transactions(Tables tables, Notifier notifier, SubscriberRegistry local, Vacuum vacuum) {
     this.tables = tables;
     this.notifier = notifier;
     this.local = local;
+    this.vacuum = vacuum;
   }
 
   /**
@@ -137,14 +139,17 @@ final class Transactions {
     }
     List<CommitResult> results = new ArrayList<>(operations.size());
     List<AtomicOperation> applied = new ArrayList<>();
+    int written = 0;
     for (int i = 0; i < outcomes.length; i++) {
       long vs = outcomes[i];
       results.add(vs > 0 ? CommitResult.committed(vs) : CommitResult.checkFailed());
       if (vs > 0 && !operations.get(i).isReadOnly()) {
         applied.add(operations.get(i));
+        written += operations.get(i).mutations().size();
       }
     }
     notifier.send(announced(applied));
+    vacuum.wrote(written);
     return new Batch(Collections.unmodifiableList(results), applied);
   }
 

@@ -26,9 +26,10 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * kvmq.bloat.jobs} (default 1,000,000) jobs were pushed and completed through it, with the server's
  * autovacuum at its defaults; once with the table settings the schema ships (since version 3)
  * (fillfactor, per-table autovacuum) and once with PostgreSQL's defaults for the table ({@code
- * ALTER TABLE ... RESET}), so that the effect of the shipped settings shows. Prints figures and
- * asserts nothing: speed is never asserted in a test. Not run by {@code mvn verify} (the class name
- * does not end in Test); run it with
+ * ALTER TABLE ... RESET}), so that the effect of the shipped settings shows; then once more after a
+ * {@code VACUUM} of the table (dead rows gone, the size kept), which tells the dead rows' share of
+ * a slowdown from the larger table's. Prints figures and asserts nothing: speed is never asserted
+ * in a test. Not run by {@code mvn verify} (the class name does not end in Test); run it with
  *
  * <pre>
  * mvn -B -q -pl kvmq-store-postgres -am verify -Dkvmq.bench=true \
@@ -37,10 +38,12 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  *
  * <p>Options (system properties): {@code kvmq.bloat.jobs} (jobs pushed and completed between the
  * two drains), {@code kvmq.bloat.drain} (jobs per measured drain, default 20,000), {@code
- * kvmq.bloat.settings} ({@code both}, {@code shipped} or {@code defaults}). A drain is measured as
- * kvmq-bench measures one: the jobs are pushed in batches of 500 by 8 threads, the table is {@code
- * ANALYZE}d, then a worker of concurrency 8 (prefetch 24, on 10 threads) drains them; drain = jobs
- * / (last completion - first start). PostgreSQL runs with {@code synchronous_commit=on}.
+ * kvmq.bloat.settings} ({@code both}, {@code shipped} or {@code defaults}), {@code
+ * kvmq.bloat.vacuum-every} (the store's {@code vacuumEvery}, default its default; 0 leaves the
+ * table to autovacuum alone). A drain is measured as kvmq-bench measures one: the jobs are pushed
+ * in batches of 500 by 8 threads, the table is {@code ANALYZE}d, then a worker of concurrency 8
+ * (prefetch 24, on 10 threads) drains them; drain = jobs / (last completion - first start).
+ * PostgreSQL runs with {@code synchronous_commit=on}.
  */
 @EnabledIfSystemProperty(named = "kvmq.bench", matches = "true")
 class PostgresBloatBench {
@@ -89,7 +92,10 @@ class PostgresBloatBench {
   private static void run(
       DataSource pool, String schema, String settings, long churn, int drain, boolean report)
       throws Exception {
-    try (PostgresKvStore store = PostgresKvStore.builder(pool).schema(schema).build()) {
+    int vacuumEvery =
+        Integer.getInteger("kvmq.bloat.vacuum-every", PostgresKvStore.Builder.DEFAULT_VACUUM_EVERY);
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(pool).schema(schema).vacuumEvery(vacuumEvery).build()) {
       Queue<String> queue = Queue.builder(store, "bloat", Codecs.utf8()).build();
       queue.counts(); // creates the schema
       String table = schema + ".kvmq_kv";
@@ -101,7 +107,7 @@ class PostgresBloatBench {
                 + " RESET (fillfactor, autovacuum_vacuum_threshold,"
                 + " autovacuum_vacuum_scale_factor, autovacuum_vacuum_insert_threshold,"
                 + " autovacuum_vacuum_insert_scale_factor, autovacuum_analyze_threshold,"
-                + " autovacuum_analyze_scale_factor)");
+                + " autovacuum_analyze_scale_factor, autovacuum_vacuum_cost_delay)");
       }
       double fresh = drain(pool, queue, table, drain);
       if (!report) {
@@ -114,8 +120,9 @@ class PostgresBloatBench {
       print(
           String.format(
               Locale.ROOT,
-              "%s: %,d jobs pushed and completed in %.0f s (%,.0f jobs/s); then %s",
+              "%s (vacuumEvery %d): %,d jobs pushed and completed in %.0f s (%,.0f jobs/s); then %s",
               settings,
+              vacuumEvery,
               churn,
               churnSeconds,
               churn / churnSeconds,
@@ -130,6 +137,20 @@ class PostgresBloatBench {
               fresh,
               after,
               after / fresh,
+              state(pool, schema)));
+      // What a vacuum gives back: dead rows removed (and their index entries), the table's size
+      // kept. A drain near the fresh one here says the dead rows slowed the drain, not the size.
+      execute(pool, "VACUUM " + table);
+      print(settings + " table settings: after VACUUM " + state(pool, schema));
+      double vacuumed = drain(pool, queue, table, drain);
+      print(
+          String.format(
+              Locale.ROOT,
+              "%s table settings: drain after the churn and a VACUUM %,.0f jobs/s: %.2fx of the"
+                  + " fresh table's; %s",
+              settings,
+              vacuumed,
+              vacuumed / fresh,
               state(pool, schema)));
     }
   }
@@ -234,15 +255,41 @@ class PostgresBloatBench {
     }
   }
 
-  /** The table's size, dead rows and vacuums, from pg_stat_user_tables. */
+  /**
+   * The table's size, dead rows and vacuums, from pg_stat_user_tables, and its live rows by kind
+   * (the third part of their keys: {@code job}, {@code ready}, {@code completed}, ...).
+   */
   private static String state(DataSource pool, String schema) throws Exception {
+    return tableState(pool, schema) + "; rows by kind " + rowsByKind(pool, schema);
+  }
+
+  private static String rowsByKind(DataSource pool, String schema) throws Exception {
+    StringBuilder kinds = new StringBuilder();
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT ("
+                    + schema
+                    + ".kvmq_key_parts(key))[3] AS kind, count(*) FROM "
+                    + schema
+                    + ".kvmq_kv GROUP BY kind ORDER BY kind")) {
+      while (rs.next()) {
+        kinds.append(kinds.length() == 0 ? "" : ", ").append(rs.getString(1)).append(' ');
+        kinds.append(String.format(Locale.ROOT, "%,d", rs.getLong(2)));
+      }
+    }
+    return kinds.toString();
+  }
+
+  private static String tableState(DataSource pool, String schema) throws Exception {
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement();
         ResultSet rs =
             s.executeQuery(
                 "SELECT pg_size_pretty(pg_table_size(relid)), pg_size_pretty(pg_indexes_size(relid)),"
                     + " n_live_tup, n_dead_tup, autovacuum_count, autoanalyze_count,"
-                    + " n_tup_hot_upd, n_tup_upd"
+                    + " n_tup_hot_upd, n_tup_upd, vacuum_count"
                     + " FROM pg_stat_user_tables WHERE schemaname = '"
                     + schema
                     + "' AND relname = 'kvmq_kv'")) {
@@ -251,13 +298,14 @@ class PostgresBloatBench {
       }
       return String.format(
           Locale.ROOT,
-          "table %s, index %s, %,d live and %,d dead rows, %d autovacuums, %d autoanalyzes,"
-              + " %,d of %,d updates HOT",
+          "table %s, index %s, %,d live and %,d dead rows, %d autovacuums, %d other vacuums"
+              + " (the store's, and this bench's), %d autoanalyzes, %,d of %,d updates HOT",
           rs.getString(1),
           rs.getString(2),
           rs.getLong(3),
           rs.getLong(4),
           rs.getLong(5),
+          rs.getLong(9),
           rs.getLong(6),
           rs.getLong(7),
           rs.getLong(8));
