@@ -93,6 +93,13 @@ final class Vacuum {
     return vacuums.get();
   }
 
+  /** Whether this store's vacuum thread runs (it starts at the first vacuum asked for). */
+  boolean hasThread() {
+    synchronized (monitor) {
+      return thread != null;
+    }
+  }
+
   /** Whether the store found that its role may not vacuum the table, and stopped trying. */
   boolean refused() {
     synchronized (monitor) {

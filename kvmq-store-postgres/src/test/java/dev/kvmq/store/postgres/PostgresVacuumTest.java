@@ -66,27 +66,31 @@ class PostgresVacuumTest {
   }
 
   @Test
-  void afterEverySoManyKeysWrittenTheTableIsVacuumedAndItsDeadRowsAreGone() throws Exception {
+  void afterEverySoManyKeysWrittenTheTableIsVacuumedAndCloseEndsTheThread() throws Exception {
+    PostgresKvStore closed;
     try (PostgresKvStore store =
         PostgresKvStore.builder(db.pool()).schema(schema).vacuumEvery(1_000).build()) {
+      closed = store;
       // 400 keys set, then set again and deleted: 1,200 keys written, 800 dead rows
       churn(store, 400);
       TestDatabase.await("a vacuum of the store's own", WAIT, () -> store.vacuum().vacuums() >= 1);
       assertThat(vacuumCount()).as("vacuums of the table, by PostgreSQL's count").isPositive();
       assertThat(store.count(KeyRange.all())).isZero();
       assertThat(logged).noneMatch(r -> r.getLevel().intValue() >= Level.INFO.intValue());
+      assertThat(store.vacuum().hasThread()).isTrue();
     }
+    assertThat(closed.vacuum().hasThread()).as("close ended the vacuum thread").isFalse();
   }
 
   @Test
-  void withVacuumEveryZeroTheStoreNeverVacuums() {
+  void withVacuumEveryZeroTheStoreNeverVacuums() throws Exception {
     try (PostgresKvStore store =
         PostgresKvStore.builder(db.pool()).schema(schema).vacuumEvery(0).build()) {
       churn(store, 1_000);
       // wrote() decides on the committing thread: with 0 it never asks for a vacuum
       assertThat(store.vacuum().vacuums()).isZero();
-      assertThat(Thread.getAllStackTraces().keySet())
-          .noneMatch(t -> t.getName().equals("kvmq-postgres-vacuum"));
+      assertThat(store.vacuum().hasThread()).as("no vacuum thread started").isFalse();
+      assertThat(vacuumCount()).as("vacuums of the table, by PostgreSQL's count").isZero();
     }
   }
 
