@@ -12,6 +12,7 @@ import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
+import dev.kvmq.testing.ForwardingKvStore;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -226,12 +227,11 @@ class PostgresPickupBench {
   }
 
   /** The store, with each claim's phases timed on the claiming thread. */
-  private static final class Timed implements KvStore {
-    private final KvStore store;
+  private static final class Timed extends ForwardingKvStore {
     final ConcurrentLinkedQueue<Claim> claims = new ConcurrentLinkedQueue<>();
 
     Timed(KvStore store) {
-      this.store = store;
+      super(store);
     }
 
     @Override
@@ -239,7 +239,7 @@ class PostgresPickupBench {
       Claim c = new Claim();
       c.start = System.nanoTime();
       List<CommitResult> results =
-          store.claim(
+          delegate.claim(
               range,
               limit,
               new ClaimPlanner() {
@@ -266,51 +266,6 @@ class PostgresPickupBench {
       c.end = System.nanoTime();
       claims.add(c);
       return results;
-    }
-
-    @Override
-    public Optional<KvEntry> get(Key key) {
-      return store.get(key);
-    }
-
-    @Override
-    public List<Optional<KvEntry>> getMany(List<Key> keys) {
-      return store.getMany(keys);
-    }
-
-    @Override
-    public List<KvEntry> list(KeyRange range, int limit, boolean reverse) {
-      return store.list(range, limit, reverse);
-    }
-
-    @Override
-    public long count(KeyRange range) {
-      return store.count(range);
-    }
-
-    @Override
-    public CommitResult commit(AtomicOperation operation) {
-      return store.commit(operation);
-    }
-
-    @Override
-    public List<CommitResult> commitAll(List<AtomicOperation> operations) {
-      return store.commitAll(operations);
-    }
-
-    @Override
-    public boolean notifiesChanges() {
-      return store.notifiesChanges();
-    }
-
-    @Override
-    public Subscription subscribe(Key prefix, Runnable listener) {
-      return store.subscribe(prefix, listener);
-    }
-
-    @Override
-    public void close() {
-      store.close();
     }
   }
 }
