@@ -43,9 +43,10 @@ final class Claimer {
 
   /**
    * When the last claim found the queue's starts paused or its rate limit reached: the time they
-   * resume; 0 when it did not.
+   * resume; 0 when it did not. Written by the claiming thread, read by {@link #startsKnownUnpaused}
+   * on others.
    */
-  private long blockedUntil;
+  private volatile long blockedUntil;
 
   /**
    * Whether the next claim reads the pause of the queue's starts first. A claim checks that key's
@@ -53,9 +54,10 @@ final class Claimer {
    * read is only needed to know when a pause ends: after a read found none, claims skip it until
    * one of them fails (a pause committed since fails every claim's check, so it starts nothing).
    * That saves a round trip per claim on PostgreSQL, where the pickup of a job was a push, this
-   * read and the claim's two.
+   * read and the claim's two. Written by the claiming thread, read by {@link #startsKnownUnpaused}
+   * on others.
    */
-  private boolean pauseInDoubt = true;
+  private volatile boolean pauseInDoubt = true;
 
   private final int maxLeaseExpiries;
 
@@ -190,6 +192,15 @@ final class Claimer {
    */
   long blockedUntil() {
     return blockedUntil;
+  }
+
+  /**
+   * Whether the last claim knew the queue's starts unpaused and unlimited: it read no pause (or
+   * none was in doubt), was not blocked, and the queue has no rate limit (a handoff takes no start
+   * slot, so a rate-limited queue takes none: {@link Handoff}).
+   */
+  boolean startsKnownUnpaused() {
+    return rate == null && !pauseInDoubt && blockedUntil == 0;
   }
 
   /** Moves due delayed jobs to ready; true if there may be more to move. */

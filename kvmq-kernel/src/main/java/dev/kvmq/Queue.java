@@ -85,6 +85,12 @@ public final class Queue<S> {
   private final Retention retention;
   private final String node;
 
+  /**
+   * The started workers of this queue object that take handoffs ({@link WorkerOptions#handoff()}),
+   * in start order: a push asks them in turn for an idle slot.
+   */
+  final List<Handoff<S>> takers = new java.util.concurrent.CopyOnWriteArrayList<>();
+
   private Queue(Builder<S> b) {
     this.store = b.store;
     this.keys = new QueueKeys(b.name);

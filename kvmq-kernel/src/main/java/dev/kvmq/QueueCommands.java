@@ -56,7 +56,65 @@ final class QueueCommands<S> {
         return List.of(pushUnique(states.iterator().next(), options));
       }
     }
+    if (states.size() == 1 && !queue.takers.isEmpty()) {
+      Job<S> handedOff = handOff(states.iterator().next(), options);
+      if (handedOff != null) {
+        return List.of(handedOff);
+      }
+    }
     return newJobs(states, options, Transitions::pushInto);
+  }
+
+  /**
+   * Pushes one job leased to an idle worker of this queue object that takes handoffs, in one commit
+   * ({@link Transitions#pushClaimed}, docs/semantics.md, "Handoff"), and starts it there; null when
+   * the job or no worker can take one now, or the commit refused (the queue or its starts were
+   * paused since the worker last looked): the caller pushes it as usual. A commit that fails
+   * (throws) gives the slot back and throws: the job may or may not be stored, leased to this
+   * worker and not run, so that its lease expires and it is reclaimed, as after a claim whose
+   * commit failed.
+   */
+  private Job<S> handOff(S state, JobOptions options) {
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(options, "options");
+    if (options.group() != null || options.unique() != null) {
+      return null;
+    }
+    long now = queue.clock.millis();
+    if (options.dueAt(Instant.ofEpochMilli(now)).toEpochMilli() > now) {
+      return null;
+    }
+    for (Handoff<S> taker : queue.takers) {
+      if (!taker.reserve()) {
+        continue;
+      }
+      Transitions.Applied plan;
+      CommitResult result;
+      try {
+        plan =
+            Transitions.pushClaimed(
+                keys,
+                queue.nextId(now),
+                queue.encode(state),
+                options,
+                now,
+                queue.tracer.pushContext(),
+                taker.leaseMillis(),
+                queue.node());
+        result = queue.store.commit(plan.operation());
+      } catch (RuntimeException | Error e) {
+        taker.cancel();
+        throw e;
+      }
+      if (!result.ok()) {
+        taker.cancel();
+        return null;
+      }
+      JobRecord record = plan.record();
+      taker.take(record, result.versionstamp());
+      return Job.of(queue.name(), record, state, now);
+    }
+    return null;
   }
 
   /** See {@link Queue#push(Object, JobOptions)} with a unique key. */

@@ -39,6 +39,9 @@ final class Slots<S> {
 
   private final AtomicInteger waitingCount = new AtomicInteger();
 
+  /** Idle handler slots promised to jobs being handed off by a push ({@link Handoff}). */
+  private final AtomicInteger reserved = new AtomicInteger();
+
   Slots(WorkerCore<S> core, JobHandler<S> handler, Settler<S> settler, Renewer<S> renewer) {
     this.core = core;
     this.handler = handler;
@@ -61,7 +64,7 @@ final class Slots<S> {
    */
   int toClaim() {
     int wanted = wanted();
-    int idle = core.options.concurrency() - running.get() - waitingCount.get();
+    int idle = core.options.concurrency() - running.get() - waitingCount.get() - reserved.get();
     if (idle > 0) {
       return wanted;
     }
@@ -74,7 +77,28 @@ final class Slots<S> {
     return core.options.concurrency()
         + core.options.prefetch()
         - running.get()
-        - waitingCount.get();
+        - waitingCount.get()
+        - reserved.get();
+  }
+
+  /**
+   * Promises an idle handler slot to a job a push is handing off: true if one was idle (no job
+   * running on it, waiting for it, or promised), and then passes claim one job fewer until {@link
+   * #unreserve}. The check and the promise are not one step: two racing promises may take the last
+   * slot both, and the second job then waits for a slot like a job claimed ahead.
+   */
+  boolean reserve() {
+    int r = reserved.get();
+    if (running.get() + waitingCount.get() + r >= core.options.concurrency()) {
+      return false;
+    }
+    reserved.incrementAndGet();
+    return true;
+  }
+
+  /** A promise of {@link #reserve} ends: its job was offered, or the push kept it. */
+  void unreserve() {
+    reserved.decrementAndGet();
   }
 
   /** Queues a claimed job for a slot. */
@@ -83,12 +107,15 @@ final class Slots<S> {
     waitingCount.incrementAndGet();
   }
 
-  /** Starts waiting jobs on the executor while handler slots are free. */
-  void dispatch() {
+  /**
+   * Starts waiting jobs on the executor while handler slots are free; false if the executor refused
+   * one (it is shut down: that job stays leased to this worker until its lease expires).
+   */
+  boolean dispatch() {
     while (core.running() && !pass.pausedSeen()) {
       int taken = running.get();
       if (taken >= core.options.concurrency() || waitingCount.get() == 0) {
-        return;
+        return true;
       }
       if (!running.compareAndSet(taken, taken + 1)) {
         continue;
@@ -115,9 +142,10 @@ final class Slots<S> {
         core.reporter.refusedJob(lease, e);
         running.decrementAndGet();
         core.settled(lease);
-        return;
+        return false;
       }
     }
+    return true;
   }
 
   /**

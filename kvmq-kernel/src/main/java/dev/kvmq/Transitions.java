@@ -369,6 +369,81 @@ final class Transitions {
   }
 
   /**
+   * A new job handed to an idle worker in its push's own commit (docs/semantics.md, "Handoff"):
+   * {@link #push} and then {@link #claim(QueueKeys, Read, long, long, String)} of the job it
+   * pushed, as one operation. Each step is planned by its own transition (so each is an edge of the
+   * table: PUSH, then CLAIM); the operation keeps the push's checks, adds that neither the queue
+   * ({@link QueueKeys#paused}) nor its starts ({@link QueueKeys#startsPaused()}) are paused, and
+   * writes what the claim leaves: the leased record and its lease entry. The ready entry the push
+   * would write and the claim delete is never written: the job's keys are new (the push checks its
+   * record absent), so the two steps' net effect on it is none.
+   *
+   * <p>Only for a job that a push makes ready and a claim takes at once: due now, of no group, with
+   * no unique key (their rules read the store: they take the plain push).
+   *
+   * @throws IllegalArgumentException if {@code o} has a delay, a group or a unique key
+   */
+  static Applied pushClaimed(
+      QueueKeys k,
+      String id,
+      byte[] payload,
+      JobOptions o,
+      long now,
+      Map<String, String> traceContext,
+      long leaseMillis,
+      String node) {
+    if (o.group() != null || o.unique() != null) {
+      throw new IllegalArgumentException(
+          "a job of a group or with a unique key is not handed off: push it");
+    }
+    AtomicOperation.Builder pushOp = AtomicOperation.builder();
+    JobRecord ready = pushInto(pushOp, k, id, payload, o, now, traceContext);
+    if (ready.state != JobRecord.State.READY) {
+      throw new IllegalArgumentException("a job due later is not handed off: push it");
+    }
+    AtomicOperation pushed = pushOp.build();
+    // the versionstamp is the push's, unknown before the commit; the claim's check of it is
+    // dropped below, since the record it checks is the one this operation writes
+    if (!(claim(k, new Read(ready, Long.MAX_VALUE), now, leaseMillis, node)
+        instanceof Applied claimed)) {
+      throw new IllegalStateException("a pushed ready job can't be claimed. Indicates a bug.");
+    }
+    java.util.Set<Key> pushedKeys = new java.util.HashSet<>();
+    java.util.Set<Key> claimedKeys = new java.util.HashSet<>();
+    for (AtomicOperation.Mutation m : pushed.mutations()) {
+      pushedKeys.add(m.key());
+    }
+    for (AtomicOperation.Mutation m : claimed.operation().mutations()) {
+      claimedKeys.add(m.key());
+      if (m.isDelete() && !pushedKeys.contains(m.key())) {
+        throw new IllegalStateException(
+            "a claim of a new job deletes " + m.key() + ". Indicates a bug.");
+      }
+    }
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    for (AtomicOperation.Check c : pushed.checks()) {
+      op.check(c.key(), c.versionstamp());
+    }
+    op.checkAbsent(k.paused).checkAbsent(k.startsPaused());
+    for (AtomicOperation.Mutation m : pushed.mutations()) {
+      if (claimedKeys.contains(m.key())) {
+        continue; // the claim's write of it is the one that stays
+      }
+      if (m.isDelete()) {
+        op.delete(m.key());
+      } else {
+        op.set(m.key(), m.value());
+      }
+    }
+    for (AtomicOperation.Mutation m : claimed.operation().mutations()) {
+      if (!m.isDelete()) { // a delete is of a key the push made: neither is written
+        op.set(m.key(), m.value());
+      }
+    }
+    return new Applied(op.build(), claimed.after(), Optional.empty());
+  }
+
+  /**
    * A start slot of the queue's rate limit, as read (docs/flow-control.md, "Rate limits"): slot
    * {@code slot} was last taken at {@code takenAt} ({@link #NEVER} for a slot not written yet, then
    * {@code versionstamp} is {@link AtomicOperation#ABSENT}). It is free at {@code now} when {@code

@@ -54,6 +54,7 @@ public final class Worker<S> {
   private final Slots<S> slots;
   private final Pass<S> pass;
   final Renewer<S> renewer; // package-private: tests race a renewal with a job's end
+  private final Handoff<S> handoff;
   private final CompletableFuture<Void> stopped = new CompletableFuture<>();
   private final Object lifecycle = new Object();
   // guarded by lifecycle
@@ -74,6 +75,7 @@ public final class Worker<S> {
     this.slots = new Slots<>(core, handler, new Settler<>(core), renewer);
     this.pass = new Pass<>(core, slots);
     slots.attach(pass);
+    this.handoff = new Handoff<>(core, slots, pass);
   }
 
   // ---- public API
@@ -106,6 +108,10 @@ public final class Worker<S> {
             "worker for queue " + queue.name() + " was already started; make a new one");
       }
       core.phase = WorkerCore.Phase.RUNNING;
+      if (core.options.handoff()) {
+        // no handoff before the first pass has looked (Pass.takesHandoffs); none once stopping
+        queue.takers.add(handoff);
+      }
       long renewMillis = core.options.renewInterval().toMillis();
       renewal =
           core.executor.scheduleAtFixedRate(
@@ -163,6 +169,7 @@ public final class Worker<S> {
         return stopped.copy();
       }
       core.phase = WorkerCore.Phase.STOPPING;
+      queue.takers.remove(handoff);
       toCancel = new ArrayList<>(core.active.values());
       subs = subscription;
     }

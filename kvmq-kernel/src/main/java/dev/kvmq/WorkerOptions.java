@@ -19,16 +19,24 @@ import java.util.Objects;
  *     short jobs; a job claimed ahead waits on this worker even when another node is idle, so keep
  *     it small for long jobs. A stopping worker puts the jobs it claimed ahead back, in their
  *     place, with the attempt not counted.
+ * @param handoff whether a job pushed through this worker's {@link Queue} object while the worker
+ *     has an idle handler slot is claimed for it in the push's own commit and started at once,
+ *     instead of being claimed by a later commit (default false; docs/semantics.md, "Handoff").
+ *     Saves a pickup the claim's commit and round trips; only for jobs due now, of no group and
+ *     with no unique key, in a queue without a rate limit, while neither the queue nor its starts
+ *     are paused. {@link Queue#push} then returns the job already processing.
  */
 public record WorkerOptions(
     int concurrency,
     Duration leaseDuration,
     Duration renewInterval,
     Duration pollInterval,
-    int prefetch) {
+    int prefetch,
+    boolean handoff) {
 
   private static final WorkerOptions DEFAULTS =
-      new WorkerOptions(1, Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(3), 0);
+      new WorkerOptions(
+          1, Duration.ofSeconds(5), Duration.ofSeconds(2), Duration.ofSeconds(3), 0, false);
 
   /**
    * Checks the components.
@@ -38,6 +46,7 @@ public record WorkerOptions(
    * @param renewInterval the {@code renewInterval} component
    * @param pollInterval the {@code pollInterval} component
    * @param prefetch the {@code prefetch} component
+   * @param handoff the {@code handoff} component
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative or over
    *     10,000, a duration is not positive (at least 1 ms), or the renew interval is not shorter
@@ -63,7 +72,27 @@ public record WorkerOptions(
   }
 
   /**
-   * Options that claim no jobs ahead ({@code prefetch} 0).
+   * Options without {@link #handoff}.
+   *
+   * @param concurrency jobs at once; 0 pauses the worker
+   * @param leaseDuration the lease
+   * @param renewInterval the renewal interval, shorter than the lease
+   * @param pollInterval the idle poll interval
+   * @param prefetch jobs to hold beyond the running ones; 0 claims only for free slots
+   * @throws NullPointerException if a duration is null
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public WorkerOptions(
+      int concurrency,
+      Duration leaseDuration,
+      Duration renewInterval,
+      Duration pollInterval,
+      int prefetch) {
+    this(concurrency, leaseDuration, renewInterval, pollInterval, prefetch, false);
+  }
+
+  /**
+   * Options that claim no jobs ahead ({@code prefetch} 0) and take no handoffs.
    *
    * @param concurrency jobs at once; 0 pauses the worker
    * @param leaseDuration the lease
@@ -74,7 +103,7 @@ public record WorkerOptions(
    */
   public WorkerOptions(
       int concurrency, Duration leaseDuration, Duration renewInterval, Duration pollInterval) {
-    this(concurrency, leaseDuration, renewInterval, pollInterval, 0);
+    this(concurrency, leaseDuration, renewInterval, pollInterval, 0, false);
   }
 
   private static void positive(Duration d, String name) {
@@ -85,7 +114,7 @@ public record WorkerOptions(
   }
 
   /**
-   * Concurrency 1, lease 5 s, renewal every 2 s, poll every 3 s, no prefetch.
+   * Concurrency 1, lease 5 s, renewal every 2 s, poll every 3 s, no prefetch, no handoff.
    *
    * @return the defaults
    */
@@ -101,7 +130,8 @@ public record WorkerOptions(
    * @throws IllegalArgumentException if out of range
    */
   public WorkerOptions concurrency(int concurrency) {
-    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
+    return new WorkerOptions(
+        concurrency, leaseDuration, renewInterval, pollInterval, prefetch, handoff);
   }
 
   /**
@@ -114,7 +144,7 @@ public record WorkerOptions(
    * @throws IllegalArgumentException if a duration is not positive or renewal is not shorter
    */
   public WorkerOptions lease(Duration lease, Duration renewEvery) {
-    return new WorkerOptions(concurrency, lease, renewEvery, pollInterval, prefetch);
+    return new WorkerOptions(concurrency, lease, renewEvery, pollInterval, prefetch, handoff);
   }
 
   /**
@@ -126,7 +156,8 @@ public record WorkerOptions(
    * @throws IllegalArgumentException if it is not positive
    */
   public WorkerOptions pollInterval(Duration pollInterval) {
-    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
+    return new WorkerOptions(
+        concurrency, leaseDuration, renewInterval, pollInterval, prefetch, handoff);
   }
 
   /**
@@ -137,6 +168,19 @@ public record WorkerOptions(
    * @throws IllegalArgumentException if negative or over 10,000
    */
   public WorkerOptions prefetch(int prefetch) {
-    return new WorkerOptions(concurrency, leaseDuration, renewInterval, pollInterval, prefetch);
+    return new WorkerOptions(
+        concurrency, leaseDuration, renewInterval, pollInterval, prefetch, handoff);
+  }
+
+  /**
+   * Returns these options with handoffs taken or not: see {@link #handoff()}.
+   *
+   * @param handoff true to take jobs pushed through this worker's queue object while a handler slot
+   *     is idle, in the push's own commit
+   * @return the new options
+   */
+  public WorkerOptions handoff(boolean handoff) {
+    return new WorkerOptions(
+        concurrency, leaseDuration, renewInterval, pollInterval, prefetch, handoff);
   }
 }

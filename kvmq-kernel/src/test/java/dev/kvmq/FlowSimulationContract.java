@@ -256,7 +256,8 @@ public abstract class FlowSimulationContract {
               WorkerOptions.defaults()
                   .concurrency(1 + r.nextInt(4))
                   .prefetch(r.nextInt(3))
-                  .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
+                  .lease(Duration.ofSeconds(5), Duration.ofSeconds(2))
+                  .handoff(r.nextBoolean()),
               s);
       workers.set(slot, w);
       w.start();

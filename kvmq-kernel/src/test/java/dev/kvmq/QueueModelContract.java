@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
  * Model-based property test of the queue: random sequences of push, claim, renew, update, complete,
  * fail (with stale lease holders among them), delete, delete-waiting, replay, pause, resume and
  * clock advances (and outages: jumps of 20 to 80 s), checked after every step against a small
- * reference model: order, places, statuses, tokens, counts and dead letters.
+ * reference model: order, places, statuses, tokens, counts and dead letters. Pushes handed off to
+ * an idle worker ({@link Transitions#pushClaimed}) too: leased at once under token 1, or, while the
+ * queue is paused, refused with nothing written.
  *
  * <p>Schedules too: define (the same definition again, a changed one), pause, resume, trigger,
  * delete and firing (before every claim, as a worker's pass does) of fixed-rate and cron schedules
@@ -197,8 +199,11 @@ public abstract class QueueModelContract {
         }
         int op = r.nextInt(100);
         if (op < 22) {
-          if (r.nextInt(3) == 0) {
+          int kind = r.nextInt(6);
+          if (kind < 2) {
             uniquePush();
+          } else if (kind == 2) {
+            handOff();
           } else {
             push();
           }
@@ -276,6 +281,51 @@ public abstract class QueueModelContract {
         m.payload = j.state();
         model.put(m.id, m);
       }
+    }
+
+    /**
+     * A push handed off to an idle worker, as {@code QueueCommands} commits it: the job is leased
+     * at once under token 1 (its first attempt), and is then settled, renewed and reclaimed as any
+     * claimed job; while the queue is paused the commit is refused and writes nothing (the push
+     * would then be a plain one, which {@link #push} models).
+     */
+    void handOff() {
+      double priority = r.nextInt(3) - 1;
+      int retries = r.nextInt(3);
+      long backoff = r.nextInt(3) * 1_000L;
+      long repeat = r.nextInt(3);
+      long repeatDelay = r.nextInt(2) * 2_000L;
+      JobOptions o =
+          JobOptions.defaults()
+              .priority(priority)
+              .retry(retries, Backoff.fixed(Duration.ofMillis(backoff)))
+              .repeat(repeat, Duration.ofMillis(repeatDelay));
+      long now = now();
+      String id = queue.nextId(now);
+      String payload = "h" + pushed++;
+      Transitions.Applied plan =
+          Transitions.pushClaimed(
+              queue.keys, id, queue.encode(payload), o, now, Map.of(), LEASE, "");
+      boolean ok = queue.store.commit(plan.operation()).ok();
+      assertThat(ok).as("a handoff commits unless the queue is paused").isEqualTo(!paused);
+      if (!ok) {
+        return;
+      }
+      M m = new M();
+      m.id = id;
+      m.priority = priority;
+      m.state = JobRecord.State.LEASED;
+      m.token = 1;
+      m.leaseUntil = now + LEASE;
+      m.delayUntil = now;
+      m.retriesLeft = retries;
+      m.retryLimit = retries;
+      m.repeatLeft = repeat;
+      m.repeatDelay = repeatDelay;
+      m.backoff = backoff;
+      m.payload = payload;
+      model.put(m.id, m);
+      held.add(new Held(m.id, m.token));
     }
 
     void claim() {

@@ -184,6 +184,7 @@ public abstract class SimulationContract {
   }
 
   private void simulate() {
+    long[] handedOff = new long[1];
     Seeds.forEach(
         "invariantsHoldUnderFailedCommitsAndCrashedWorkers",
         runs(),
@@ -196,11 +197,18 @@ public abstract class SimulationContract {
             throw new IllegalStateException(e);
           }
           try {
-            new Sim(new FaultyStore(raw), r).run();
+            Sim sim = new Sim(new FaultyStore(raw), r);
+            sim.run();
+            handedOff[0] += sim.handedOff;
           } finally {
             raw.close();
           }
         });
+    if (System.getProperty("kvmq.seed") == null && runs() >= 100) {
+      // half the workers take handoffs (WorkerOptions.handoff): the invariants cover those jobs
+      // too, handed to workers that then run them, crash, stop or lose their commits
+      assertThat(handedOff[0]).as("pushes handed off to an idle worker").isPositive();
+    }
   }
 
   /** The simulated queue's held-job policy: release after this long. */
@@ -222,6 +230,10 @@ public abstract class SimulationContract {
     final Set<String> unacknowledged = new LinkedHashSet<>();
     final SplittableRandom faults;
     int chains;
+
+    /** Pushes that came back processing: handed off to an idle worker in the push's commit. */
+    int handedOff;
+
     final Map<String, Schedule<String>> defined = new java.util.TreeMap<>();
     long definedAt;
     // schedule -> slot -> ids of the jobs that ran for it
@@ -386,7 +398,8 @@ public abstract class SimulationContract {
               WorkerOptions.defaults()
                   .concurrency(1 + r.nextInt(3))
                   .prefetch(r.nextInt(4))
-                  .lease(Duration.ofSeconds(5), Duration.ofSeconds(2)),
+                  .lease(Duration.ofSeconds(5), Duration.ofSeconds(2))
+                  .handoff(r.nextBoolean()),
               s);
       workers.set(slot, w);
       w.addListener(
@@ -417,7 +430,9 @@ public abstract class SimulationContract {
                   r.nextInt(4),
                   Backoff.exponential(Duration.ofMillis(500), 2, Duration.ofSeconds(4), 0.5));
       try {
-        queue.push(chain, options);
+        if (queue.push(chain, options).status() == JobStatus.PROCESSING) {
+          handedOff++;
+        }
       } catch (KvStoreException e) {
         unacknowledged.add(chain); // stored or not: either is fine, but if it runs it runs right
       }

@@ -27,14 +27,14 @@ import java.lang.annotation.Target;
  *
  * <p>The worker's settings ({@link #concurrency()} to {@link #pollEvery()}) and the queue's default
  * job options ({@link #priority()}, {@link #retries()} to {@link #retryJitter()}) can be overridden
- * by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch}, {@code .lease},
- * {@code .renew-every}, {@code .poll-every}, {@code .priority}, {@code .retries}, {@code
- * .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay}, {@code .retry-jitter}, {@code
- * .ignore-unknown-properties}, {@code .thread-factory}, and the queue's job control and history
- * ({@link #timeout()} to {@link #keepDead()}) by {@code .timeout}, {@code .non-retryable}, {@code
- * .keep-completed}, {@code .keep-cancelled}, {@code .keep-dead}. Durations are ISO-8601 ({@code
- * PT30S}). The default job options apply to pushes that give no options of their own ({@link
- * JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start from.
+ * by configuration: {@code kvmq.queue.<name>.concurrency}, {@code .prefetch}, {@code .handoff},
+ * {@code .lease}, {@code .renew-every}, {@code .poll-every}, {@code .priority}, {@code .retries},
+ * {@code .retry-delay}, {@code .retry-multiplier}, {@code .retry-max-delay}, {@code .retry-jitter},
+ * {@code .ignore-unknown-properties}, {@code .thread-factory}, and the queue's job control and
+ * history ({@link #timeout()} to {@link #keepDead()}) by {@code .timeout}, {@code .non-retryable},
+ * {@code .keep-completed}, {@code .keep-cancelled}, {@code .keep-dead}. Durations are ISO-8601
+ * ({@code PT30S}). The default job options apply to pushes that give no options of their own
+ * ({@link JobQueue#push(Object)}); {@link JobQueue#defaultOptions()} returns them to start from.
  */
 @Stereotype
 @ApplicationScoped
@@ -66,6 +66,18 @@ public @interface QueueHandler {
    * @return 0 to 10,000 (default 0: claim only for free slots)
    */
   int prefetch() default 0;
+
+  /**
+   * Whether a job pushed on this node (outside a JTA transaction, or after its commit) while the
+   * worker has an idle handler slot is leased to the worker in the push's own commit and started at
+   * once, instead of waiting for a claim: one commit less per job, and a pickup in about half the
+   * time. Only for jobs due now, of no group and with no unique key, in a queue without a rate
+   * limit, while the queue and its starts are not paused; the push then returns the job already
+   * processing. See {@link dev.kvmq.WorkerOptions#handoff()}.
+   *
+   * @return true to take handoffs (default false)
+   */
+  boolean handoff() default false;
 
   /**
    * How long a claim holds a job without renewal.

@@ -40,6 +40,7 @@ record QueueSettings(
               Stream.of(
                   "concurrency",
                   "prefetch",
+                  "handoff",
                   "lease",
                   "renew-every",
                   "poll-every",
@@ -114,6 +115,7 @@ record QueueSettings(
             "concurrency", "concurrency", handler != null ? handler.concurrency() : 1, 0, 10_000);
     int prefetch =
         r.whole("prefetch", "prefetch", handler != null ? handler.prefetch() : 0, 0, 10_000);
+    boolean handoff = r.bool("handoff", "handoff", handler != null && handler.handoff());
     Duration lease = r.duration("lease", "lease", handler != null ? handler.lease() : "PT5S", true);
     Duration renew =
         r.duration(
@@ -178,7 +180,7 @@ record QueueSettings(
     Duration cap = max != null ? max : multiplier == 1 ? delay : NO_CAP;
     try {
       return new QueueSettings(
-          new WorkerOptions(concurrency, lease, renew, poll, prefetch),
+          new WorkerOptions(concurrency, lease, renew, poll, prefetch, handoff),
           JobOptions.defaults()
               .priority(priority)
               .retry(

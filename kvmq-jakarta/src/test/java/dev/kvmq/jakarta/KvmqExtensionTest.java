@@ -115,6 +115,7 @@ class KvmqExtensionTest {
     assertThat(mail.payloadType()).isEqualTo(Email.class);
     assertThat(mail.options().concurrency()).isEqualTo(3);
     assertThat(mail.options().prefetch()).isZero();
+    assertThat(mail.options().handoff()).isFalse();
     assertThat(mail.options().leaseDuration()).isEqualTo(Duration.ofSeconds(30));
     assertThat(ext.handlers().get(1).payloadType().getTypeName())
         .isEqualTo(
@@ -165,11 +166,13 @@ class KvmqExtensionTest {
                     Map.of(
                             "kvmq.queue.mail.concurrency", "8",
                             "kvmq.queue.mail.prefetch", "16",
+                            "kvmq.queue.mail.handoff", "true",
                             "kvmq.queue.mail.lease", "PT1M")
                         .get(key)));
     assertThat(ext.check(List.of(MailHandler.class), null, config)).isEmpty();
     assertThat(ext.handlers().get(0).options().concurrency()).isEqualTo(8);
     assertThat(ext.handlers().get(0).options().prefetch()).isEqualTo(16);
+    assertThat(ext.handlers().get(0).options().handoff()).isTrue();
     assertThat(ext.handlers().get(0).options().leaseDuration()).isEqualTo(Duration.ofMinutes(1));
     KvmqConfig bad =
         new KvmqConfig(key -> key.endsWith("concurrency") ? Optional.of("many") : Optional.empty());
@@ -177,6 +180,12 @@ class KvmqExtensionTest {
         .singleElement()
         .asString()
         .contains("KVMQ-004", "not a whole number");
+    KvmqConfig notABoolean =
+        new KvmqConfig(key -> key.endsWith("handoff") ? Optional.of("yes") : Optional.empty());
+    assertThat(new KvmqExtension().check(List.of(MailHandler.class), null, notABoolean))
+        .singleElement()
+        .asString()
+        .contains("KVMQ-004", "kvmq.queue.mail.handoff");
     KvmqConfig negative =
         new KvmqConfig(key -> key.endsWith("prefetch") ? Optional.of("-1") : Optional.empty());
     assertThat(new KvmqExtension().check(List.of(MailHandler.class), null, negative))

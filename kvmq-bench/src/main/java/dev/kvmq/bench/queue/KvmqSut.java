@@ -59,10 +59,14 @@ final class KvmqSut implements Sut {
   /** Jobs claimed ahead; negative: three times the concurrency. */
   private final int prefetch;
 
-  KvmqSut(KvStore store, String settings, int prefetch, AutoCloseable onClose) {
+  /** Whether the worker takes handoffs (WorkerOptions.handoff). */
+  private final boolean handoff;
+
+  KvmqSut(KvStore store, String settings, int prefetch, boolean handoff, AutoCloseable onClose) {
     this.store = store;
     this.settings = settings;
     this.prefetch = prefetch;
+    this.handoff = handoff;
     this.onClose = onClose;
     this.queue = Queue.builder(store, "bench", INT).retention(Retention.none()).build();
   }
@@ -144,7 +148,8 @@ final class KvmqSut implements Sut {
             (job, ctx) -> Probe.started(job.state()),
             WorkerOptions.defaults()
                 .concurrency(threads)
-                .prefetch(prefetch < 0 ? 3 * threads : prefetch),
+                .prefetch(prefetch < 0 ? 3 * threads : prefetch)
+                .handoff(handoff),
             executor);
     worker.addListener(
         e -> {

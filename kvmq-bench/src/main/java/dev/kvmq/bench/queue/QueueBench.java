@@ -59,6 +59,10 @@ import java.util.stream.Collectors;
  *   --prefetch N        kvmq's WorkerOptions.prefetch, jobs claimed ahead beyond the running
  *                       ones (default: three times the worker's concurrency, so that a worker
  *                       holds up to 4x its threads, as db-scheduler's lock-and-fetch (1.0, 4.0))
+ *   --handoff on|off    kvmq's WorkerOptions.handoff (default on): a job pushed while the worker
+ *                       has an idle slot is leased to it in the push's commit, as db-scheduler's
+ *                       immediate execution (enabled in dbscheduler-immediate) runs a job
+ *                       scheduled on the same node at once
  *   --pickup-seconds S  --pickup-rate R   (default 10 s at 100 jobs/s)
  *   --backlogs LIST     delayed jobs for the claim cost (default 0,10000,100000,1000000)
  *   --claim-jobs N      jobs drained per claim measurement (default 1000)
@@ -345,6 +349,7 @@ public final class QueueBench {
             "jobs",
             "threads",
             "prefetch",
+            "handoff",
             "pickup-seconds",
             "pickup-rate",
             "backlogs",

@@ -46,6 +46,9 @@ public final class QueueBenchChild {
   /** kvmq's jobs claimed ahead; negative: three times {@link #threads}. */
   private final int prefetch;
 
+  /** kvmq's WorkerOptions.handoff ({@code --handoff}, default on). */
+  private final boolean handoff;
+
   private int nextId = 1;
 
   private String system;
@@ -61,6 +64,11 @@ public final class QueueBenchChild {
     this.opts = opts;
     this.threads = Integer.parseInt(opts.getOrDefault("threads", "8"));
     this.prefetch = Integer.parseInt(opts.getOrDefault("prefetch", "-1"));
+    String h = opts.getOrDefault("handoff", "on");
+    if (!h.equals("on") && !h.equals("off")) {
+      throw new IllegalArgumentException("--handoff takes on or off, not " + h);
+    }
+    this.handoff = h.equals("on");
   }
 
   /**
@@ -233,6 +241,8 @@ public final class QueueBenchChild {
         + threads
         + " prefetch="
         + (prefetch < 0 ? 3 * threads : prefetch)
+        + " handoff="
+        + (handoff ? "on" : "off")
         + " executor="
         + (threads + KvmqSut.WORKER_TASK_THREADS)
         + " threads";
@@ -245,6 +255,7 @@ public final class QueueBenchChild {
               new InMemoryKvStore(),
               "kvmq " + Versions.of("kvmq") + " " + "InMemoryKvStore" + kvmqWorker(),
               prefetch,
+              handoff,
               null);
       case "kvmq-eclipsestore-fsync" ->
           new KvmqSut(
@@ -257,6 +268,7 @@ public final class QueueBenchChild {
                   + " dir="
                   + dir.getParent(),
               prefetch,
+              handoff,
               null);
       case "kvmq-eclipsestore-pcs" ->
           new KvmqSut(
@@ -269,12 +281,14 @@ public final class QueueBenchChild {
                   + " dir="
                   + dir.getParent(),
               prefetch,
+              handoff,
               null);
       case "kvmq-postgres" ->
           new KvmqSut(
               PostgresKvStore.builder(pool).build(),
               "kvmq " + Versions.of("kvmq") + " " + "PostgresKvStore" + kvmqWorker(),
               prefetch,
+              handoff,
               null);
       case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
       case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true);
