@@ -28,6 +28,8 @@ import java.util.function.Consumer;
  *   <li>claims up to {@code concurrency} due jobs at a time, in queue order, in one commit, plus up
  *       to {@code prefetch} more that wait, leased, for a free handler slot: a handler thread that
  *       finishes takes the next of those at once;
+ *   <li>with {@link WorkerOptions#handoff()}, takes a job pushed through its queue object while a
+ *       handler slot is idle in the push's own commit ({@link Handoff}), with no claim;
  *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;
  *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;
  *   <li>records completions and failures through a group committer: many handler threads' outcomes
@@ -40,10 +42,10 @@ import java.util.function.Consumer;
  * <p>Inside, one class per concern: {@link Pass} decides when to claim (and promotes and reclaims),
  * {@link Slots} runs handlers on their slots and keeps the jobs claimed ahead, {@link Renewer}
  * renews leases, {@link Settler} records outcomes through a {@link GroupCommitter}, {@link
- * Reporter} tells listeners and the log, {@link Lease} is one held job; {@link WorkerCore} is what
- * they share. This class is the lifecycle: start, stop, drain. Its lock ({@code lifecycle}) guards
- * the phase changes, the renewal task and the subscription; it is never held while calling the
- * store or a handler.
+ * Reporter} tells listeners and the log, {@link Lease} is one held job, {@link Handoff} takes the
+ * jobs a push hands it; {@link WorkerCore} is what they share. This class is the lifecycle: start,
+ * stop, drain. Its lock ({@code lifecycle}) guards the phase changes, the renewal task and the
+ * subscription; it is never held while calling the store or a handler.
  *
  * @param <S> the state type
  */

@@ -2,6 +2,8 @@ package dev.kvmq.it.flow;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.Job;
+import dev.kvmq.JobStatus;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
@@ -33,8 +35,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Flow control (issue 16) in a real WAR on Payara Micro: a group limit from MicroProfile Config
  * ({@code kvmq.queue.grouped.group-limit=1}) holds across jobs as the handler sees them, and a
- * duplicate push over the admin REST API answers with the job that holds the unique key. One
- * deployment for both.
+ * duplicate push over the admin REST API answers with the job that holds the unique key; a queue
+ * whose handler takes handoffs ({@code handoff = true}) gets a job pushed while its worker is idle
+ * leased in the push's own commit. One deployment for all.
  */
 @OnPayara
 class FlowOnPayaraIT {
@@ -43,7 +46,12 @@ class FlowOnPayaraIT {
   static WebArchive war() {
     return Wars.withKvmq(Wars.testWar("kvmq-flow.war"))
         .addClasses(
-            Call.class, Gates.class, GroupedHandler.class, UniqueHandler.class, TestUsers.class)
+            Call.class,
+            Gates.class,
+            GroupedHandler.class,
+            UniqueHandler.class,
+            HandedHandler.class,
+            TestUsers.class)
         .addAsResource(
             new StringAsset(
                 "kvmq.rest.enabled=true\n"
@@ -61,7 +69,49 @@ class FlowOnPayaraIT {
   @QueueName("grouped")
   JobQueue<Call> grouped;
 
+  @Inject
+  @QueueName("handed")
+  JobQueue<Call> handed;
+
+  @Inject HandedHandler handedHandler;
+
   @ArquillianResource URL base;
+
+  /**
+   * Handoff on a real server, with the worker on the container's executor: a push outside a
+   * transaction while the worker has its slot idle comes back processing under token 1, and the
+   * handler runs it under that token, with no claim in between; a job of a group is pushed as usual
+   * (waiting) and runs after. The first push may find the worker busy with its first look at the
+   * queue, so pushes are made until one is handed off (each of them runs).
+   */
+  @Test
+  void aJobPushedWhileTheWorkerIsIdleIsLeasedInThePushsCommit() {
+    int[] pushed = {0};
+    Job<Call> job =
+        Wait.until(
+            "a push handed off to the idle worker",
+            () -> {
+              Job<Call> j = handed.push(new Call("h" + pushed[0]++)).orElseThrow();
+              if (j.status() != JobStatus.PROCESSING) {
+                String label = j.state().label();
+                Wait.until(
+                    label + " to run", () -> handedHandler.ran(), r -> r.contains(label + "@1"));
+              }
+              return j;
+            },
+            j -> j.status() == JobStatus.PROCESSING);
+    assertThat(job.token()).isEqualTo(1);
+    String label = job.state().label();
+    Wait.until(
+        "the handed-off job to run", () -> handedHandler.ran(), r -> r.contains(label + "@1"));
+    Job<Call> grouped =
+        handed.push(new Call("g"), handed.defaultOptions().group("x")).orElseThrow();
+    assertThat(grouped.status())
+        .as("a job of a group is not handed off")
+        .isEqualTo(JobStatus.WAITING);
+    Wait.until("the grouped job to run", () -> handedHandler.ran(), r -> r.contains("g@1"));
+    assertThat(handedHandler.ran()).hasSize(pushed[0] + 1);
+  }
 
   @Test
   void aGroupLimitOfOneRunsTheGroupsJobsOneAtATimeWhileOthersRun() {

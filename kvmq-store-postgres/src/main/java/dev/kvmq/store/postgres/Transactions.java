@@ -39,8 +39,12 @@ final class Transactions {
 
   private static final HexFormat HEX = HexFormat.of();
 
-  /** A batch that checks and writes at most this many keys runs a statement per key. */
-  private static final int FEW_KEYS = 4;
+  /**
+   * A batch of at most this many checks and writes runs a statement per check and per write: a push
+   * (3), a handoff (5: the push's check, the two pauses', and the record and lease entry it
+   * writes), a claim of one job (5).
+   */
+  private static final int FEW_KEYS = 5;
 
   private final Tables tables;
   private final Notifier notifier;
@@ -231,7 +235,8 @@ final class Transactions {
    * Whether the commit function applies the batch with one statement per kind (its {@code disjoint}
    * argument): when the batch is {@link #disjoint} and has more than {@value #FEW_KEYS} checks and
    * writes. For a few keys a statement per check and per write costs no more: kvmq-bench's push
-   * 1-by-1 (3 keys) measured 3,100 jobs/s with the batch statements, 3,800 without.
+   * 1-by-1 (3 keys) measured 3,100 jobs/s with the batch statements, 3,800 without; its pickup with
+   * handoff (5) a push call of 1.40 ms p50 with them, 1.14 without (docs/performance.md).
    */
   static boolean batchStatements(int[] checkOp, byte[][] checkKey, int[] mutOp, byte[][] mutKey) {
     return checkKey.length + mutKey.length > FEW_KEYS && disjoint(checkOp, checkKey, mutOp, mutKey);

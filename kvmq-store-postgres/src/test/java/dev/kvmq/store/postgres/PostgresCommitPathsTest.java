@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class PostgresCommitPathsTest {
 
   private static final int KEYS = 20;
-  private static final int BATCHES = 600;
+  private static final int BATCHES = 1_000;
 
   private TestDatabase db;
   private PostgresKvStore postgres;
