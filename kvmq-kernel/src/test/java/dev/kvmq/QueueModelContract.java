@@ -268,19 +268,32 @@ public abstract class QueueModelContract {
       List<String> payloads =
           r.nextInt(4) == 0 ? List.of(payload, payload + "b") : List.of(payload);
       for (Job<String> j : queue.pushAll(payloads, o)) {
-        M m = new M();
-        m.id = j.id();
-        m.priority = priority;
+        M m = modelJob(j.id(), j.state(), priority, retries, backoff, repeat, repeatDelay);
         m.delayUntil = now() + delay;
         m.state = delay > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
-        m.retriesLeft = retries;
-        m.retryLimit = retries;
-        m.repeatLeft = repeat;
-        m.repeatDelay = repeatDelay;
-        m.backoff = backoff;
-        m.payload = j.state();
-        model.put(m.id, m);
       }
+    }
+
+    /** A new job in the model, as pushed with these options (its state and due time to set). */
+    M modelJob(
+        String id,
+        String payload,
+        double priority,
+        int retries,
+        long backoff,
+        long repeat,
+        long repeatDelay) {
+      M m = new M();
+      m.id = id;
+      m.priority = priority;
+      m.retriesLeft = retries;
+      m.retryLimit = retries;
+      m.repeatLeft = repeat;
+      m.repeatDelay = repeatDelay;
+      m.backoff = backoff;
+      m.payload = payload;
+      model.put(m.id, m);
+      return m;
     }
 
     /**
@@ -311,20 +324,11 @@ public abstract class QueueModelContract {
       if (!ok) {
         return;
       }
-      M m = new M();
-      m.id = id;
-      m.priority = priority;
+      M m = modelJob(id, payload, priority, retries, backoff, repeat, repeatDelay);
+      m.delayUntil = now;
       m.state = JobRecord.State.LEASED;
       m.token = 1;
       m.leaseUntil = now + LEASE;
-      m.delayUntil = now;
-      m.retriesLeft = retries;
-      m.retryLimit = retries;
-      m.repeatLeft = repeat;
-      m.repeatDelay = repeatDelay;
-      m.backoff = backoff;
-      m.payload = payload;
-      model.put(m.id, m);
       held.add(new Held(m.id, m.token));
     }
 
