@@ -96,13 +96,15 @@ final class Pass<S> {
   }
 
   /**
-   * Whether this worker may take a job a push hands off: no pass is under way or asked for (the
-   * last one found no ready job it could take: it asks for another when it may have left some), no
+   * Whether this worker may take a job a push hands off: its store notifies changes (else jobs
+   * other nodes push are unknown to it until it polls), no pass is under way or asked for (the last
+   * one found no ready job it could take: it asks for another when it may have left some), no
    * change of the paused key or the delayed index waits for one, the queue was not paused, and the
    * claimer knows of no pause of the queue's starts.
    */
   boolean takesHandoffs() {
-    return requests.get() == 0
+    return core.store.notifiesChanges()
+        && requests.get() == 0
         && !pausedSeen
         && !pausedChanged
         && !delayedChanged

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.Key;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import dev.kvmq.testing.FaultyStore;
@@ -165,17 +166,17 @@ class HandoffWorkerTest {
   }
 
   /**
-   * A pause the worker has not heard of (a store that does not notify, another node's pause) is
-   * still exact: the handoff's commit checks the queue's and its starts' pauses, is refused, and
-   * the push is the plain one.
+   * A pause the worker has not heard of (its notification lost, as one can be: notifications are
+   * hints) is still exact: the handoff's commit checks the queue's and its starts' pauses, is
+   * refused, and the push is the plain one.
    */
   @Test
-  void aPauseTheWorkerHasNotSeenRefusesTheHandoffsCommitAndThePushIsPlain() {
+  void aPauseTheWorkerHasNotHeardOfRefusesTheHandoffsCommitAndThePushIsPlain() {
     KvStore deaf =
         new ForwardingKvStore(memory) {
           @Override
-          public boolean notifiesChanges() {
-            return false;
+          public Subscription subscribe(Key prefix, Runnable listener) {
+            return () -> {}; // every notification lost
           }
         };
     Queue<String> q = Queue.builder(deaf, "deaf", Codecs.utf8()).clock(clock).build();
@@ -194,6 +195,24 @@ class HandoffWorkerTest {
     }
     scheduler.advance(Duration.ofSeconds(3)); // the worker's poll
     assertThat(ran).hasSize(2);
+  }
+
+  /** A worker on a store that does not notify would not know of jobs other nodes push. */
+  @Test
+  void aWorkerOnAStoreThatDoesNotNotifyTakesNone() {
+    KvStore polling =
+        new ForwardingKvStore(memory) {
+          @Override
+          public boolean notifiesChanges() {
+            return false;
+          }
+        };
+    Queue<String> q = Queue.builder(polling, "polled", Codecs.utf8()).clock(clock).build();
+    q.worker((job, ctx) -> ran.add(job.state()), handoff(1), scheduler).start();
+    scheduler.runUntilIdle();
+    assertThat(q.push("a").status()).isEqualTo(JobStatus.WAITING);
+    scheduler.advance(Duration.ofSeconds(3)); // its poll
+    assertThat(ran).containsExactly("a");
   }
 
   @Test
