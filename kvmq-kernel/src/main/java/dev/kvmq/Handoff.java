@@ -66,8 +66,11 @@ final class Handoff<S> {
    */
   void take(JobRecord record, long versionstamp) {
     try {
-      slots.offer(core.hold(record, versionstamp));
-      slots.unreserve(); // after the offer: passes never see the slot free in between
+      try {
+        slots.offer(core.hold(record, versionstamp));
+      } finally {
+        slots.unreserve(); // after the offer: passes never see the slot free in between
+      }
       // stop() sets the phase, then releases what is queued: whichever of the two looks last
       // sees both the phase and the job just queued (as Pass.claim)
       if (core.running()) {

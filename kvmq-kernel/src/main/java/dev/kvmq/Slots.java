@@ -84,16 +84,19 @@ final class Slots<S> {
   /**
    * Promises an idle handler slot to a job a push is handing off: true if one was idle (no job
    * running on it, waiting for it, or promised), and then passes claim one job fewer until {@link
-   * #unreserve}. The check and the promise are not one step: two racing promises may take the last
-   * slot both, and the second job then waits for a slot like a job claimed ahead.
+   * #unreserve}. Promises never outnumber the slots; a slot taken by a handler thread at the same
+   * moment may leave a handed-off job waiting for the next free slot, like a job claimed ahead.
    */
   boolean reserve() {
-    int r = reserved.get();
-    if (running.get() + waitingCount.get() + r >= core.options.concurrency()) {
-      return false;
+    while (true) {
+      int r = reserved.get();
+      if (running.get() + waitingCount.get() + r >= core.options.concurrency()) {
+        return false;
+      }
+      if (reserved.compareAndSet(r, r + 1)) {
+        return true;
+      }
     }
-    reserved.incrementAndGet();
-    return true;
   }
 
   /** A promise of {@link #reserve} ends: its job was offered, or the push kept it. */

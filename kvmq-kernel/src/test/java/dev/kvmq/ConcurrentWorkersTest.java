@@ -87,6 +87,81 @@ class ConcurrentWorkersTest {
     }
   }
 
+  /**
+   * Handoff under real threads: four threads push one job at a time while two workers of the same
+   * queue object take handoffs and a third does not; a worker stops halfway and another starts.
+   * Every job runs exactly once (handed off or claimed), and no worker ever runs more handlers at
+   * once than its concurrency.
+   */
+  @Test
+  void pushersHandingOffToRacingWorkersRunEveryJobExactlyOnce() throws Exception {
+    Queue<String> queue = Queue.builder(store, "handoff", Codecs.utf8()).build();
+    Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+    AtomicInteger completedEvents = new AtomicInteger();
+    AtomicInteger handedOff = new AtomicInteger();
+    List<AtomicInteger> mostAtOnce = new ArrayList<>();
+    List<Worker<String>> workers = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      AtomicInteger running = new AtomicInteger();
+      AtomicInteger most = new AtomicInteger();
+      mostAtOnce.add(most);
+      Worker<String> w =
+          queue.worker(
+              (job, ctx) -> {
+                most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                runs.computeIfAbsent(job.state(), k -> new AtomicInteger()).incrementAndGet();
+                running.decrementAndGet();
+              },
+              WorkerOptions.defaults().concurrency(2).prefetch(2).handoff(i != 1),
+              pool);
+      w.addListener(
+          e -> {
+            if (e instanceof JobEvent.Completed) {
+              completedEvents.incrementAndGet();
+            }
+          });
+      workers.add(w);
+    }
+    workers.get(0).start();
+    workers.get(1).start();
+    workers.get(2).start();
+    int perThread = 500;
+    int n = 4 * perThread;
+    List<Thread> pushers = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int from = t * perThread;
+      Thread pusher =
+          new Thread(
+              () -> {
+                for (int i = from; i < from + perThread; i++) {
+                  if (queue.push("job-" + i).status() == JobStatus.PROCESSING) {
+                    handedOff.incrementAndGet();
+                  }
+                  if (from == 0 && i == perThread / 2) {
+                    workers.get(0).stop(); // one taker stops while pushes go on
+                    workers.get(3).start(); // and another starts
+                  }
+                }
+              });
+      pushers.add(pusher);
+      pusher.start();
+    }
+    for (Thread pusher : pushers) {
+      pusher.join(TimeUnit.SECONDS.toMillis(30));
+      assertThat(pusher.isAlive()).as("a pusher still running").isFalse();
+    }
+    await("all jobs completed", () -> completedEvents.get() == n);
+    assertThat(runs).hasSize(n);
+    assertThat(runs.values()).allMatch(c -> c.get() == 1);
+    assertThat(handedOff.get()).as("pushes handed off").isPositive();
+    assertThat(mostAtOnce).allMatch(most -> most.get() <= 2);
+    await("queue empty", () -> queue.counts().queued() == 0);
+    for (Worker<String> w : workers) {
+      assertThat(w.stop(Duration.ofSeconds(10))).isTrue();
+      assertThat(w.activeJobs()).isEmpty();
+    }
+  }
+
   @Test
   void stopWaitsForRunningHandlersAndTellsThem() throws Exception {
     Queue<String> queue = Queue.builder(store, "stop", Codecs.utf8()).build();
