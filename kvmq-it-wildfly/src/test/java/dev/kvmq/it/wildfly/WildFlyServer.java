@@ -121,12 +121,17 @@ public final class WildFlyServer implements AutoCloseable {
         .exportTo(base.resolve("deployments").resolve(Wars.NAME).toFile(), true);
 
     int offset = freeOffset();
+    // the server's temporary directory in its work directory: kvmq refuses a default data
+    // directory under java.io.tmpdir (KVMQ-006), which the base is when the build itself runs
+    // under /tmp (a clone there)
+    Path tmp = Files.createDirectories(work.resolve("tmp"));
     List<String> command =
         new ArrayList<>(
             List.of(
                 home.resolve("bin/standalone.sh").toString(),
                 "-Djboss.server.base.dir=" + base,
                 "-Djboss.socket.binding.port-offset=" + offset,
+                "-Djava.io.tmpdir=" + tmp,
                 "-Dkvmq.it.journal=" + work.resolve("journal.txt")));
     properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
     WildFlyServer server = new WildFlyServer(work, base, command, offset);
