@@ -46,6 +46,15 @@ class ConcurrentWorkersTest {
     }
   }
 
+  /** A worker listener that counts completions into {@code count}. */
+  static java.util.function.Consumer<JobEvent<String>> countingCompletions(AtomicInteger count) {
+    return e -> {
+      if (e instanceof JobEvent.Completed) {
+        count.incrementAndGet();
+      }
+    };
+  }
+
   @Test
   void threeWorkersRunEveryJobExactlyOnceWhenNothingFails() throws Exception {
     Queue<String> queue = Queue.builder(store, "drain", Codecs.utf8()).build();
@@ -59,12 +68,7 @@ class ConcurrentWorkersTest {
                   runs.computeIfAbsent(job.state(), k -> new AtomicInteger()).incrementAndGet(),
               WorkerOptions.defaults().concurrency(4),
               pool);
-      w.addListener(
-          e -> {
-            if (e instanceof JobEvent.Completed) {
-              completedEvents.incrementAndGet();
-            }
-          });
+      w.addListener(countingCompletions(completedEvents));
       workers.add(w);
       w.start();
     }
@@ -114,12 +118,7 @@ class ConcurrentWorkersTest {
               },
               WorkerOptions.defaults().concurrency(2).prefetch(2).handoff(i != 1),
               pool);
-      w.addListener(
-          e -> {
-            if (e instanceof JobEvent.Completed) {
-              completedEvents.incrementAndGet();
-            }
-          });
+      w.addListener(countingCompletions(completedEvents));
       workers.add(w);
     }
     workers.get(0).start();

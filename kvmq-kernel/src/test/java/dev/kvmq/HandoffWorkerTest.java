@@ -225,6 +225,28 @@ class HandoffWorkerTest {
   }
 
   /**
+   * A worker whose executor refuses the handed-off job (shut down before the worker stopped, as an
+   * undeployed application's may be) reports it as any claimed job it could not start, and takes no
+   * more handoffs: the job stays leased until its lease expires, and later pushes are plain.
+   */
+  @Test
+  void aWorkerWhoseExecutorRefusedAJobTakesNoMoreHandoffs() {
+    ManualScheduler dying = new ManualScheduler(clock);
+    Worker<String> w = queue.worker((job, ctx) -> ran.add(job.state()), handoff(2), dying);
+    w.start();
+    dying.runUntilIdle();
+    dying.shutdownNow();
+    Job<String> refused = queue.push("refused");
+    assertThat(refused.status()).as("handed off, then refused").isEqualTo(JobStatus.PROCESSING);
+    assertThat(queue.push("next").status()).isEqualTo(JobStatus.WAITING);
+    assertThat(w.activeJobs()).isEmpty();
+    assertThat(queue.counts().processing()).isEqualTo(1);
+    started(WorkerOptions.defaults()); // a worker that claims, on a running executor
+    scheduler.advance(Duration.ofSeconds(6)); // past the 5 s lease: reclaimed, run
+    assertThat(ran).containsExactlyInAnyOrder("next@1", "refused@2");
+  }
+
+  /**
    * A handoff whose commit fails before it applies throws, as a push that fails does, and gives the
    * slot back: the next push is handed off. One that fails after it applied leaves the job leased
    * to the worker and not run: its lease expires, it is reclaimed and runs once, with the next
