@@ -55,6 +55,12 @@ import java.util.stream.Collectors;
  *                       jobrunr-memory, jobrunr-postgres, quartz-jdbc (default 1; they are the
  *                       slowest, and a full run must fit in ~25 min on 2 cores)
  *   --jobs N            jobs per drain (default 20000)
+ *   --warmup N          jobs per warm-up round (default 20000: N pushed in batches and drained,
+ *                       then N/4 pushed one by one and drained, on fresh storage)
+ *   --warmup-rounds M   the most warm-up rounds (default 6); rounds stop at the first that
+ *                       spends at most 5% of its wall time compiling (the JIT's accumulated
+ *                       compilation time), the same rule for every system; the table prints the
+ *                       rounds taken and the JIT's share of each timed drain
  *   --threads N         handler threads of every system (default 8)
  *   --prefetch N        kvmq's WorkerOptions.prefetch, jobs claimed ahead beyond the running
  *                       ones (default: three times the worker's concurrency, so that a worker
@@ -356,6 +362,7 @@ public final class QueueBench {
             "claim-jobs",
             "claim-reps",
             "warmup",
+            "warmup-rounds",
             "forces")) {
       if (opts.containsKey(k)) {
         cmd.addAll(List.of("--" + k, opts.get(k)));

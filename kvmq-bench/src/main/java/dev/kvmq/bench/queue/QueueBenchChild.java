@@ -37,7 +37,9 @@ import java.util.logging.Logger;
 public final class QueueBenchChild {
 
   private static final int BATCH = 500;
-  private static final int WARMUP_JOBS = 2_000;
+  private static final int WARMUP_JOBS = 20_000;
+  private static final int WARMUP_ROUNDS = 6;
+  private static final double WARMUP_QUIET_PERCENT = 5.0;
   private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
 
   private final Map<String, String> opts;
@@ -302,10 +304,38 @@ public final class QueueBenchChild {
 
   // ---- scenario 1: drain throughput (and memory)
 
-  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  /**
+   * Warms the JVM up in rounds, each on fresh storage: {@code --warmup} jobs (default {@value
+   * #WARMUP_JOBS}) pushed in batches and drained, then a quarter as many pushed one by one and
+   * drained. Rounds go on until one spends at most {@value #WARMUP_QUIET_PERCENT}% of its wall time
+   * compiling (the JIT's accumulated compilation time, {@link #jitMillis()}), or {@code
+   * --warmup-rounds} (default {@value #WARMUP_ROUNDS}) have run: the same rule for every system, so
+   * that no timed phase measures one system's JIT at work while another's has settled. Prints the
+   * rounds it took and the last round's JIT share.
+   */
   private void warmUp() throws Exception {
-    Sut sut = fresh();
     int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
+    int maxRounds =
+        Integer.parseInt(opts.getOrDefault("warmup-rounds", Integer.toString(WARMUP_ROUNDS)));
+    int round = 0;
+    double share = Double.NaN;
+    while (round < maxRounds) {
+      round++;
+      long wall0 = System.nanoTime();
+      long jit0 = jitMillis();
+      warmUpRound(n);
+      share = 100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6);
+      if (share <= WARMUP_QUIET_PERCENT) {
+        break;
+      }
+    }
+    result("warmup_rounds", round);
+    result("warmup_last_jit_percent", share);
+  }
+
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  private void warmUpRound(int n) throws Exception {
+    Sut sut = fresh();
     Probe.Phase p = Probe.begin(nextId, n);
     pushBatches(sut, nextId, n);
     nextId += n;
@@ -324,6 +354,17 @@ public final class QueueBenchChild {
             "warm-up: " + q.finished.get() + " of " + n / 4 + " jobs finished in 600 s");
       }
     }
+  }
+
+  /**
+   * The JIT's accumulated compilation time in ms (summed over its compiler threads, so it can grow
+   * faster than the wall clock), or 0 where the JVM does not monitor it.
+   */
+  private static long jitMillis() {
+    java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? jit.getTotalCompilationTime()
+        : 0;
   }
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
@@ -349,12 +390,17 @@ public final class QueueBenchChild {
           result("heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
         }
         analyze(); // the drain starts with statistics of the pushed backlog
+        long jit0 = jitMillis();
+        long wall0 = System.nanoTime();
         try (AutoCloseable running = sut.start(threads)) {
           if (!p.awaitFinished(900)) {
             throw new IllegalStateException(
                 "drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
           }
         }
+        result(
+            "drain_jit_percent_" + mode,
+            100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6));
         long first = Arrays.stream(p.startNanos()).min().orElseThrow();
         result("drain_after_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
       }

@@ -222,8 +222,8 @@ final class Report {
     out.println(
         "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
             + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB"
-            + " | settings |");
-    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+            + " | warm-up rounds | JIT % of drain | settings |");
+    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (String system : results.keySet()) {
       if (values(system, "push_single_per_s").length == 0
           && values(system, "pickup_p50_ms").length == 0) {
@@ -252,6 +252,10 @@ final class Report {
               + cell(values(system, "heap_bytes_per_job"))
               + " | "
               + cell(values(system, "rss_peak_mb"))
+              + " | "
+              + cell(values(system, "warmup_rounds"))
+              + " | "
+              + cell(values(system, "drain_jit_percent_single", "drain_jit_percent_batch"))
               + " | "
               + settings(system)
               + " |");

@@ -102,6 +102,9 @@ class ReportTest {
     put(results, "kvmq-memory", "pickup_p50_ms", "0.20", "0.21", "0.22");
     put(results, "kvmq-memory", "pickup_p99_ms", "0.40", "0.50", "3.00");
     put(results, "kvmq-memory", "push_call_p50_ms", "0.05", "0.06", "0.07");
+    put(results, "kvmq-memory", "warmup_rounds", "2", "3", "6");
+    put(results, "kvmq-memory", "drain_jit_percent_single", "1.0", "2.0", "3.0");
+    put(results, "kvmq-memory", "drain_jit_percent_batch", "4.0", "5.0", "9.0");
     put(results, "kvmq-memory", "settings", "kvmq 0.1.0 InMemoryKvStore");
     put(results, "quartz-ram", "drain_after_single_per_s", "30000", "31000", "32000");
     put(results, "quartz-ram", "drain_after_batch_per_s", "30000", "31000", "32000");
@@ -128,11 +131,13 @@ class ReportTest {
         .contains(
             "- kvmq-postgres drain >= 1.5x dbscheduler-immediate drain:"
                 + " NOT MEASURED in this run\n");
-    // the push call's own duration and the settings are in the system's row
+    // the push call's own duration, the warm-up rounds, the JIT's share of both drains (pooled)
+    // and the settings are in the system's row
     assertThat(table)
         .containsPattern(
             "\\| kvmq-memory \\|.*\\| 0\\.06 \\(0\\.05–0\\.07\\) \\|.*"
-                + "\\| kvmq 0\\.1\\.0 InMemoryKvStore \\|\n");
+                + "\\| 3\\.00 \\(2\\.00–6\\.00\\) \\| 3\\.50 \\(1\\.00–9\\.00\\)"
+                + " \\| kvmq 0\\.1\\.0 InMemoryKvStore \\|\n");
   }
 
   @Test
