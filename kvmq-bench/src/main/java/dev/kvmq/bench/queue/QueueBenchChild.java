@@ -392,12 +392,15 @@ public final class QueueBenchChild {
         analyze(); // the drain starts with statistics of the pushed backlog
         long jit0 = jitMillis();
         long wall0 = System.nanoTime();
+        long startedAt = System.currentTimeMillis();
         try (AutoCloseable running = sut.start(threads)) {
           if (!p.awaitFinished(900)) {
             throw new IllegalStateException(
                 "drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
           }
         }
+        // wall-clock ms, to cut a system-wide profile to the drain (perf record -k CLOCK_REALTIME)
+        result("drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
         result(
             "drain_jit_percent_" + mode,
             100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6));
