@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds kvmq-bench (and the modules it needs), then runs QueueBench: kvmq beside db-scheduler,
 # JobRunr and Quartz; prints one table. Options go to QueueBench, for example:
-#   bench/run.sh                                   everything, 3 repetitions (~20 min on 2 cores)
+#   bench/run.sh                                   everything, 3 repetitions (not timed since the
+#                                                  warm-up rounds; one repetition of the four
+#                                                  slowest peers' drains took 12 min on 2 cores)
 #   bench/run.sh --systems kvmq-memory,quartz-ram --scenarios drain --reps 1
 #   bench/run.sh --systems kvmq --scenarios claim --backlogs 0,10000,100000
 #   bench/run.sh --scenarios fsync                 what a forced write costs on the disk of --dir

@@ -53,8 +53,12 @@ import java.util.stream.Collectors;
  *                       measurement --claim-reps times (default 3) in one run
  *   --other-reps N      repetitions of the peers no target compares against: dbscheduler-poll,
  *                       jobrunr-memory, jobrunr-postgres, quartz-jdbc (default 1; they are the
- *                       slowest, and a full run must fit in ~25 min on 2 cores)
+ *                       slowest: one repetition of their drain scenario, warm-up included, took
+ *                       12 min on 2 cores on 2026-12-03, quartz-jdbc draining ~230 jobs/s)
  *   --jobs N            jobs per drain (default 20000)
+ *   --memory-jobs N     jobs per drain of kvmq-memory and quartz-ram, the in-memory target's
+ *                       pair (default 200000: 20,000 drain in 0.15-0.5 s there, so a few JIT
+ *                       compilations or one GC decided a run)
  *   --warmup N          jobs per warm-up round (default 20000: N pushed in batches and drained,
  *                       then N/4 pushed one by one and drained, on fresh storage)
  *   --warmup-rounds M   the most warm-up rounds (default 6); rounds stop at the first that
@@ -92,6 +96,12 @@ public final class QueueBench {
 
   static final List<String> KVMQ =
       List.of("kvmq-memory", "kvmq-eclipsestore-fsync", "kvmq-eclipsestore-pcs", "kvmq-postgres");
+
+  /**
+   * The in-memory target's pair, whose drains take {@code --memory-jobs} jobs: at {@code --jobs}
+   * (20,000) they last 0.15-0.5 s, short enough that a few JIT compilations or one GC decide them.
+   */
+  static final List<String> IN_MEMORY_PAIR = List.of("kvmq-memory", "quartz-ram");
 
   /** The peers the targets compare against: quartz-ram and dbscheduler-immediate. */
   static final List<String> TARGET_PEERS = List.of("quartz-ram", "dbscheduler-immediate");
@@ -353,6 +363,7 @@ public final class QueueBench {
     for (String k :
         List.of(
             "jobs",
+            "memory-jobs",
             "threads",
             "prefetch",
             "handoff",

@@ -38,6 +38,7 @@ public final class QueueBenchChild {
 
   private static final int BATCH = 500;
   private static final int WARMUP_JOBS = 20_000;
+  private static final int MEMORY_JOBS = 200_000;
   private static final int WARMUP_ROUNDS = 6;
   private static final double WARMUP_QUIET_PERCENT = 5.0;
   private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
@@ -367,9 +368,20 @@ public final class QueueBenchChild {
         : 0;
   }
 
+  /**
+   * Jobs per drain of this system: {@code --memory-jobs} (default {@value #MEMORY_JOBS}) for the
+   * pair the in-memory target compares, whose drains of {@code --jobs} (20,000) last a fraction of
+   * a second; {@code --jobs} for every other system.
+   */
+  private int drainJobs() {
+    return QueueBench.IN_MEMORY_PAIR.contains(system)
+        ? Integer.parseInt(opts.getOrDefault("memory-jobs", Integer.toString(MEMORY_JOBS)))
+        : Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+  }
+
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void drain() throws Exception {
-    int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
+    int n = drainJobs();
     RssSampler rss = new RssSampler();
     rss.start();
     try {

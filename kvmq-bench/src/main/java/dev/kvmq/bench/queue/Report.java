@@ -200,7 +200,11 @@ final class Report {
     out.println(
         "Drain: "
             + opts.getOrDefault("jobs", "20000")
-            + " no-op jobs pushed by "
+            + " no-op jobs ("
+            + String.join(" and ", QueueBench.IN_MEMORY_PAIR)
+            + ": "
+            + opts.getOrDefault("memory-jobs", "200000")
+            + ") pushed by "
             + opts.getOrDefault("threads", "8")
             + " threads (one at a time, then in batches of 500), then drained by "
             + opts.getOrDefault("threads", "8")

@@ -131,6 +131,9 @@ class ReportTest {
         .contains(
             "- kvmq-postgres drain >= 1.5x dbscheduler-immediate drain:"
                 + " NOT MEASURED in this run\n");
+    // the in-memory pair drains more jobs than the others (--memory-jobs), and the header says so
+    assertThat(table)
+        .contains("Drain: 20000 no-op jobs (kvmq-memory and quartz-ram: 200000) pushed by 8");
     // the push call's own duration, the warm-up rounds, the JIT's share of both drains (pooled)
     // and the settings are in the system's row
     assertThat(table)
