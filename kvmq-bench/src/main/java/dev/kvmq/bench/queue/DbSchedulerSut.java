@@ -29,10 +29,17 @@ final class DbSchedulerSut implements Sut {
   private static final Duration POLLING_INTERVAL = Duration.ofMillis(100);
 
   private static final double LOWER = 1.0;
-  private static final double UPPER = 4.0;
 
   private final DataSource dataSource;
   private final boolean immediate;
+
+  /**
+   * The lock-and-fetch upper limit: at most {@code upper × threads} executions fetched and not
+   * finished; 4.0 (its README's example) unless the bench's {@code --prefetch} sets kvmq's claim
+   * limit to something else, so that both hold as many jobs.
+   */
+  private final double upper;
+
   private final OneTimeTask<Void> task =
       Tasks.oneTime("noop")
           .execute(
@@ -45,9 +52,10 @@ final class DbSchedulerSut implements Sut {
   private volatile Scheduler running;
   private int threads = 8;
 
-  DbSchedulerSut(DataSource dataSource, boolean immediate) throws Exception {
+  DbSchedulerSut(DataSource dataSource, boolean immediate, double upper) throws Exception {
     this.dataSource = dataSource;
     this.immediate = immediate;
+    this.upper = upper;
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
       // db-scheduler's table for PostgreSQL, from its repository (postgresql_tables.sql)
@@ -84,7 +92,7 @@ final class DbSchedulerSut implements Sut {
         + " pollUsingLockAndFetch("
         + LOWER
         + ", "
-        + UPPER
+        + upper
         + ") pollingInterval="
         + POLLING_INTERVAL.toMillis()
         + "ms"
@@ -116,7 +124,7 @@ final class DbSchedulerSut implements Sut {
         Scheduler.create(dataSource, task)
             .threads(threads)
             .pollingInterval(POLLING_INTERVAL)
-            .pollUsingLockAndFetch(LOWER, UPPER);
+            .pollUsingLockAndFetch(LOWER, upper);
     if (immediate) {
       b.enableImmediateExecution();
     }

@@ -68,7 +68,9 @@ import java.util.stream.Collectors;
  *   --threads N         handler threads of every system (default 8)
  *   --prefetch N        kvmq's WorkerOptions.prefetch, jobs claimed ahead beyond the running
  *                       ones (default: three times the worker's concurrency, so that a worker
- *                       holds up to 4x its threads, as db-scheduler's lock-and-fetch (1.0, 4.0))
+ *                       holds up to 4x its threads, as db-scheduler's lock-and-fetch (1.0, 4.0));
+ *                       db-scheduler's upper limit follows it, (threads + N) / threads, so that
+ *                       both hold as many jobs
  *   --handoff on|off    kvmq's WorkerOptions.handoff (default on): a job pushed while the worker
  *                       has an idle slot is leased to it in the push's commit, as db-scheduler's
  *                       immediate execution (enabled in dbscheduler-immediate) runs a job

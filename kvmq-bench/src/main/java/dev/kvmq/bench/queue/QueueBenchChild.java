@@ -293,8 +293,8 @@ public final class QueueBenchChild {
               prefetch,
               handoff,
               null);
-      case "dbscheduler-poll" -> new DbSchedulerSut(pool, false);
-      case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true);
+      case "dbscheduler-poll" -> new DbSchedulerSut(pool, false, dbSchedulerUpper());
+      case "dbscheduler-immediate" -> new DbSchedulerSut(pool, true, dbSchedulerUpper());
       case "jobrunr-memory" -> new JobRunrSut(null);
       case "jobrunr-postgres" -> new JobRunrSut(pool);
       case "quartz-ram" -> new QuartzSut(null, threads);
@@ -332,6 +332,15 @@ public final class QueueBenchChild {
     }
     result("warmup_rounds", round);
     result("warmup_last_jit_percent", share);
+  }
+
+  /**
+   * db-scheduler's lock-and-fetch upper limit that lets it hold as many jobs as kvmq's worker
+   * (concurrency + prefetch): {@code (threads + prefetch) / threads}, 4.0 with the defaults.
+   */
+  private double dbSchedulerUpper() {
+    int p = prefetch < 0 ? 3 * threads : prefetch;
+    return (threads + p) / (double) threads;
   }
 
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
