@@ -105,6 +105,9 @@ public final class QueueBench {
    */
   static final List<String> IN_MEMORY_PAIR = List.of("kvmq-memory", "quartz-ram");
 
+  /** The default of {@code --memory-jobs}. */
+  static final int MEMORY_JOBS = 200_000;
+
   /** The peers the targets compare against: quartz-ram and dbscheduler-immediate. */
   static final List<String> TARGET_PEERS = List.of("quartz-ram", "dbscheduler-immediate");
 

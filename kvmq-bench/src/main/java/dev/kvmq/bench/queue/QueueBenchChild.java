@@ -38,7 +38,6 @@ public final class QueueBenchChild {
 
   private static final int BATCH = 500;
   private static final int WARMUP_JOBS = 20_000;
-  private static final int MEMORY_JOBS = 200_000;
   private static final int WARMUP_ROUNDS = 6;
   private static final double WARMUP_QUIET_PERCENT = 5.0;
   private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
@@ -325,7 +324,7 @@ public final class QueueBenchChild {
       long wall0 = System.nanoTime();
       long jit0 = jitMillis();
       warmUpRound(n);
-      share = 100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6);
+      share = jitPercentSince(jit0, wall0);
       if (share <= WARMUP_QUIET_PERCENT) {
         break;
       }
@@ -378,13 +377,22 @@ public final class QueueBenchChild {
   }
 
   /**
-   * Jobs per drain of this system: {@code --memory-jobs} (default {@value #MEMORY_JOBS}) for the
-   * pair the in-memory target compares, whose drains of {@code --jobs} (20,000) last a fraction of
-   * a second; {@code --jobs} for every other system.
+   * The JIT's compilation time since {@code jit0} ({@link #jitMillis()}) as a percentage of the
+   * wall time since {@code wall0} ({@link System#nanoTime()}).
+   */
+  private static double jitPercentSince(long jit0, long wall0) {
+    return 100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6);
+  }
+
+  /**
+   * Jobs per drain of this system: {@code --memory-jobs} (default {@value QueueBench#MEMORY_JOBS})
+   * for the pair the in-memory target compares, whose drains of {@code --jobs} (20,000) last a
+   * fraction of a second; {@code --jobs} for every other system.
    */
   private int drainJobs() {
     return QueueBench.IN_MEMORY_PAIR.contains(system)
-        ? Integer.parseInt(opts.getOrDefault("memory-jobs", Integer.toString(MEMORY_JOBS)))
+        ? Integer.parseInt(
+            opts.getOrDefault("memory-jobs", Integer.toString(QueueBench.MEMORY_JOBS)))
         : Integer.parseInt(opts.getOrDefault("jobs", "20000"));
   }
 
@@ -422,9 +430,7 @@ public final class QueueBenchChild {
         }
         // wall-clock ms, to cut a system-wide profile to the drain (perf record -k CLOCK_REALTIME)
         result("drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
-        result(
-            "drain_jit_percent_" + mode,
-            100.0 * (jitMillis() - jit0) / ((System.nanoTime() - wall0) / 1e6));
+        result("drain_jit_percent_" + mode, jitPercentSince(jit0, wall0));
         long first = Arrays.stream(p.startNanos()).min().orElseThrow();
         result("drain_after_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
       }

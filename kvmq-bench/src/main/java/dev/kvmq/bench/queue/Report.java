@@ -203,7 +203,7 @@ final class Report {
             + " no-op jobs ("
             + String.join(" and ", QueueBench.IN_MEMORY_PAIR)
             + ": "
-            + opts.getOrDefault("memory-jobs", "200000")
+            + opts.getOrDefault("memory-jobs", Integer.toString(QueueBench.MEMORY_JOBS))
             + ") pushed by "
             + opts.getOrDefault("threads", "8")
             + " threads (one at a time, then in batches of 500), then drained by "
