@@ -675,19 +675,25 @@ final class Claimer {
   }
 
   /**
-   * The earliest of {@code at}, the first delayed job's due time, the first lease's end, the end of
-   * a pause of the queue's starts and the time the rate limit's next slot frees.
+   * The ranges whose first entries {@link #nextChange} reads: the delayed index, the leased index
+   * and the groups' waking times.
    */
-  long nextChange(long at) {
-    for (KeyRange range : List.of(keys.delayed(), keys.leased())) {
-      List<KvEntry> first = store.list(range, 1, false);
-      if (!first.isEmpty()) {
-        at = Math.min(at, QueueKeys.timeOf(first.get(0).key()));
+  List<KeyRange> horizon() {
+    return List.of(keys.delayed(), keys.leased(), keys.groupsWaking());
+  }
+
+  /**
+   * The earliest of {@code at}, the first delayed job's due time, the first lease's end, the first
+   * group's waking time, the end of a pause of the queue's starts and the time the rate limit's
+   * next slot frees.
+   *
+   * @param firsts the first entries of the {@link #horizon()} ranges, in their order
+   */
+  long nextChange(long at, List<Optional<KvEntry>> firsts) {
+    for (Optional<KvEntry> first : firsts) {
+      if (first.isPresent()) {
+        at = Math.min(at, QueueKeys.timeOf(first.get().key()));
       }
-    }
-    List<KvEntry> waking = store.list(keys.groupsWaking(), 1, false);
-    if (!waking.isEmpty()) {
-      at = Math.min(at, QueueKeys.timeOf(waking.get(0).key()));
     }
     if (blockedUntil > 0) {
       at = Math.min(at, blockedUntil);

@@ -1,6 +1,7 @@
 package dev.kvmq;
 
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.time.Duration;
@@ -100,14 +101,23 @@ final class HeldResolver {
     return index.size() == batch;
   }
 
-  /** The earliest of {@code at} and the time the oldest held job's timeout passes. */
-  long nextChange(long at) {
-    if (timeoutMillis == 0) {
+  /**
+   * The ranges whose first entries {@link #nextChange} reads: the held jobs, or none when held jobs
+   * never time out.
+   */
+  List<KeyRange> horizon() {
+    return timeoutMillis == 0 ? List.of() : List.of(keys.held());
+  }
+
+  /**
+   * The earliest of {@code at} and the time the oldest held job's timeout passes.
+   *
+   * @param firsts the first entries of the {@link #horizon()} ranges, in their order
+   */
+  long nextChange(long at, List<Optional<KvEntry>> firsts) {
+    if (firsts.isEmpty() || firsts.get(0).isEmpty()) {
       return at;
     }
-    List<KvEntry> first = store.list(keys.held(), 1, false);
-    return first.isEmpty()
-        ? at
-        : Math.min(at, QueueKeys.timeOf(first.get(0).key()) + timeoutMillis);
+    return Math.min(at, QueueKeys.timeOf(firsts.get(0).get().key()) + timeoutMillis);
   }
 }

@@ -1,5 +1,10 @@
 package dev.kvmq;
 
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +35,19 @@ final class Pass<S> {
   private final HeldResolver heldResolver;
   private final Pruner pruner;
   private final Slots<S> slots;
+
+  /**
+   * The ranges whose first entries tell when the worker must look again: the claimer's, then the
+   * schedule firer's, then the held resolver's, read together in one {@link
+   * dev.kvmq.store.KvStore#firstEntries} call.
+   */
+  private final List<KeyRange> horizon;
+
+  /** Where the firer's ranges, then the held resolver's, start in {@link #horizon}. */
+  private final int firerFrom;
+
+  private final int heldFrom;
+
   private final AtomicInteger requests = new AtomicInteger();
   private final Runnable loop;
 
@@ -88,6 +106,12 @@ final class Pass<S> {
             core.options.pollInterval().toMillis(),
             core::finishedJobs);
     this.slots = slots;
+    List<KeyRange> ranges = new ArrayList<>(claimer.horizon());
+    this.firerFrom = ranges.size();
+    ranges.addAll(firer.horizon());
+    this.heldFrom = ranges.size();
+    ranges.addAll(heldResolver.horizon());
+    this.horizon = List.copyOf(ranges);
     this.loop = WorkerCore.named("the pass of a worker of queue " + core.queue.name(), this::loop);
   }
 
@@ -225,11 +249,15 @@ final class Pass<S> {
   }
 
   /**
-   * The earliest of {@code at}, the first delayed job's due time, the first lease's end and the
-   * first schedule's next slot: when this worker must look again at the latest.
+   * The earliest of {@code at}, the first delayed job's due time, the first lease's end, the first
+   * group's waking time, the first schedule's next slot and the first held job's timeout: when this
+   * worker must look again at the latest. One read of the store, whatever the number of ranges.
    */
   private long nextChange(long at) {
-    return heldResolver.nextChange(firer.nextChange(claimer.nextChange(at)));
+    List<Optional<KvEntry>> firsts = core.store.firstEntries(horizon);
+    at = claimer.nextChange(at, firsts.subList(0, firerFrom));
+    at = firer.nextChange(at, firsts.subList(firerFrom, heldFrom));
+    return heldResolver.nextChange(at, firsts.subList(heldFrom, firsts.size()));
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.kvmq;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import java.util.ArrayList;
@@ -142,9 +143,18 @@ final class ScheduleFirer {
     return new ScheduleTransitions.Previous(r, e.get().versionstamp());
   }
 
-  /** The earliest of {@code at} and the first schedule's next due time. */
-  long nextChange(long at) {
-    List<KvEntry> first = store.list(keys.dueEntries(), 1, false);
-    return first.isEmpty() ? at : Math.min(at, QueueKeys.timeOf(first.get(0).key()));
+  /** The ranges whose first entries {@link #nextChange} reads: the schedules' due times. */
+  List<KeyRange> horizon() {
+    return List.of(keys.dueEntries());
+  }
+
+  /**
+   * The earliest of {@code at} and the first schedule's next due time.
+   *
+   * @param firsts the first entries of the {@link #horizon()} ranges, in their order
+   */
+  long nextChange(long at, List<Optional<KvEntry>> firsts) {
+    Optional<KvEntry> first = firsts.get(0);
+    return first.isEmpty() ? at : Math.min(at, QueueKeys.timeOf(first.get().key()));
   }
 }

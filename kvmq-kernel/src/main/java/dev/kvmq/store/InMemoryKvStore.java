@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Objects;
 import java.util.Optional;
@@ -88,6 +89,28 @@ public final class InMemoryKvStore implements KvStore {
           break;
         }
         result.add(s.entry());
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    return result;
+  }
+
+  /** {@inheritDoc} Under one read lock, so at one consistent state. */
+  @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    Objects.requireNonNull(ranges, "ranges");
+    ranges.forEach(r -> Objects.requireNonNull(r, "range"));
+    List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      for (KeyRange range : ranges) {
+        Map.Entry<byte[], Stored> first =
+            range.isEmpty()
+                ? null
+                : map.subMap(range.lowerBound(), true, range.upperBound(), false).firstEntry();
+        result.add(first == null ? Optional.empty() : Optional.of(first.getValue().entry()));
       }
     } finally {
       lock.readLock().unlock();

@@ -16,7 +16,9 @@ import java.util.Optional;
  *       versionstamps increase in the order its writes commit; commits that overlap and share no
  *       key may get theirs in either order.
  *   <li>Reads ({@link #get}, {@link #getMany}, {@link #list}, {@link #count}) each see one
- *       consistent state: all of a commit or none of it.
+ *       consistent state: all of a commit or none of it. {@link #firstEntries} reads the first
+ *       entry of several ranges, each range at one consistent state; a store may read them all at
+ *       one state and in one round trip.
  *   <li>{@link #commit} applies an {@link AtomicOperation} all or nothing, serializably with every
  *       other commit. A failed check is a normal {@link CommitResult}.
  *   <li>{@link #commitAll} commits many independent operations at once, so that a durable store can
@@ -104,6 +106,32 @@ public interface KvStore extends AutoCloseable {
    */
   default long count(KeyRange range) {
     return list(range).size();
+  }
+
+  /**
+   * Reads the first entry, in key order, of each of several ranges: what a worker reads to learn
+   * when it must look at the queue again (the first delayed job, the first lease's end, ...).
+   *
+   * <p>Each range is read at one consistent state, like {@link #list}. A store may read them all at
+   * one state and in one round trip; the default lists them one by one, and the bundled stores read
+   * them together.
+   *
+   * @param ranges the ranges; may repeat, may be empty
+   * @return one element per range, in the same order: the range's first entry, or empty if it has
+   *     none
+   * @throws NullPointerException if {@code ranges} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the store fails
+   */
+  default List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    Objects.requireNonNull(ranges, "ranges");
+    ranges.forEach(r -> Objects.requireNonNull(r, "range"));
+    List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
+    for (KeyRange range : ranges) {
+      List<KvEntry> first = list(range, 1, false);
+      result.add(first.isEmpty() ? Optional.empty() : Optional.of(first.get(0)));
+    }
+    return List.copyOf(result);
   }
 
   /**

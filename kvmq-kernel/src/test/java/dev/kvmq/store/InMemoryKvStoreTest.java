@@ -6,4 +6,9 @@ class InMemoryKvStoreTest extends KvStoreContract {
   protected KvStore openStore() {
     return new InMemoryKvStore();
   }
+
+  @Override
+  protected boolean firstEntriesAtOneState() {
+    return true;
+  }
 }

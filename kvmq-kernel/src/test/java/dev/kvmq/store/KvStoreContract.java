@@ -56,6 +56,17 @@ public abstract class KvStoreContract {
    */
   protected void cleanUp() throws Exception {}
 
+  /**
+   * Whether the store reads all the ranges of a {@link KvStore#firstEntries} call at one consistent
+   * state (the SPI allows reading each range at its own). Override to return true and the contract
+   * checks it.
+   *
+   * @return true if {@code firstEntries} reads at one state
+   */
+  protected boolean firstEntriesAtOneState() {
+    return false;
+  }
+
   @BeforeEach
   void openFreshStore() throws Exception {
     store = openStore();
@@ -268,6 +279,46 @@ public abstract class KvStoreContract {
     assertThat(keysOf(store.list(all, 2, false))).containsExactly(Key.of("n", 0L), Key.of("n", 1L));
     assertThat(keysOf(store.list(all, 2, true))).containsExactly(Key.of("n", 9L), Key.of("n", 8L));
     assertThat(store.list(all, 100, false)).hasSize(10);
+  }
+
+  @Test
+  void firstEntriesReadTheFirstEntryOfEachRangeInTheirOrder() {
+    for (long i = 0; i < 10; i++) {
+      set(Key.of("n", i), "v" + i);
+    }
+    set(Key.of("o", "only"), "o");
+    KeyRange all = KeyRange.prefix(Key.of("n"));
+    KeyRange from7 = all.from(Key.of("n", 7L));
+    KeyRange none = KeyRange.prefix(Key.of("none"));
+    KeyRange backwards = KeyRange.between(Key.of("n", 6L), Key.of("n", 3L));
+    List<KeyRange> ranges =
+        List.of(from7, none, all, KeyRange.prefix(Key.of("o")), backwards, from7);
+    List<Optional<KvEntry>> firsts = store.firstEntries(ranges);
+    assertThat(firsts).hasSize(6);
+    assertThat(firsts.get(0).orElseThrow().key()).isEqualTo(Key.of("n", 7L));
+    assertThat(string(firsts.get(0).orElseThrow())).isEqualTo("v7");
+    assertThat(firsts.get(1)).isEmpty();
+    assertThat(firsts.get(2).orElseThrow().key()).isEqualTo(Key.of("n", 0L));
+    assertThat(firsts.get(3).orElseThrow().key()).isEqualTo(Key.of("o", "only"));
+    assertThat(firsts.get(4)).isEmpty();
+    assertThat(firsts.get(5).orElseThrow().key()).isEqualTo(Key.of("n", 7L));
+    for (int i = 0; i < ranges.size(); i++) {
+      List<KvEntry> listed = store.list(ranges.get(i), 1, false);
+      Optional<KvEntry> first = firsts.get(i);
+      assertThat(first.isPresent())
+          .as("range %d has a first entry", i)
+          .isEqualTo(!listed.isEmpty());
+      if (first.isPresent()) {
+        assertThat(first.get().key()).isEqualTo(listed.get(0).key());
+        assertThat(first.get().value()).isEqualTo(listed.get(0).value());
+        assertThat(first.get().versionstamp()).isEqualTo(listed.get(0).versionstamp());
+      }
+    }
+    assertThat(store.firstEntries(List.of())).isEmpty();
+    List<KeyRange> withNull = new ArrayList<>(List.of(all));
+    withNull.add(null);
+    assertThatThrownBy(() -> store.firstEntries(withNull)).isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> store.firstEntries(null)).isInstanceOf(NullPointerException.class);
   }
 
   @Test
@@ -636,6 +687,18 @@ public abstract class KvStoreContract {
         assertThat(store.getMany(List.of(a, b)).stream().filter(Optional::isPresent).count())
             .isEqualTo(1);
         assertThat(store.count(KeyRange.prefix(Key.of("move")))).isEqualTo(1);
+        assertThat(store.firstEntries(List.of(KeyRange.prefix(Key.of("move")))).get(0)).isPresent();
+        if (firstEntriesAtOneState()) {
+          assertThat(
+                  store
+                      .firstEntries(
+                          List.of(KeyRange.between(a, b), KeyRange.prefix(Key.of("move")).from(b)))
+                      .stream()
+                      .filter(Optional::isPresent)
+                      .count())
+              .as("the two ranges read at one state hold the one token once")
+              .isEqualTo(1);
+        }
       }
       stop.set(true);
       assertThat(writer.get(1, TimeUnit.MINUTES)).isPositive();
@@ -1058,6 +1121,8 @@ public abstract class KvStoreContract {
             () -> store.commit(AtomicOperation.builder().set(Key.of("k"), bytes("v")).build()))
         .isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> store.list(KeyRange.all(), 10, false))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> store.firstEntries(List.of(KeyRange.all())))
         .isInstanceOf(IllegalStateException.class);
     assertThatThrownBy(() -> store.claim(KeyRange.all(), 10, new TakeEach("x")))
         .isInstanceOf(IllegalStateException.class);

@@ -26,10 +26,10 @@ public final class FaultyStore extends ForwardingKvStore {
     AFTER_APPLY
   }
 
-  /** Entries returned by list calls. */
+  /** Entries returned by list and firstEntries calls. */
   public final AtomicLong listedEntries = new AtomicLong();
 
-  /** list calls. */
+  /** list and firstEntries calls. */
   public final AtomicLong listCalls = new AtomicLong();
 
   /** Atomic operations committed (applied or refused), counting each one of a commitAll. */
@@ -83,6 +83,14 @@ public final class FaultyStore extends ForwardingKvStore {
     List<KvEntry> result = delegate.list(range, limit, reverse);
     listCalls.incrementAndGet();
     listedEntries.addAndGet(result.size());
+    return result;
+  }
+
+  @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    List<Optional<KvEntry>> result = delegate.firstEntries(ranges);
+    listCalls.incrementAndGet();
+    listedEntries.addAndGet(result.stream().filter(Optional::isPresent).count());
     return result;
   }
 

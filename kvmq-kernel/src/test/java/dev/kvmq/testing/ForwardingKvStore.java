@@ -42,6 +42,11 @@ public abstract class ForwardingKvStore implements KvStore {
   }
 
   @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    return delegate.firstEntries(ranges);
+  }
+
+  @Override
   public long count(KeyRange range) {
     return delegate.count(range);
   }

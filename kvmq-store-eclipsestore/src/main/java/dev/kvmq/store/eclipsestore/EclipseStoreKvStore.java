@@ -264,6 +264,28 @@ public final class EclipseStoreKvStore implements KvStore {
     return result;
   }
 
+  /** {@inheritDoc} Under one read lock, so at one consistent state. */
+  @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    Objects.requireNonNull(ranges, "ranges");
+    ranges.forEach(r -> Objects.requireNonNull(r, "range"));
+    List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
+    lock.readLock().lock();
+    try {
+      ensureUsable();
+      for (KeyRange range : ranges) {
+        NavigableSet<Entry> sub = range.isEmpty() ? null : map.range(range);
+        result.add(
+            sub == null || sub.isEmpty()
+                ? Optional.empty()
+                : Optional.of(PageMap.entryOf(sub.first(), null)));
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    return result;
+  }
+
   @Override
   public long count(KeyRange range) {
     Objects.requireNonNull(range, "range");

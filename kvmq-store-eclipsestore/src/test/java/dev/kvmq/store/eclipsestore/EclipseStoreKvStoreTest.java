@@ -17,4 +17,9 @@ class EclipseStoreKvStoreTest extends KvStoreContract {
   protected KvStore openStore() {
     return EclipseStoreKvStore.open(dir.resolve("store"));
   }
+
+  @Override
+  protected boolean firstEntriesAtOneState() {
+    return true;
+  }
 }

@@ -160,6 +160,27 @@ public final class ConnectionStore implements KvStore {
     return read("list " + range, () -> Reads.list(connection, tables, range, limit, reverse));
   }
 
+  /**
+   * {@inheritDoc} One statement on the caller's connection: it sees the transaction's own writes.
+   *
+   * @throws NullPointerException if {@code ranges} or one of them is null
+   * @throws IllegalStateException if the view or the store is closed, or the connection is closed
+   *     or in auto-commit mode
+   * @throws KvStoreException if the database fails
+   */
+  @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    Objects.requireNonNull(ranges, "ranges");
+    ranges.forEach(r -> Objects.requireNonNull(r, "range"));
+    if (ranges.isEmpty()) {
+      ensureUsable();
+      return List.of();
+    }
+    return read(
+        "firstEntries of " + ranges.size() + " ranges",
+        () -> Reads.firstEntries(connection, tables, ranges));
+  }
+
   // ---- commits
 
   /**

@@ -216,6 +216,26 @@ public final class PostgresKvStore implements KvStore {
   }
 
   /**
+   * {@inheritDoc} One statement, so one snapshot and one round trip.
+   *
+   * @throws NullPointerException if {@code ranges} or one of them is null
+   * @throws IllegalStateException if the store is closed
+   * @throws KvStoreException if the database fails or the schema is missing or too new
+   */
+  @Override
+  public List<Optional<KvEntry>> firstEntries(List<KeyRange> ranges) {
+    Objects.requireNonNull(ranges, "ranges");
+    ranges.forEach(r -> Objects.requireNonNull(r, "range"));
+    if (ranges.isEmpty()) {
+      ensureOpen();
+      return List.of();
+    }
+    return call(
+        "firstEntries of " + ranges.size() + " ranges",
+        (c, a) -> Reads.firstEntries(c, tables, ranges));
+  }
+
+  /**
    * {@inheritDoc} One {@code SELECT count(*)}.
    *
    * @throws NullPointerException if {@code range} is null

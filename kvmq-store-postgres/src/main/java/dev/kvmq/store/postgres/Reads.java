@@ -57,6 +57,32 @@ final class Reads {
     return Collections.unmodifiableList(result);
   }
 
+  /** The first entry of each range, in the order of {@code ranges}, empty where it has none. */
+  static List<Optional<KvEntry>> firstEntries(Connection c, Tables tables, List<KeyRange> ranges)
+      throws SQLException {
+    byte[][] lower = new byte[ranges.size()][];
+    byte[][] upper = new byte[ranges.size()][];
+    for (int i = 0; i < ranges.size(); i++) {
+      lower[i] = ranges.get(i).lowerBound();
+      upper[i] = ranges.get(i).upperBound();
+    }
+    List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
+    try (PreparedStatement ps = c.prepareStatement(tables.firstEntries)) {
+      ps.setObject(1, lower);
+      ps.setObject(2, upper);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(rs.getBytes(1) == null ? Optional.empty() : Optional.of(Jdbc.entry(rs)));
+        }
+      }
+    }
+    if (result.size() != ranges.size()) {
+      throw new SQLException(
+          "firstEntries read " + result.size() + " rows for " + ranges.size() + " ranges");
+    }
+    return Collections.unmodifiableList(result);
+  }
+
   static long count(Connection c, Tables tables, KeyRange range) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(tables.count)) {
       ps.setBytes(1, range.lowerBound());

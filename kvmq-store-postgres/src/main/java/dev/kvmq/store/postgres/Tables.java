@@ -46,6 +46,7 @@ final class Tables {
   final String getMany;
   final String listAsc;
   final String listDesc;
+  final String firstEntries;
   final String count;
   final String lockFirst;
   final String lockFirstWithRecords;
@@ -73,6 +74,13 @@ final class Tables {
     getMany = cols + " WHERE key = ANY (?)";
     listAsc = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
     listDesc = cols + " WHERE key >= ? AND key < ? ORDER BY key DESC LIMIT ?";
+    // The first row of each range (lower and upper bounds as two arrays), one result row per
+    // range in their order, with nulls where a range has none: one statement, one snapshot.
+    firstEntries =
+        "SELECT f.key, f.value, f.versionstamp FROM unnest(?::bytea[], ?::bytea[])"
+            + " WITH ORDINALITY AS r(lo, hi, n) LEFT JOIN LATERAL ("
+            + cols
+            + " WHERE key >= r.lo AND key < r.hi ORDER BY key LIMIT 1) f ON true ORDER BY r.n";
     count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
     // A claim's first statement: the first rows of the range that no other transaction holds.
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";

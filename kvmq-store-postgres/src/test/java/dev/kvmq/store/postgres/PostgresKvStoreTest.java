@@ -27,4 +27,9 @@ class PostgresKvStoreTest extends KvStoreContract {
   protected void cleanUp() {
     db.dropSchema(schema);
   }
+
+  @Override
+  protected boolean firstEntriesAtOneState() {
+    return true;
+  }
 }
