@@ -10,7 +10,10 @@ import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
+import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
+import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import java.sql.Connection;
@@ -21,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -210,6 +214,36 @@ class PostgresCallersTransactionTest {
     inTx.push("still usable");
     c.commit();
     assertThat(queue.counts().waiting()).isEqualTo(49);
+  }
+
+  @Test
+  void theViewsFirstEntriesSeeTheTransactionsOwnWritesAndNoOneElseDoes() throws SQLException {
+    Key committed = Key.of("kvmq", "firsts", "b", 1L);
+    a.commit(AtomicOperation.builder().set(committed, new byte[] {1}).build());
+    Connection c = transaction();
+    KvStore view = a.inTransaction(c);
+    Key own = Key.of("kvmq", "firsts", "a", 1L);
+    view.commit(AtomicOperation.builder().set(own, new byte[] {2}).build());
+    List<KeyRange> ranges =
+        List.of(
+            KeyRange.prefix(Key.of("kvmq", "firsts", "a")),
+            KeyRange.prefix(Key.of("kvmq", "firsts", "none")),
+            KeyRange.prefix(Key.of("kvmq", "firsts")));
+
+    List<Optional<KvEntry>> inside = view.firstEntries(ranges);
+    assertThat(inside.get(0).map(KvEntry::key)).contains(own);
+    assertThat(inside.get(1)).isEmpty();
+    assertThat(inside.get(2).map(KvEntry::key)).as("own write first in key order").contains(own);
+    List<Optional<KvEntry>> outside = a.firstEntries(ranges);
+    assertThat(outside.get(0)).as("not committed yet").isEmpty();
+    assertThat(outside.get(2).map(KvEntry::key)).contains(committed);
+
+    c.rollback();
+    assertThat(a.firstEntries(ranges).get(2).map(KvEntry::key)).contains(committed);
+    c.close();
+    assertThatThrownBy(() -> view.firstEntries(ranges))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("the connection is closed");
   }
 
   @Test
