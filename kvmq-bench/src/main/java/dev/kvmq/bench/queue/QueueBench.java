@@ -90,6 +90,10 @@ import java.util.stream.Collectors;
  *                       before its end); runs nothing
  *   --pg-statements on  nodes: print the statements the shared database ran, from
  *                       pg_stat_statements (loaded into the server for the whole run)
+ *   --pg-activity on    systems on PostgreSQL: read pg_stat_activity every few ms while a system
+ *                       runs and print, for each of its drains, the average number of its
+ *                       database's connections in each state, wait event and statement
+ *                       (PgActivity; the reads slow the drains a little)
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
@@ -397,6 +401,11 @@ public final class QueueBench {
     }
     System.out.println("# " + system + " " + scenarios + " (" + what + ")");
     System.out.flush();
+    PgActivity activity =
+        db != null && opts.containsKey("pg-activity")
+            ? PgActivity.start(postgres.getPostgresDatabase(), db)
+            : null;
+    List<String[]> windows = new ArrayList<>();
     long t0 = System.nanoTime();
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
     Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
@@ -407,6 +416,9 @@ public final class QueueBench {
         if (line.startsWith("RESULT ")) {
           String[] parts = line.split(" ", 3);
           System.out.println("#   " + parts[1] + " = " + parts[2]);
+          if (parts[1].startsWith("drain_window_")) {
+            windows.add(new String[] {parts[1], parts[2]});
+          }
           if (parts[1].equals("settings")) {
             mine.put("settings", new ArrayList<>(List.of(parts[2])));
           } else {
@@ -419,6 +431,17 @@ public final class QueueBench {
     }
     int exit = p.waitFor();
     System.out.printf(Locale.ROOT, "#   (%.1f s, exit %d)%n", (System.nanoTime() - t0) / 1e9, exit);
+    if (activity != null) {
+      activity.stop();
+      for (String[] w : windows) {
+        String[] bounds = w[1].split("-");
+        activity.print(
+            System.out,
+            w[0].substring("drain_window_".length()),
+            Long.parseLong(bounds[0]),
+            Long.parseLong(bounds[1]));
+      }
+    }
     if (exit != 0) {
       failures.add(
           system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
