@@ -200,8 +200,12 @@ final class Transactions {
       ps.setInt(1, operations.size());
       ps.setInt(2, tables.lockSpace);
       if (locks == null) {
-        ps.setNull(3, Types.ARRAY);
-        ps.setNull(4, Types.ARRAY);
+        // Typed nulls: a null of no type would make pgjdbc describe the prepared statement, after
+        // which it sends a Sync after every call of it on that connection, before the COMMIT (it
+        // cannot bound the size of the call's array result): a round trip more for every commit
+        // (PostgresCommitRoundTripsTest)
+        ps.setNull(3, Types.ARRAY, "_int4");
+        ps.setNull(4, Types.ARRAY, "_bool");
       } else {
         ps.setObject(3, locks.hashes());
         ps.setObject(4, locks.shared());
