@@ -407,8 +407,43 @@ public final class QueueBench {
             : null;
     List<String[]> windows = new ArrayList<>();
     long t0 = System.nanoTime();
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process p;
     Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
+    try {
+      p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      read(p, mine, windows);
+    } finally {
+      if (activity != null) {
+        activity.stop();
+      }
+    }
+    int exit = p.waitFor();
+    System.out.printf(Locale.ROOT, "#   (%.1f s, exit %d)%n", (System.nanoTime() - t0) / 1e9, exit);
+    if (activity != null) {
+      for (String[] w : windows) {
+        String[] bounds = w[1].split("-");
+        activity.print(
+            System.out,
+            w[0].substring("drain_window_".length()),
+            Long.parseLong(bounds[0]),
+            Long.parseLong(bounds[1]));
+      }
+    }
+    if (exit != 0) {
+      failures.add(
+          system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
+    }
+    if (db != null) {
+      exec("drop database " + db + " with (force)");
+    }
+  }
+
+  /**
+   * Echoes a system JVM's output until it ends: its results into {@code mine}, its drains' time
+   * windows into {@code windows}.
+   */
+  private static void read(Process p, Map<String, List<String>> mine, List<String[]> windows)
+      throws IOException {
     try (BufferedReader r =
         new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
@@ -428,26 +463,6 @@ public final class QueueBench {
           System.out.println("#   | " + line);
         }
       }
-    }
-    int exit = p.waitFor();
-    System.out.printf(Locale.ROOT, "#   (%.1f s, exit %d)%n", (System.nanoTime() - t0) / 1e9, exit);
-    if (activity != null) {
-      activity.stop();
-      for (String[] w : windows) {
-        String[] bounds = w[1].split("-");
-        activity.print(
-            System.out,
-            w[0].substring("drain_window_".length()),
-            Long.parseLong(bounds[0]),
-            Long.parseLong(bounds[1]));
-      }
-    }
-    if (exit != 0) {
-      failures.add(
-          system + " " + scenarios + " (" + what + "): exit " + exit + ", see its output above");
-    }
-    if (db != null) {
-      exec("drop database " + db + " with (force)");
     }
   }
 
