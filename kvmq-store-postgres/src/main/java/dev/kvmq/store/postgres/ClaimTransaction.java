@@ -52,7 +52,7 @@ final class ClaimTransaction {
       List<Joined> joined = new ArrayList<>(Math.min(limit, 64));
       Optional<ClaimPlanner.RecordKeyRule> rule = planner.recordKeyRule();
       try (PreparedStatement ps =
-          c.prepareStatement(rule.isPresent() ? tables.lockFirstWithRecords : tables.lockFirst)) {
+          c.prepareStatement(rule.isPresent() ? tables.claimFirstWithRecords : tables.claimFirst)) {
         ps.setBytes(1, range.lowerBound());
         ps.setBytes(2, range.upperBound());
         ps.setLong(3, limit);
@@ -60,7 +60,7 @@ final class ClaimTransaction {
           ps.setBytes(4, rule.get().prefix().encoded());
           ps.setInt(5, rule.get().dropped() + 1); // SQL counts bytes from 1
         }
-        try (ResultSet rs = ps.executeQuery()) {
+        try (ResultSet rs = Reads.rows(ps, true)) { // after the SET LOCAL's result
           while (rs.next()) {
             index.add(Jdbc.entry(rs));
             byte[] recordKey = rule.isPresent() ? rs.getBytes(4) : null;
@@ -112,7 +112,8 @@ final class ClaimTransaction {
       }
     }
     if (!missing.isEmpty()) {
-      Map<ByteBuffer, KvEntry> found = transactions.readKeys(c, missing);
+      // in the claim's transaction: planned with the SET LOCAL of its first statement
+      Map<ByteBuffer, KvEntry> found = transactions.readKeys(c, missing, false);
       for (int i = 0; i < records.size(); i++) {
         if (records.get(i) == null) {
           records.set(

@@ -114,7 +114,7 @@ public final class ConnectionStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return read("get " + key, () -> Reads.get(connection, tables, key));
+    return read("get " + key, () -> Reads.get(connection, tables, key, false));
   }
 
   /**
@@ -134,7 +134,9 @@ public final class ConnectionStore implements KvStore {
       return List.of();
     }
     Map<ByteBuffer, KvEntry> found =
-        read("getMany of " + keys.size() + " keys", () -> transactions.readKeys(connection, keys));
+        read(
+            "getMany of " + keys.size() + " keys",
+            () -> transactions.readKeys(connection, keys, false));
     return Reads.inKeyOrder(keys, found);
   }
 
@@ -157,7 +159,8 @@ public final class ConnectionStore implements KvStore {
       ensureUsable();
       return List.of();
     }
-    return read("list " + range, () -> Reads.list(connection, tables, range, limit, reverse));
+    return read(
+        "list " + range, () -> Reads.list(connection, tables, range, limit, reverse, false));
   }
 
   /**
@@ -178,7 +181,7 @@ public final class ConnectionStore implements KvStore {
     }
     return read(
         "firstEntries of " + ranges.size() + " ranges",
-        () -> Reads.firstEntries(connection, tables, ranges));
+        () -> Reads.firstEntries(connection, tables, ranges, false));
   }
 
   // ---- commits

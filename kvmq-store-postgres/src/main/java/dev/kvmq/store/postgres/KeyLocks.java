@@ -21,7 +21,7 @@ import java.util.List;
  * each other, and a write waits for them and they for it.
  *
  * <p><b>Locking.</b> None: pure functions; the locks themselves are taken by the commit function in
- * PostgreSQL (schema-v4.sql).
+ * PostgreSQL (schema-v5.sql).
  */
 final class KeyLocks {
 

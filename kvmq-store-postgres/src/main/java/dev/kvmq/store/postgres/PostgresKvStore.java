@@ -40,7 +40,7 @@ import javax.sql.DataSource;
  * prefix), a sequence ({@code kvmq_versionstamp}), the commit function ({@code kvmq_commit}) and a
  * view of the jobs for operators ({@code kvmq_jobs}, with the two functions it decodes with),
  * created on first use if missing (or upgraded in place from schema version 1, 2 or 3) unless the
- * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v4.sql} in
+ * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v5.sql} in
  * this jar for teams that manage migrations.
  *
  * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory lock on
@@ -171,7 +171,7 @@ public final class PostgresKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return call("get " + key, (c, a) -> Reads.get(c, tables, key));
+    return call("get " + key, (c, a) -> Reads.get(c, tables, key, true));
   }
 
   /**
@@ -190,7 +190,7 @@ public final class PostgresKvStore implements KvStore {
       return List.of();
     }
     Map<ByteBuffer, KvEntry> found =
-        call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys));
+        call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys, true));
     return Reads.inKeyOrder(keys, found);
   }
 
@@ -212,7 +212,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    return call("list " + range, (c, a) -> Reads.list(c, tables, range, limit, reverse));
+    return call("list " + range, (c, a) -> Reads.list(c, tables, range, limit, reverse, true));
   }
 
   /**
@@ -232,7 +232,7 @@ public final class PostgresKvStore implements KvStore {
     }
     return call(
         "firstEntries of " + ranges.size() + " ranges",
-        (c, a) -> Reads.firstEntries(c, tables, ranges));
+        (c, a) -> Reads.firstEntries(c, tables, ranges, true));
   }
 
   /**
@@ -249,7 +249,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return 0;
     }
-    return call("count " + range, (c, a) -> Reads.count(c, tables, range));
+    return call("count " + range, (c, a) -> Reads.count(c, tables, range, true));
   }
 
   // ---- commits

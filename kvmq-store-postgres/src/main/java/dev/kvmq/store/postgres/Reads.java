@@ -16,17 +16,20 @@ import java.util.Optional;
 
 /**
  * The read statements of the store, on whatever connection the caller gives: the store's own (a
- * pooled connection per call) and {@link ConnectionStore}'s (the application's, in its transaction)
- * run the same SQL.
+ * pooled connection per call, {@code pooled} true) and {@link ConnectionStore}'s (the
+ * application's, in its transaction) run the same query; on a pooled connection it comes after a
+ * statement that plans it with {@code enable_seqscan} off (see {@link Tables}), in the same
+ * message.
  */
 final class Reads {
 
   private Reads() {}
 
-  static Optional<KvEntry> get(Connection c, Tables tables, Key key) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(tables.get)) {
+  static Optional<KvEntry> get(Connection c, Tables tables, Key key, boolean pooled)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(pooled ? tables.getPooled : tables.get)) {
       ps.setBytes(1, key.encoded());
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = rows(ps, pooled)) {
         return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
       }
     }
@@ -41,14 +44,19 @@ final class Reads {
     return Collections.unmodifiableList(result);
   }
 
-  static List<KvEntry> list(Connection c, Tables tables, KeyRange range, int limit, boolean reverse)
+  static List<KvEntry> list(
+      Connection c, Tables tables, KeyRange range, int limit, boolean reverse, boolean pooled)
       throws SQLException {
     List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
-    try (PreparedStatement ps = c.prepareStatement(reverse ? tables.listDesc : tables.listAsc)) {
+    String sql =
+        reverse
+            ? (pooled ? tables.listDescPooled : tables.listDesc)
+            : (pooled ? tables.listAscPooled : tables.listAsc);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
       ps.setLong(3, limit);
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = rows(ps, pooled)) {
         while (rs.next()) {
           result.add(Jdbc.entry(rs));
         }
@@ -58,8 +66,8 @@ final class Reads {
   }
 
   /** The first entry of each range, in the order of {@code ranges}, empty where it has none. */
-  static List<Optional<KvEntry>> firstEntries(Connection c, Tables tables, List<KeyRange> ranges)
-      throws SQLException {
+  static List<Optional<KvEntry>> firstEntries(
+      Connection c, Tables tables, List<KeyRange> ranges, boolean pooled) throws SQLException {
     byte[][] lower = new byte[ranges.size()][];
     byte[][] upper = new byte[ranges.size()][];
     for (int i = 0; i < ranges.size(); i++) {
@@ -67,10 +75,11 @@ final class Reads {
       upper[i] = ranges.get(i).upperBound();
     }
     List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
-    try (PreparedStatement ps = c.prepareStatement(tables.firstEntries)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(pooled ? tables.firstEntriesPooled : tables.firstEntries)) {
       ps.setObject(1, lower);
       ps.setObject(2, upper);
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = rows(ps, pooled)) {
         while (rs.next()) {
           result.add(rs.getBytes(1) == null ? Optional.empty() : Optional.of(Jdbc.entry(rs)));
         }
@@ -83,14 +92,30 @@ final class Reads {
     return Collections.unmodifiableList(result);
   }
 
-  static long count(Connection c, Tables tables, KeyRange range) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(tables.count)) {
+  static long count(Connection c, Tables tables, KeyRange range, boolean pooled)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(pooled ? tables.countPooled : tables.count)) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = rows(ps, pooled)) {
         rs.next();
         return rs.getLong(1);
       }
     }
+  }
+
+  /**
+   * Runs {@code ps} and returns its query's rows: the second result where a statement that plans it
+   * comes first ({@code prefixed}), the only one otherwise.
+   */
+  static ResultSet rows(PreparedStatement ps, boolean prefixed) throws SQLException {
+    if (!prefixed) {
+      return ps.executeQuery();
+    }
+    ps.execute();
+    if (!ps.getMoreResults()) {
+      throw new SQLException("a read returned no rows after its planner setting", "XX000");
+    }
+    return ps.getResultSet();
   }
 }

@@ -17,13 +17,13 @@ import java.util.regex.Pattern;
 final class Tables {
 
   /** The schema file shipped in the jar, written with the default names. */
-  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v4.sql";
+  static final String SCHEMA_RESOURCE = "/dev/kvmq/store/postgres/schema-v5.sql";
 
   /**
-   * The schema version this release creates and understands; its file upgrades versions 1, 2 and 3
-   * to it in place.
+   * The schema version this release creates and understands; its file upgrades versions 1, 2, 3 and
+   * 4 to it in place.
    */
-  static final int SCHEMA_VERSION = 4;
+  static final int SCHEMA_VERSION = 5;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
   private static final Pattern DEFAULT_TABLE =
@@ -48,8 +48,16 @@ final class Tables {
   final String listDesc;
   final String firstEntries;
   final String count;
+  final String getPooled;
+  final String getManyPooled;
+  final String listAscPooled;
+  final String listDescPooled;
+  final String firstEntriesPooled;
+  final String countPooled;
   final String lockFirst;
   final String lockFirstWithRecords;
+  final String claimFirst;
+  final String claimFirstWithRecords;
   final String checkRead;
   final String commit;
   final String commitAndEnd;
@@ -82,6 +90,18 @@ final class Tables {
             + cols
             + " WHERE key >= r.lo AND key < r.hi ORDER BY key LIMIT 1) f ON true ORDER BY r.n";
     count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
+    // The same reads on the store's own (pooled) connections, planned with enable_seqscan off
+    // for the reason the claim's are (below). set_config(..., true) lasts until the end of the
+    // transaction: here the implicit one of the message, which the read ends. A read in the
+    // application's transaction (ConnectionStore) runs the plain statement instead: the
+    // setting would outlive the read there, in the application's own statements.
+    String indexScans = "SELECT set_config('enable_seqscan', 'off', true); ";
+    getPooled = indexScans + get;
+    getManyPooled = indexScans + getMany;
+    listAscPooled = indexScans + listAsc;
+    listDescPooled = indexScans + listDesc;
+    firstEntriesPooled = indexScans + firstEntries;
+    countPooled = indexScans + count;
     // A claim's first statement: the first rows of the range that no other transaction holds.
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
     // The same, with the record each row points at by a planner's rule (prefix, then the
@@ -93,6 +113,14 @@ final class Tables {
             + kv
             + " r ON r.key = (?::bytea || substring(i.key FROM ?::int))"
             + " ORDER BY i.key";
+    // A claim transaction's first message: the statements after it in the transaction (and the
+    // commit function's, which sets it itself) are planned with enable_seqscan off. pgjdbc and
+    // PostgreSQL keep a prepared statement's plan for the session; one made while the table was
+    // small (a drained queue, after vacuum truncated it) reads the whole table for every claim
+    // once a backlog has grown it, until autovacuum next updates the table's statistics. SET
+    // LOCAL ends with the transaction: the connection goes back to the pool as it came.
+    claimFirst = "SET LOCAL enable_seqscan TO off; " + lockFirst;
+    claimFirstWithRecords = "SET LOCAL enable_seqscan TO off; " + lockFirstWithRecords;
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
     checkRead =
         "SELECT s.last_value, k.key, k.versionstamp FROM "
@@ -100,7 +128,7 @@ final class Tables {
             + " s LEFT JOIN "
             + kv
             + " k ON k.key = ANY (?)";
-    // Locks the keys first, then checks and writes: see schema-v4.sql.
+    // Locks the keys first, then checks and writes: see schema-v5.sql.
     commit =
         "SELECT "
             + qualified("commit")

@@ -94,7 +94,7 @@ final class Transactions {
 
   /**
    * One transaction, one round trip: {@code BEGIN}, the commit function (which locks the keys,
-   * checks and writes, see schema-v4.sql) and {@code COMMIT} go in one message. The key locks are
+   * checks and writes, see schema-v5.sql) and {@code COMMIT} go in one message. The key locks are
    * held from the function's first statement to the end of the {@code COMMIT}.
    */
   Batch write(Connection c, Jdbc.Attempt attempt, List<AtomicOperation> operations)
@@ -249,7 +249,7 @@ final class Transactions {
   /**
    * Whether no operation writes a key that another operation of the batch checks or writes: then
    * the commit function evaluates every check against the state before the batch and applies the
-   * mutations in one statement per kind (schema-v4.sql), which gives what one operation after the
+   * mutations in one statement per kind (schema-v5.sql), which gives what one operation after the
    * other would. Keys that several operations only check (every claimed job's operation checks the
    * pause of starts) keep a batch disjoint. {@code checkOp[i]} is the operation of check {@code i},
    * {@code mutOp[i]} that of mutation {@code i}.
@@ -270,12 +270,17 @@ final class Transactions {
     return true;
   }
 
-  /** The rows of {@code keys} that exist, by their keys' bytes: one statement. */
-  Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys) throws SQLException {
+  /**
+   * The rows of {@code keys} that exist, by their keys' bytes: one statement, after the planner
+   * setting of {@link Reads} where {@code pooled}.
+   */
+  Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys, boolean pooled)
+      throws SQLException {
     Map<ByteBuffer, KvEntry> rows = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(tables.getMany)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(pooled ? tables.getManyPooled : tables.getMany)) {
       ps.setObject(1, Jdbc.encoded(keys));
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = Reads.rows(ps, pooled)) {
         while (rs.next()) {
           KvEntry e = Jdbc.entry(rs);
           rows.put(ByteBuffer.wrap(e.key().encoded()), e);

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The commit function's two ways to apply a batch (schema-v4.sql): a statement per check and per
+ * The commit function's two ways to apply a batch (schema-v5.sql): a statement per check and per
  * write, one operation after the other, and, for a batch in which no operation writes a key another
  * one checks or writes, one statement per kind. Random batches over a few keys go to PostgreSQL and
  * to the kernel's in-memory store, the reference; each operation's outcome and the contents after

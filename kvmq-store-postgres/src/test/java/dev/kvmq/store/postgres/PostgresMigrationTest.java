@@ -35,10 +35,11 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Schema versions 2 and 3 to 4 in place: a database of the older version that holds jobs in every
- * state is upgraded by the store's first call, the commit function of the older version is gone (so
- * a node still running it fails loudly instead of locking keys the old way), the jobs show in the
- * {@code kvmq_jobs} view as they are, and a worker then runs every one that can run.
+ * Schema versions 2, 3 and 4 to 5 in place: a database of the older version that holds jobs in
+ * every state is upgraded by the store's first call, the commit function of version 2 or 3 is gone
+ * (so a node still running it fails loudly instead of locking keys the old way), version 4's is
+ * replaced by one that plans with {@code enable_seqscan} off, the jobs show in the {@code
+ * kvmq_jobs} view as they are, and a worker then runs every one that can run.
  */
 @PostgresTest
 class PostgresMigrationTest {
@@ -59,11 +60,17 @@ class PostgresMigrationTest {
     upgradesInPlace(3, scratch, old);
   }
 
+  @Test
+  void aPopulatedVersionFourDatabaseIsUpgradedInPlaceAndItsJobsStillRun(
+      TestSchema scratch, TestSchema old) throws Exception {
+    upgradesInPlace(4, scratch, old);
+  }
+
   private void upgradesInPlace(int from, TestSchema scratch, TestSchema old) throws Exception {
     TestDatabase db = old.db();
     FakeClock clock = new FakeClock(Instant.now().truncatedTo(ChronoUnit.MILLIS));
 
-    // Jobs in every state, written by the kernel through the store (the rows a version-2 or 3
+    // Jobs in every state, written by the kernel through the store (the rows a version-2, 3 or 4
     // store writes: the rows are the same), in a scratch schema.
     Map<String, String> idOf = new HashMap<>();
     CountDownLatch release = new CountDownLatch(1);
@@ -125,7 +132,8 @@ class PostgresMigrationTest {
       executor.shutdownNow();
     }
     assertThat(version(db, old.name())).isEqualTo(from);
-    assertThat(commitFunctions(db, old.name())).containsExactly(11);
+    assertThat(commitFunctions(db, old.name())).containsExactly(from < 4 ? 11 : 13);
+    assertThat(commitFunctionSettings(db, old.name())).doesNotContain("enable_seqscan=off");
     long rows = count(db, "SELECT count(*) FROM " + old.name() + ".kvmq_kv");
 
     // A store that may not migrate refuses, naming the file to run; nothing changes.
@@ -133,7 +141,7 @@ class PostgresMigrationTest {
       assertThatThrownBy(() -> refusing.get(Key.of("x")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("schema version " + from + ", older")
-          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v4.sql");
+          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v5.sql");
     }
     assertThat(version(db, old.name())).isEqualTo(from);
 
@@ -143,10 +151,13 @@ class PostgresMigrationTest {
     try (PostgresKvStore store = old.store().build()) {
       Queue<String> queue = Queue.builder(store, QUEUE, Codecs.utf8()).clock(clock).build();
       assertThat(queue.counts()).as("the first call upgraded").isNotNull();
-      assertThat(version(db, old.name())).isEqualTo(4);
+      assertThat(version(db, old.name())).isEqualTo(5);
       assertThat(commitFunctions(db, old.name()))
           .as("the older commit function is gone: a node still running it fails its commits")
           .containsExactly(13);
+      assertThat(commitFunctionSettings(db, old.name()))
+          .as("version 5's commit function, not version 4's")
+          .contains("enable_seqscan=off");
       assertThat(count(db, "SELECT count(*) FROM " + old.name() + ".kvmq_kv"))
           .as("no row added or lost")
           .isEqualTo(rows);
@@ -286,6 +297,22 @@ class PostgresMigrationTest {
       }
     }
     return arities;
+  }
+
+  /** The settings ({@code SET} clauses) of the commit functions in {@code schema}. */
+  private static String commitFunctionSettings(TestDatabase db, String schema) throws SQLException {
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs =
+            s.executeQuery(
+                "SELECT string_agg(array_to_string(p.proconfig, ','), ';')"
+                    + " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                    + " WHERE n.nspname = '"
+                    + schema
+                    + "' AND p.proname = 'kvmq_commit'")) {
+      rs.next();
+      return String.valueOf(rs.getString(1));
+    }
   }
 
   private static String reloptions(TestDatabase db, String table) throws SQLException {

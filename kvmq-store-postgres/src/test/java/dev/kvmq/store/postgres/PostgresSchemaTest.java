@@ -36,7 +36,7 @@ class PostgresSchemaTest {
       assertThatThrownBy(() -> store.get(Key.of("k")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("do not exist")
-          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v4.sql")
+          .hasMessageContaining("/dev/kvmq/store/postgres/schema-v5.sql")
           .hasMessageContaining("createSchema(true)");
       assertThat(store.isHealthy()).isFalse();
     }
@@ -46,7 +46,7 @@ class PostgresSchemaTest {
   void theShippedSqlFileRunsAsIsAndTheStoreUsesIt() throws Exception {
     String sql;
     try (InputStream in =
-        PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v4.sql")) {
+        PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v5.sql")) {
       sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     db.execute("CREATE SCHEMA " + schema);
@@ -74,11 +74,11 @@ class PostgresSchemaTest {
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
     }
-    db.execute("INSERT INTO " + schema + ".kvmq_schema_version (version) VALUES (5)");
+    db.execute("INSERT INTO " + schema + ".kvmq_schema_version (version) VALUES (6)");
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       assertThatThrownBy(() -> store.get(Key.of("k")))
           .isInstanceOf(KvStoreException.class)
-          .hasMessageContaining("schema version 5")
+          .hasMessageContaining("schema version 6")
           .hasMessageContaining("upgrade kvmq");
     }
   }
@@ -108,7 +108,7 @@ class PostgresSchemaTest {
       assertThatThrownBy(() -> refusing.get(Key.of("x")))
           .isInstanceOf(KvStoreException.class)
           .hasMessageContaining("schema version 1, older")
-          .hasMessageContaining("schema-v4.sql");
+          .hasMessageContaining("schema-v5.sql");
     }
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
       assertThat(store.count(KeyRange.all())).isEqualTo(1);
@@ -133,9 +133,9 @@ class PostgresSchemaTest {
                     + schema
                     + "' AND p.proname = 'kvmq_commit')")) {
       rs.next();
-      assertThat(rs.getInt(1)).isEqualTo(4);
+      assertThat(rs.getInt(1)).isEqualTo(5);
       assertThat(rs.getBoolean(2)).as("the counter row's table is gone").isTrue();
-      assertThat(rs.getInt(3)).as("only the version-4 commit function is left").isEqualTo(1);
+      assertThat(rs.getInt(3)).as("only the version-5 commit function is left").isEqualTo(1);
     }
   }
 
