@@ -218,7 +218,7 @@ public final class ConnectionStore implements KvStore {
     if (operation.isReadOnly()) {
       return read(
           "commit " + operation,
-          () -> transactions.checkOnly(connection, List.of(operation)).get(0));
+          () -> transactions.checkOnly(connection, List.of(operation), false).get(0));
     }
     String[] payloads =
         notifyInTransaction ? payloads(Transactions.announced(List.of(operation))) : new String[0];

@@ -299,7 +299,7 @@ public final class PostgresKvStore implements KvStore {
             ? "commit " + operations.get(0)
             : "commitAll of " + operations.size() + " operations";
     if (!writes) {
-      return call(what, (c, a) -> transactions.checkOnly(c, operations));
+      return call(what, (c, a) -> transactions.checkOnly(c, operations, true));
     }
     List<List<AtomicOperation>> parts = KeyLocks.lockGroups(operations);
     if (parts.size() == 1) {

@@ -54,6 +54,7 @@ final class Tables {
   final String listDescPooled;
   final String firstEntriesPooled;
   final String countPooled;
+  final String checkReadPooled;
   final String lockFirst;
   final String lockFirstWithRecords;
   final String claimFirst;
@@ -128,6 +129,7 @@ final class Tables {
             + " s LEFT JOIN "
             + kv
             + " k ON k.key = ANY (?)";
+    checkReadPooled = "SELECT set_config('enable_seqscan', 'off', true); " + checkRead;
     // Locks the keys first, then checks and writes: see schema-v5.sql.
     commit =
         "SELECT "

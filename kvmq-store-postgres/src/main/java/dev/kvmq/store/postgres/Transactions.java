@@ -59,14 +59,17 @@ final class Transactions {
   }
 
   /**
-   * Operations without mutations: one statement reads the checked keys and the latest versionstamp.
+   * Operations without mutations: one statement reads the checked keys and the latest versionstamp,
+   * after the planner setting of {@link Reads} where {@code pooled}.
    */
-  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations) throws SQLException {
+  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations, boolean pooled)
+      throws SQLException {
     Map<ByteBuffer, Long> current = new HashMap<>();
     long latest;
-    try (PreparedStatement ps = c.prepareStatement(tables.checkRead)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(pooled ? tables.checkReadPooled : tables.checkRead)) {
       ps.setObject(1, Jdbc.encoded(checkedKeys(operations)));
-      try (ResultSet rs = ps.executeQuery()) {
+      try (ResultSet rs = Reads.rows(ps, pooled)) {
         if (!rs.next()) {
           throw Jdbc.missingCounterRow();
         }
