@@ -300,32 +300,20 @@ class PostgresMigrationTest {
   }
 
   /** The settings ({@code SET} clauses) of the commit functions in {@code schema}. */
-  private static String commitFunctionSettings(TestDatabase db, String schema) throws SQLException {
-    try (Connection c = db.unpooled().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "SELECT string_agg(array_to_string(p.proconfig, ','), ';')"
-                    + " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
-                    + " WHERE n.nspname = '"
-                    + schema
-                    + "' AND p.proname = 'kvmq_commit'")) {
-      rs.next();
-      return String.valueOf(rs.getString(1));
-    }
+  private static String commitFunctionSettings(TestDatabase db, String schema) {
+    return db.queryText(
+        "SELECT string_agg(array_to_string(p.proconfig, ','), ';')"
+            + " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+            + " WHERE n.nspname = '"
+            + schema
+            + "' AND p.proname = 'kvmq_commit'");
   }
 
-  private static String reloptions(TestDatabase db, String table) throws SQLException {
-    try (Connection c = db.unpooled().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs =
-            s.executeQuery(
-                "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = '"
-                    + table
-                    + "'::regclass")) {
-      rs.next();
-      return String.valueOf(rs.getString(1));
-    }
+  private static String reloptions(TestDatabase db, String table) {
+    return db.queryText(
+        "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = '"
+            + table
+            + "'::regclass");
   }
 
   private static long count(TestDatabase db, String sql) throws SQLException {

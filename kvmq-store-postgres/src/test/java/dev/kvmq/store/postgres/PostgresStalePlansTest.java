@@ -141,22 +141,13 @@ class PostgresStalePlansTest {
     }
   }
 
-  private static long sequentialScans(TestDatabase db, String table) throws SQLException {
-    return single(
-        db, "SELECT seq_scan FROM pg_stat_user_tables WHERE relid = '" + table + "'::regclass");
+  private static long sequentialScans(TestDatabase db, String table) {
+    return db.queryLong(
+        "SELECT seq_scan FROM pg_stat_user_tables WHERE relid = '" + table + "'::regclass");
   }
 
-  private static long pages(TestDatabase db, String table) throws SQLException {
-    return single(
-        db, "SELECT pg_relation_size('" + table + "') / current_setting('block_size')::int");
-  }
-
-  private static long single(TestDatabase db, String sql) throws SQLException {
-    try (Connection c = db.unpooled().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
+  private static long pages(TestDatabase db, String table) {
+    return db.queryLong(
+        "SELECT pg_relation_size('" + table + "') / current_setting('block_size')::int");
   }
 }

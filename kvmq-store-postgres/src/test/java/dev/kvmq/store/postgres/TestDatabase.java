@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -78,6 +79,25 @@ final class TestDatabase implements AutoCloseable {
     } catch (SQLException e) {
       throw new IllegalStateException(sql + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The first column of the first row of {@code sql}'s result, as text ("null" for SQL NULL). */
+  String queryText(String sql) {
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      if (!rs.next()) {
+        throw new IllegalStateException(sql + ": no row");
+      }
+      return String.valueOf(rs.getString(1));
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The first column of the first row of {@code sql}'s result, a number. */
+  long queryLong(String sql) {
+    return Long.parseLong(queryText(sql));
   }
 
   void dropSchema(String schema) {
