@@ -60,7 +60,7 @@ final class ClaimTransaction {
           ps.setBytes(4, rule.get().prefix().encoded());
           ps.setInt(5, rule.get().dropped() + 1); // SQL counts bytes from 1
         }
-        try (ResultSet rs = Reads.rows(ps, true)) { // after the SET LOCAL's result
+        try (ResultSet rs = Reads.rows(ps, 1)) { // after the SET LOCAL's result
           while (rs.next()) {
             index.add(Jdbc.entry(rs));
             byte[] recordKey = rule.isPresent() ? rs.getBytes(4) : null;
@@ -113,7 +113,7 @@ final class ClaimTransaction {
     }
     if (!missing.isEmpty()) {
       // in the claim's transaction: planned with the SET LOCAL of its first statement
-      Map<ByteBuffer, KvEntry> found = transactions.readKeys(c, missing, false);
+      Map<ByteBuffer, KvEntry> found = transactions.readKeys(c, missing, Reads.Where.CLAIM);
       for (int i = 0; i < records.size(); i++) {
         if (records.get(i) == null) {
           records.set(

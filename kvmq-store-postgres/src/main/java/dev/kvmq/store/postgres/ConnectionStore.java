@@ -114,7 +114,7 @@ public final class ConnectionStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return read("get " + key, () -> Reads.get(connection, tables, key, false));
+    return read("get " + key, () -> Reads.get(connection, tables, key, Reads.Where.CALLERS));
   }
 
   /**
@@ -136,7 +136,7 @@ public final class ConnectionStore implements KvStore {
     Map<ByteBuffer, KvEntry> found =
         read(
             "getMany of " + keys.size() + " keys",
-            () -> transactions.readKeys(connection, keys, false));
+            () -> transactions.readKeys(connection, keys, Reads.Where.CALLERS));
     return Reads.inKeyOrder(keys, found);
   }
 
@@ -160,7 +160,8 @@ public final class ConnectionStore implements KvStore {
       return List.of();
     }
     return read(
-        "list " + range, () -> Reads.list(connection, tables, range, limit, reverse, false));
+        "list " + range,
+        () -> Reads.list(connection, tables, range, limit, reverse, Reads.Where.CALLERS));
   }
 
   /**
@@ -181,7 +182,7 @@ public final class ConnectionStore implements KvStore {
     }
     return read(
         "firstEntries of " + ranges.size() + " ranges",
-        () -> Reads.firstEntries(connection, tables, ranges, false));
+        () -> Reads.firstEntries(connection, tables, ranges, Reads.Where.CALLERS));
   }
 
   // ---- commits
@@ -218,7 +219,7 @@ public final class ConnectionStore implements KvStore {
     if (operation.isReadOnly()) {
       return read(
           "commit " + operation,
-          () -> transactions.checkOnly(connection, List.of(operation), false).get(0));
+          () -> transactions.checkOnly(connection, List.of(operation), Reads.Where.CALLERS).get(0));
     }
     String[] payloads =
         notifyInTransaction ? payloads(Transactions.announced(List.of(operation))) : new String[0];

@@ -171,7 +171,7 @@ public final class PostgresKvStore implements KvStore {
   @Override
   public Optional<KvEntry> get(Key key) {
     Objects.requireNonNull(key, "key");
-    return call("get " + key, (c, a) -> Reads.get(c, tables, key, true));
+    return call("get " + key, (c, a) -> Reads.get(c, tables, key, Reads.Where.POOLED));
   }
 
   /**
@@ -190,7 +190,9 @@ public final class PostgresKvStore implements KvStore {
       return List.of();
     }
     Map<ByteBuffer, KvEntry> found =
-        call("getMany of " + keys.size() + " keys", (c, a) -> transactions.readKeys(c, keys, true));
+        call(
+            "getMany of " + keys.size() + " keys",
+            (c, a) -> transactions.readKeys(c, keys, Reads.Where.POOLED));
     return Reads.inKeyOrder(keys, found);
   }
 
@@ -212,7 +214,9 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return List.of();
     }
-    return call("list " + range, (c, a) -> Reads.list(c, tables, range, limit, reverse, true));
+    return call(
+        "list " + range,
+        (c, a) -> Reads.list(c, tables, range, limit, reverse, Reads.Where.POOLED));
   }
 
   /**
@@ -232,7 +236,7 @@ public final class PostgresKvStore implements KvStore {
     }
     return call(
         "firstEntries of " + ranges.size() + " ranges",
-        (c, a) -> Reads.firstEntries(c, tables, ranges, true));
+        (c, a) -> Reads.firstEntries(c, tables, ranges, Reads.Where.POOLED));
   }
 
   /**
@@ -249,7 +253,7 @@ public final class PostgresKvStore implements KvStore {
       ensureOpen();
       return 0;
     }
-    return call("count " + range, (c, a) -> Reads.count(c, tables, range, true));
+    return call("count " + range, (c, a) -> Reads.count(c, tables, range, Reads.Where.POOLED));
   }
 
   // ---- commits
@@ -299,7 +303,7 @@ public final class PostgresKvStore implements KvStore {
             ? "commit " + operations.get(0)
             : "commitAll of " + operations.size() + " operations";
     if (!writes) {
-      return call(what, (c, a) -> transactions.checkOnly(c, operations, true));
+      return call(what, (c, a) -> transactions.checkOnly(c, operations, Reads.Where.POOLED));
     }
     List<List<AtomicOperation>> parts = KeyLocks.lockGroups(operations);
     if (parts.size() == 1) {

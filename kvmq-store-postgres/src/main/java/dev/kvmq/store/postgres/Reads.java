@@ -16,20 +16,45 @@ import java.util.Optional;
 
 /**
  * The read statements of the store, on whatever connection the caller gives: the store's own (a
- * pooled connection per call, {@code pooled} true) and {@link ConnectionStore}'s (the
- * application's, in its transaction) run the same query; on a pooled connection it comes after a
- * statement that plans it with {@code enable_seqscan} off (see {@link Tables}), in the same
- * message.
+ * pooled connection per call), a claim's transaction and {@link ConnectionStore}'s (the
+ * application's, in its transaction) run the same query, planned with {@code enable_seqscan} off in
+ * the way that fits the connection ({@link Where}, and {@link Tables} for why).
  */
 final class Reads {
 
   private Reads() {}
 
-  static Optional<KvEntry> get(Connection c, Tables tables, Key key, boolean pooled)
+  /** Where a read runs: which form of its statement it takes, and the results before its rows. */
+  enum Where {
+    /** In a claim's transaction, which set {@code enable_seqscan} off: the plain statement. */
+    CLAIM(0),
+    /** On a pooled connection in auto-commit mode: after {@code set_config(..., true)}. */
+    POOLED(1),
+    /** In the application's transaction: in a savepoint, after {@code SET LOCAL}. */
+    CALLERS(2);
+
+    private final int skipped;
+
+    Where(int skipped) {
+      this.skipped = skipped;
+    }
+
+    /** The form of a read for this place: {@code plain}, {@code pooled} or {@code callers}. */
+    String pick(String plain, String pooled, String callers) {
+      return switch (this) {
+        case CLAIM -> plain;
+        case POOLED -> pooled;
+        case CALLERS -> callers;
+      };
+    }
+  }
+
+  static Optional<KvEntry> get(Connection c, Tables tables, Key key, Where where)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(pooled ? tables.getPooled : tables.get)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(where.pick(tables.get, tables.getPooled, tables.getInCallers))) {
       ps.setBytes(1, key.encoded());
-      try (ResultSet rs = rows(ps, pooled)) {
+      try (ResultSet rs = rows(ps, where)) {
         return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
       }
     }
@@ -45,18 +70,18 @@ final class Reads {
   }
 
   static List<KvEntry> list(
-      Connection c, Tables tables, KeyRange range, int limit, boolean reverse, boolean pooled)
+      Connection c, Tables tables, KeyRange range, int limit, boolean reverse, Where where)
       throws SQLException {
     List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
     String sql =
         reverse
-            ? (pooled ? tables.listDescPooled : tables.listDesc)
-            : (pooled ? tables.listAscPooled : tables.listAsc);
+            ? where.pick(tables.listDesc, tables.listDescPooled, tables.listDescInCallers)
+            : where.pick(tables.listAsc, tables.listAscPooled, tables.listAscInCallers);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
       ps.setLong(3, limit);
-      try (ResultSet rs = rows(ps, pooled)) {
+      try (ResultSet rs = rows(ps, where)) {
         while (rs.next()) {
           result.add(Jdbc.entry(rs));
         }
@@ -67,7 +92,7 @@ final class Reads {
 
   /** The first entry of each range, in the order of {@code ranges}, empty where it has none. */
   static List<Optional<KvEntry>> firstEntries(
-      Connection c, Tables tables, List<KeyRange> ranges, boolean pooled) throws SQLException {
+      Connection c, Tables tables, List<KeyRange> ranges, Where where) throws SQLException {
     byte[][] lower = new byte[ranges.size()][];
     byte[][] upper = new byte[ranges.size()][];
     for (int i = 0; i < ranges.size(); i++) {
@@ -76,10 +101,12 @@ final class Reads {
     }
     List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
     try (PreparedStatement ps =
-        c.prepareStatement(pooled ? tables.firstEntriesPooled : tables.firstEntries)) {
+        c.prepareStatement(
+            where.pick(
+                tables.firstEntries, tables.firstEntriesPooled, tables.firstEntriesInCallers))) {
       ps.setObject(1, lower);
       ps.setObject(2, upper);
-      try (ResultSet rs = rows(ps, pooled)) {
+      try (ResultSet rs = rows(ps, where)) {
         while (rs.next()) {
           result.add(rs.getBytes(1) == null ? Optional.empty() : Optional.of(Jdbc.entry(rs)));
         }
@@ -92,12 +119,12 @@ final class Reads {
     return Collections.unmodifiableList(result);
   }
 
-  static long count(Connection c, Tables tables, KeyRange range, boolean pooled)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(pooled ? tables.countPooled : tables.count)) {
+  static long count(Connection c, Tables tables, KeyRange range, Where where) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(where.pick(tables.count, tables.countPooled, tables.countInCallers))) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
-      try (ResultSet rs = rows(ps, pooled)) {
+      try (ResultSet rs = rows(ps, where)) {
         rs.next();
         return rs.getLong(1);
       }
@@ -105,15 +132,25 @@ final class Reads {
   }
 
   /**
-   * Runs {@code ps} and returns its query's rows: the second result where a statement that plans it
-   * comes first ({@code prefixed}), the only one otherwise.
+   * Runs {@code ps}, a read in the form {@code where} picked, and returns the read's rows: the
+   * results of the statements before it (the setting, the savepoint) are skipped, and those after
+   * it (the savepoint's rollback and release) are left unread.
    */
-  static ResultSet rows(PreparedStatement ps, boolean prefixed) throws SQLException {
-    if (!prefixed) {
+  static ResultSet rows(PreparedStatement ps, Where where) throws SQLException {
+    return rows(ps, where.skipped);
+  }
+
+  /** Runs {@code ps} and returns the rows of its statement after the first {@code skipped}. */
+  static ResultSet rows(PreparedStatement ps, int skipped) throws SQLException {
+    if (skipped == 0) {
       return ps.executeQuery();
     }
     ps.execute();
-    if (!ps.getMoreResults()) {
+    boolean rows = false;
+    for (int i = 0; i < skipped; i++) {
+      rows = ps.getMoreResults();
+    }
+    if (!rows) {
       throw new SQLException("a read returned no rows after its planner setting", "XX000");
     }
     return ps.getResultSet();

@@ -55,6 +55,13 @@ final class Tables {
   final String firstEntriesPooled;
   final String countPooled;
   final String checkReadPooled;
+  final String getInCallers;
+  final String getManyInCallers;
+  final String listAscInCallers;
+  final String listDescInCallers;
+  final String firstEntriesInCallers;
+  final String checkReadInCallers;
+  final String countInCallers;
   final String lockFirst;
   final String lockFirstWithRecords;
   final String claimFirst;
@@ -93,9 +100,7 @@ final class Tables {
     count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
     // The same reads on the store's own (pooled) connections, planned with enable_seqscan off
     // for the reason the claim's are (below). set_config(..., true) lasts until the end of the
-    // transaction: here the implicit one of the message, which the read ends. A read in the
-    // application's transaction (ConnectionStore) runs the plain statement instead: the
-    // setting would outlive the read there, in the application's own statements.
+    // transaction: here the implicit one of the message, which the read ends.
     String indexScans = "SELECT set_config('enable_seqscan', 'off', true); ";
     getPooled = indexScans + get;
     getManyPooled = indexScans + getMany;
@@ -103,6 +108,16 @@ final class Tables {
     listDescPooled = indexScans + listDesc;
     firstEntriesPooled = indexScans + firstEntries;
     countPooled = indexScans + count;
+    // In the application's transaction (ConnectionStore) the setting would outlive the read, in
+    // the application's own statements: so it is made in a savepoint, which is rolled back (a
+    // rollback to a savepoint undoes the settings made after it) and released after the read,
+    // all in one message. A read that fails fails the transaction, as any failed statement does.
+    getInCallers = inSavepoint(get);
+    getManyInCallers = inSavepoint(getMany);
+    listAscInCallers = inSavepoint(listAsc);
+    listDescInCallers = inSavepoint(listDesc);
+    firstEntriesInCallers = inSavepoint(firstEntries);
+    countInCallers = inSavepoint(count);
     // A claim's first statement: the first rows of the range that no other transaction holds.
     lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
     // The same, with the record each row points at by a planner's rule (prefix, then the
@@ -129,7 +144,8 @@ final class Tables {
             + " s LEFT JOIN "
             + kv
             + " k ON k.key = ANY (?)";
-    checkReadPooled = "SELECT set_config('enable_seqscan', 'off', true); " + checkRead;
+    checkReadPooled = indexScans + checkRead;
+    checkReadInCallers = inSavepoint(checkRead);
     // Locks the keys first, then checks and writes: see schema-v5.sql.
     commit =
         "SELECT "
@@ -148,6 +164,12 @@ final class Tables {
         "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
     lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
+  }
+
+  private static String inSavepoint(String read) {
+    return "SAVEPOINT kvmq_read; SET LOCAL enable_seqscan TO off; "
+        + read
+        + "; ROLLBACK TO SAVEPOINT kvmq_read; RELEASE SAVEPOINT kvmq_read";
   }
 
   /** The name that {@code LISTEN} takes: the channel, quoted (it is case-sensitive). */

@@ -60,16 +60,17 @@ final class Transactions {
 
   /**
    * Operations without mutations: one statement reads the checked keys and the latest versionstamp,
-   * after the planner setting of {@link Reads} where {@code pooled}.
+   * planned as {@link Reads} plans a read {@code where} it runs.
    */
-  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations, boolean pooled)
+  List<CommitResult> checkOnly(Connection c, List<AtomicOperation> operations, Reads.Where where)
       throws SQLException {
     Map<ByteBuffer, Long> current = new HashMap<>();
     long latest;
     try (PreparedStatement ps =
-        c.prepareStatement(pooled ? tables.checkReadPooled : tables.checkRead)) {
+        c.prepareStatement(
+            where.pick(tables.checkRead, tables.checkReadPooled, tables.checkReadInCallers))) {
       ps.setObject(1, Jdbc.encoded(checkedKeys(operations)));
-      try (ResultSet rs = Reads.rows(ps, pooled)) {
+      try (ResultSet rs = Reads.rows(ps, where)) {
         if (!rs.next()) {
           throw Jdbc.missingCounterRow();
         }
@@ -274,16 +275,17 @@ final class Transactions {
   }
 
   /**
-   * The rows of {@code keys} that exist, by their keys' bytes: one statement, after the planner
-   * setting of {@link Reads} where {@code pooled}.
+   * The rows of {@code keys} that exist, by their keys' bytes: one statement, planned as {@link
+   * Reads} plans a read {@code where} it runs.
    */
-  Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys, boolean pooled)
+  Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys, Reads.Where where)
       throws SQLException {
     Map<ByteBuffer, KvEntry> rows = new HashMap<>();
     try (PreparedStatement ps =
-        c.prepareStatement(pooled ? tables.getManyPooled : tables.getMany)) {
+        c.prepareStatement(
+            where.pick(tables.getMany, tables.getManyPooled, tables.getManyInCallers))) {
       ps.setObject(1, Jdbc.encoded(keys));
-      try (ResultSet rs = Reads.rows(ps, pooled)) {
+      try (ResultSet rs = Reads.rows(ps, where)) {
         while (rs.next()) {
           KvEntry e = Jdbc.entry(rs);
           rows.put(ByteBuffer.wrap(e.key().encoded()), e);

@@ -8,7 +8,11 @@ import dev.kvmq.Queue;
 import dev.kvmq.Retention;
 import dev.kvmq.Worker;
 import dev.kvmq.WorkerOptions;
+import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
+import dev.kvmq.store.KeyRange;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -83,6 +87,104 @@ class PostgresStalePlansTest {
       assertThat(sequentialScans(db, table) - before)
           .as("sequential scans of %s while the backlog was pushed and drained", table)
           .isZero();
+    }
+  }
+
+  @Test
+  void everyReadOfTheStoreUsesTheIndexWhereThePlannerWouldScanAndLeavesTheSettingAsItWas(
+      TestSchema fresh) throws Exception {
+    TestDatabase db = fresh.db();
+    String table = fresh.name() + ".kvmq_kv";
+    Key one = Key.of("jobs", "one");
+    KeyRange jobs = KeyRange.prefix(Key.of("jobs"));
+    try (TestPool pool = new TestPool(db.unpooled());
+        PostgresKvStore store = PostgresKvStore.builder(pool).schema(fresh.name()).build();
+        Connection app = db.unpooled().getConnection()) {
+      for (String id : List.of("one", "two", "three")) {
+        assertThat(
+                store
+                    .commit(
+                        AtomicOperation.builder().set(Key.of("jobs", id), new byte[] {1}).build())
+                    .ok())
+            .isTrue();
+      }
+      db.execute("VACUUM ANALYZE " + table); // statistics of a table of one page
+      assertThat(pages(db, table)).isEqualTo(1);
+      String lookup = "SELECT value FROM " + table + " WHERE key = ?";
+      flushStatistics(pool); // the schema's creation scanned the table once (its index build)
+      long before = sequentialScans(db, table);
+      lookUp(app, lookup, one);
+      flush(app);
+      assertThat(sequentialScans(db, table) - before)
+          .as("the planner's choice for a lookup on this table, outside the store")
+          .isEqualTo(1);
+
+      before = sequentialScans(db, table);
+      assertThat(store.get(one)).isPresent();
+      assertThat(store.getMany(List.of(one, Key.of("jobs", "four")))).hasSize(2);
+      assertThat(store.list(jobs, 10, false)).hasSize(3);
+      assertThat(store.list(jobs, 10, true)).hasSize(3);
+      assertThat(store.firstEntries(List.of(jobs))).hasSize(1);
+      assertThat(store.count(jobs)).isEqualTo(3);
+      assertThat(
+              store
+                  .commit(
+                      AtomicOperation.builder()
+                          .check(one, store.get(one).orElseThrow().versionstamp())
+                          .build())
+                  .ok())
+          .isTrue();
+      flushStatistics(pool);
+      assertThat(sequentialScans(db, table) - before).as("the store's pooled reads").isZero();
+
+      app.setAutoCommit(false);
+      ConnectionStore view = store.inTransaction(app);
+      before = sequentialScans(db, table);
+      assertThat(view.get(one)).isPresent();
+      assertThat(view.getMany(List.of(one))).hasSize(1);
+      assertThat(view.list(jobs, 10, false)).hasSize(3);
+      assertThat(view.list(jobs, 10, true)).hasSize(3);
+      assertThat(view.firstEntries(List.of(jobs))).hasSize(1);
+      assertThat(
+              view.commit(
+                      AtomicOperation.builder()
+                          .check(one, view.get(one).orElseThrow().versionstamp())
+                          .build())
+                  .ok())
+          .isTrue();
+      assertThat(setting(app))
+          .as("enable_seqscan in the application's transaction")
+          .isEqualTo("on");
+      lookUp(app, lookup, one); // the application's own statement, planned as before
+      flush(app);
+      app.commit();
+      assertThat(sequentialScans(db, table) - before)
+          .as("the reads in the application's transaction, then its own lookup")
+          .isEqualTo(1);
+    }
+  }
+
+  private static void lookUp(Connection c, String sql, Key key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setBytes(1, key.encoded());
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+      }
+    }
+  }
+
+  private static String setting(Connection c) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_setting('enable_seqscan')")) {
+      rs.next();
+      return rs.getString(1);
+    }
+  }
+
+  /** Flushes the pending statistics of {@code c}'s backend (at the end of its next statement). */
+  private static void flush(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("SELECT pg_stat_force_next_flush()");
     }
   }
 
