@@ -39,20 +39,19 @@ final class Reads {
       this.skipped = skipped;
     }
 
-    /** The form of a read for this place: {@code plain}, {@code pooled} or {@code callers}. */
-    String pick(String plain, String pooled, String callers) {
+    /** The form of {@code read} for this place. */
+    String pick(Tables.Read read) {
       return switch (this) {
-        case CLAIM -> plain;
-        case POOLED -> pooled;
-        case CALLERS -> callers;
+        case CLAIM -> read.plain();
+        case POOLED -> read.pooled();
+        case CALLERS -> read.inCallers();
       };
     }
   }
 
   static Optional<KvEntry> get(Connection c, Tables tables, Key key, Where where)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(where.pick(tables.get, tables.getPooled, tables.getInCallers))) {
+    try (PreparedStatement ps = c.prepareStatement(where.pick(tables.get))) {
       ps.setBytes(1, key.encoded());
       try (ResultSet rs = rows(ps, where)) {
         return rs.next() ? Optional.of(Jdbc.entry(rs)) : Optional.empty();
@@ -73,10 +72,7 @@ final class Reads {
       Connection c, Tables tables, KeyRange range, int limit, boolean reverse, Where where)
       throws SQLException {
     List<KvEntry> result = new ArrayList<>(Math.min(limit, 64));
-    String sql =
-        reverse
-            ? where.pick(tables.listDesc, tables.listDescPooled, tables.listDescInCallers)
-            : where.pick(tables.listAsc, tables.listAscPooled, tables.listAscInCallers);
+    String sql = reverse ? where.pick(tables.listDesc) : where.pick(tables.listAsc);
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
@@ -100,10 +96,7 @@ final class Reads {
       upper[i] = ranges.get(i).upperBound();
     }
     List<Optional<KvEntry>> result = new ArrayList<>(ranges.size());
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            where.pick(
-                tables.firstEntries, tables.firstEntriesPooled, tables.firstEntriesInCallers))) {
+    try (PreparedStatement ps = c.prepareStatement(where.pick(tables.firstEntries))) {
       ps.setObject(1, lower);
       ps.setObject(2, upper);
       try (ResultSet rs = rows(ps, where)) {
@@ -120,8 +113,7 @@ final class Reads {
   }
 
   static long count(Connection c, Tables tables, KeyRange range, Where where) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(where.pick(tables.count, tables.countPooled, tables.countInCallers))) {
+    try (PreparedStatement ps = c.prepareStatement(where.pick(tables.count))) {
       ps.setBytes(1, range.lowerBound());
       ps.setBytes(2, range.upperBound());
       try (ResultSet rs = rows(ps, where)) {

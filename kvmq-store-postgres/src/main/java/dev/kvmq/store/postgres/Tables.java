@@ -42,31 +42,17 @@ final class Tables {
   final String schemaVersion;
   final String channel;
 
-  final String get;
-  final String getMany;
-  final String listAsc;
-  final String listDesc;
-  final String firstEntries;
-  final String count;
-  final String getPooled;
-  final String getManyPooled;
-  final String listAscPooled;
-  final String listDescPooled;
-  final String firstEntriesPooled;
-  final String countPooled;
-  final String checkReadPooled;
-  final String getInCallers;
-  final String getManyInCallers;
-  final String listAscInCallers;
-  final String listDescInCallers;
-  final String firstEntriesInCallers;
-  final String checkReadInCallers;
-  final String countInCallers;
+  final Read get;
+  final Read getMany;
+  final Read listAsc;
+  final Read listDesc;
+  final Read firstEntries;
+  final Read count;
+  final Read checkRead;
   final String lockFirst;
   final String lockFirstWithRecords;
   final String claimFirst;
   final String claimFirstWithRecords;
-  final String checkRead;
   final String commit;
   final String commitAndEnd;
   final String notifyAndEnd;
@@ -86,40 +72,22 @@ final class Tables {
     this.channel = (schema == null ? "" : schema + "_") + prefix + "_changes";
 
     String cols = "SELECT key, value, versionstamp FROM " + kv;
-    get = cols + " WHERE key = ?";
-    getMany = cols + " WHERE key = ANY (?)";
-    listAsc = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
-    listDesc = cols + " WHERE key >= ? AND key < ? ORDER BY key DESC LIMIT ?";
+    String listAscSql = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
+    get = Read.of(cols + " WHERE key = ?");
+    getMany = Read.of(cols + " WHERE key = ANY (?)");
+    listAsc = Read.of(listAscSql);
+    listDesc = Read.of(cols + " WHERE key >= ? AND key < ? ORDER BY key DESC LIMIT ?");
     // The first row of each range (lower and upper bounds as two arrays), one result row per
     // range in their order, with nulls where a range has none: one statement, one snapshot.
     firstEntries =
-        "SELECT f.key, f.value, f.versionstamp FROM unnest(?::bytea[], ?::bytea[])"
-            + " WITH ORDINALITY AS r(lo, hi, n) LEFT JOIN LATERAL ("
-            + cols
-            + " WHERE key >= r.lo AND key < r.hi ORDER BY key LIMIT 1) f ON true ORDER BY r.n";
-    count = "SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?";
-    // The same reads on the store's own (pooled) connections, planned with enable_seqscan off
-    // for the reason the claim's are (below). set_config(..., true) lasts until the end of the
-    // transaction: here the implicit one of the message, which the read ends.
-    String indexScans = "SELECT set_config('enable_seqscan', 'off', true); ";
-    getPooled = indexScans + get;
-    getManyPooled = indexScans + getMany;
-    listAscPooled = indexScans + listAsc;
-    listDescPooled = indexScans + listDesc;
-    firstEntriesPooled = indexScans + firstEntries;
-    countPooled = indexScans + count;
-    // In the application's transaction (ConnectionStore) the setting would outlive the read, in
-    // the application's own statements: so it is made in a savepoint, which is rolled back (a
-    // rollback to a savepoint undoes the settings made after it) and released after the read,
-    // all in one message. A read that fails fails the transaction, as any failed statement does.
-    getInCallers = inSavepoint(get);
-    getManyInCallers = inSavepoint(getMany);
-    listAscInCallers = inSavepoint(listAsc);
-    listDescInCallers = inSavepoint(listDesc);
-    firstEntriesInCallers = inSavepoint(firstEntries);
-    countInCallers = inSavepoint(count);
+        Read.of(
+            "SELECT f.key, f.value, f.versionstamp FROM unnest(?::bytea[], ?::bytea[])"
+                + " WITH ORDINALITY AS r(lo, hi, n) LEFT JOIN LATERAL ("
+                + cols
+                + " WHERE key >= r.lo AND key < r.hi ORDER BY key LIMIT 1) f ON true ORDER BY r.n");
+    count = Read.of("SELECT count(*) FROM " + kv + " WHERE key >= ? AND key < ?");
     // A claim's first statement: the first rows of the range that no other transaction holds.
-    lockFirst = listAsc + " FOR UPDATE SKIP LOCKED";
+    lockFirst = listAscSql + " FOR UPDATE SKIP LOCKED";
     // The same, with the record each row points at by a planner's rule (prefix, then the
     // index key from a byte offset on): one round trip instead of two.
     lockFirstWithRecords =
@@ -129,23 +97,19 @@ final class Tables {
             + kv
             + " r ON r.key = (?::bytea || substring(i.key FROM ?::int))"
             + " ORDER BY i.key";
-    // A claim transaction's first message: the statements after it in the transaction (and the
-    // commit function's, which sets it itself) are planned with enable_seqscan off. pgjdbc and
-    // PostgreSQL keep a prepared statement's plan for the session; one made while the table was
-    // small (a drained queue, after vacuum truncated it) reads the whole table for every claim
-    // once a backlog has grown it, until autovacuum next updates the table's statistics. SET
-    // LOCAL ends with the transaction: the connection goes back to the pool as it came.
+    // A claim transaction's first message: the statements after it in the transaction are
+    // planned with enable_seqscan off (why: Read; the commit function sets it itself). SET LOCAL
+    // ends with the transaction: the connection goes back to the pool as it came.
     claimFirst = "SET LOCAL enable_seqscan TO off; " + lockFirst;
     claimFirstWithRecords = "SET LOCAL enable_seqscan TO off; " + lockFirstWithRecords;
     // One statement, one snapshot: the latest versionstamp and the checked keys together.
     checkRead =
-        "SELECT s.last_value, k.key, k.versionstamp FROM "
-            + versionstamps
-            + " s LEFT JOIN "
-            + kv
-            + " k ON k.key = ANY (?)";
-    checkReadPooled = indexScans + checkRead;
-    checkReadInCallers = inSavepoint(checkRead);
+        Read.of(
+            "SELECT s.last_value, k.key, k.versionstamp FROM "
+                + versionstamps
+                + " s LEFT JOIN "
+                + kv
+                + " k ON k.key = ANY (?)");
     // Locks the keys first, then checks and writes: see schema-v5.sql.
     commit =
         "SELECT "
@@ -166,10 +130,33 @@ final class Tables {
     lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
   }
 
-  private static String inSavepoint(String read) {
-    return "SAVEPOINT kvmq_read; SET LOCAL enable_seqscan TO off; "
-        + read
-        + "; ROLLBACK TO SAVEPOINT kvmq_read; RELEASE SAVEPOINT kvmq_read";
+  /**
+   * A read in the three forms {@link Reads.Where} picks from. The plain statement runs in a claim's
+   * transaction, which set {@code enable_seqscan} off itself. PostgreSQL and pgjdbc keep a prepared
+   * statement's plan for the session, and one made while the table was small (a drained queue,
+   * after vacuum truncated it) reads the whole table for every key once a backlog has grown it,
+   * until autovacuum next updates the table's statistics; so the store's reads are planned with
+   * {@code enable_seqscan} off, and the connection is left as it came. On a pooled connection in
+   * auto-commit mode the read runs after {@code set_config(..., true)} in the same message, which
+   * lasts until the end of the message's implicit transaction, which the read ends. In the
+   * application's transaction ({@link ConnectionStore}) a setting would outlive the read, in the
+   * application's own statements: so it is made in a savepoint that is rolled back (which undoes
+   * the settings made after it) and released after the read, in one message; a read that fails
+   * fails the transaction, as any failed statement does.
+   *
+   * @param plain the statement
+   * @param pooled the statement for a pooled connection
+   * @param inCallers the statement for the application's transaction
+   */
+  record Read(String plain, String pooled, String inCallers) {
+    static Read of(String plain) {
+      return new Read(
+          plain,
+          "SELECT set_config('enable_seqscan', 'off', true); " + plain,
+          "SAVEPOINT kvmq_read; SET LOCAL enable_seqscan TO off; "
+              + plain
+              + "; ROLLBACK TO SAVEPOINT kvmq_read; RELEASE SAVEPOINT kvmq_read");
+    }
   }
 
   /** The name that {@code LISTEN} takes: the channel, quoted (it is case-sensitive). */

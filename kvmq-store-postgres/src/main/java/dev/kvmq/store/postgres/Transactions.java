@@ -66,9 +66,7 @@ final class Transactions {
       throws SQLException {
     Map<ByteBuffer, Long> current = new HashMap<>();
     long latest;
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            where.pick(tables.checkRead, tables.checkReadPooled, tables.checkReadInCallers))) {
+    try (PreparedStatement ps = c.prepareStatement(where.pick(tables.checkRead))) {
       ps.setObject(1, Jdbc.encoded(checkedKeys(operations)));
       try (ResultSet rs = Reads.rows(ps, where)) {
         if (!rs.next()) {
@@ -281,9 +279,7 @@ final class Transactions {
   Map<ByteBuffer, KvEntry> readKeys(Connection c, List<Key> keys, Reads.Where where)
       throws SQLException {
     Map<ByteBuffer, KvEntry> rows = new HashMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            where.pick(tables.getMany, tables.getManyPooled, tables.getManyInCallers))) {
+    try (PreparedStatement ps = c.prepareStatement(where.pick(tables.getMany))) {
       ps.setObject(1, Jdbc.encoded(keys));
       try (ResultSet rs = Reads.rows(ps, where)) {
         while (rs.next()) {
