@@ -39,9 +39,9 @@ import javax.sql.DataSource;
  * <p><b>Schema.</b> Two tables ({@code kvmq_kv}, {@code kvmq_schema_version} with the default
  * prefix), a sequence ({@code kvmq_versionstamp}), the commit function ({@code kvmq_commit}) and a
  * view of the jobs for operators ({@code kvmq_jobs}, with the two functions it decodes with),
- * created on first use if missing (or upgraded in place from schema version 1, 2 or 3) unless the
- * builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v5.sql} in
- * this jar for teams that manage migrations.
+ * created on first use if missing (or upgraded in place from schema version 1, 2, 3 or 4) unless
+ * the builder says otherwise; the same SQL ships as {@code /dev/kvmq/store/postgres/schema-v5.sql}
+ * in this jar for teams that manage migrations.
  *
  * <p><b>Versionstamps and isolation.</b> Every writing transaction first takes an advisory lock on
  * every key it checks or writes (in one order for all; shared for a key it only checks; the keys of

@@ -105,9 +105,9 @@ final class SchemaSetup {
   }
 
   /**
-   * Runs the schema file (which also upgrades versions 1, 2 and 3) under a session-level advisory
-   * lock, so that nodes starting together create it once; returns the installed version. The lock
-   * is taken before the DDL's transaction begins, because a transaction that starts before another
+   * Runs the schema file (which also upgrades versions 1 to 4) under a session-level advisory lock,
+   * so that nodes starting together create it once; returns the installed version. The lock is
+   * taken before the DDL's transaction begins, because a transaction that starts before another
    * node's DDL commits can miss it in its catalog caches (and then fail on CREATE ... IF NOT
    * EXISTS); and the version is read again under the lock, so that the nodes that waited run no
    * DDL.
