@@ -89,7 +89,9 @@ import java.util.stream.Collectors;
  *   --report LOG        print the table again from the log of a run (for example one stopped
  *                       before its end); runs nothing
  *   --pg-statements on  nodes: print the statements the shared database ran, from
- *                       pg_stat_statements (loaded into the server for the whole run)
+ *                       pg_stat_statements (loaded into the server for the whole run);
+ *                       "all" counts the statements inside functions too (the commit
+ *                       function's), pg_stat_statements.track = all
  *   --pg-activity on    systems on PostgreSQL: read pg_stat_activity every few ms while a system
  *                       runs and print, for each of its drains, the average number of its
  *                       database's connections in each state, wait event and statement
@@ -248,7 +250,7 @@ public final class QueueBench {
     boolean needPg = systems.stream().anyMatch(QueueBench::onPostgres);
     if (needPg) {
       Path pgDir = Files.createTempDirectory(dir(), "kvmq-bench-pg-");
-      postgres =
+      EmbeddedPostgres.Builder server =
           EmbeddedPostgres.builder()
               .setDataDirectory(pgDir)
               .setCleanDataDirectory(true)
@@ -256,11 +258,15 @@ public final class QueueBench {
               // a durable queue on PostgreSQL needs both on, as in production
               .setServerConfig("fsync", "on")
               .setServerConfig("synchronous_commit", "on")
-              .setServerConfig("max_connections", "300")
-              .setServerConfig(
-                  "shared_preload_libraries",
-                  opts.containsKey("pg-statements") ? "pg_stat_statements" : "")
-              .start();
+              .setServerConfig("max_connections", "300");
+      if (opts.containsKey("pg-statements")) {
+        server
+            .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+            .setServerConfig(
+                "pg_stat_statements.track",
+                "all".equals(opts.get("pg-statements")) ? "all" : "top");
+      }
+      postgres = server.start();
       System.out.println(
           "# PostgreSQL "
               + scalar("show server_version")
@@ -654,7 +660,7 @@ public final class QueueBench {
                 "SELECT calls, mean_exec_time, rows, left(regexp_replace(query, '\\s+', ' ',"
                     + " 'g'), 110) FROM pg_stat_statements s JOIN pg_database d ON d.oid ="
                     + " s.dbid WHERE d.datname = current_database() ORDER BY calls DESC LIMIT"
-                    + " 15")) {
+                    + " 25")) {
       while (rs.next()) {
         System.out.printf(
             Locale.ROOT,
