@@ -145,7 +145,7 @@ public record JobOptions(
               + repeatCount);
     }
     checkGroup(group);
-    if (timeout != null && (timeout.toMillis() < 1 || timeout.compareTo(MAX_TIMEOUT) > 0)) {
+    if (timeout != null && (timeout.compareTo(MAX_TIMEOUT) > 0 || timeout.toMillis() < 1)) {
       throw new IllegalArgumentException(
           "timeout must be at least 1 ms and at most " + MAX_TIMEOUT + ": " + timeout);
     }

@@ -29,6 +29,9 @@ final class Lease<S> implements JobContext<S> {
 
   private static final System.Logger LOG = System.getLogger(Worker.class.getName());
 
+  /** The longest wait {@code awaitCancellation} passes on in milliseconds; longer waits as long. */
+  private static final Duration LONGEST_WAIT = Duration.ofMillis(Long.MAX_VALUE);
+
   final String id;
   final long token;
   final int attempt;
@@ -315,7 +318,9 @@ final class Lease<S> implements JobContext<S> {
 
   @Override
   public boolean awaitCancellation(Duration timeout) throws InterruptedException {
-    return cancelled.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    return cancelled.await(
+        timeout.compareTo(LONGEST_WAIT) > 0 ? Long.MAX_VALUE : timeout.toMillis(),
+        TimeUnit.MILLISECONDS);
   }
 
   @Override
@@ -376,7 +381,7 @@ final class Lease<S> implements JobContext<S> {
   @Override
   public void pauseQueueStarts(Duration pause) {
     Objects.requireNonNull(pause, "pause");
-    if (pause.toMillis() < 1 || pause.compareTo(JobOptions.MAX_DELAY) > 0) {
+    if (pause.compareTo(JobOptions.MAX_DELAY) > 0 || pause.toMillis() < 1) {
       throw new IllegalArgumentException(
           "a pause of the queue's starts is 1 ms to " + JobOptions.MAX_DELAY + ": " + pause);
     }
@@ -397,7 +402,7 @@ final class Lease<S> implements JobContext<S> {
   @Override
   public void pauseGroupStarts(Duration pause) {
     Objects.requireNonNull(pause, "pause");
-    if (pause.toMillis() < 1 || pause.compareTo(JobOptions.MAX_DELAY) > 0) {
+    if (pause.compareTo(JobOptions.MAX_DELAY) > 0 || pause.toMillis() < 1) {
       throw new IllegalArgumentException(
           "a pause of a group's starts is 1 ms to " + JobOptions.MAX_DELAY + ": " + pause);
     }

@@ -734,7 +734,8 @@ public final class Queue<S> {
    * @param listener gets each new listing
    * @return a handle that stops listening when closed
    * @throws NullPointerException if an argument is null
-   * @throws IllegalArgumentException if {@code pollInterval} is not positive
+   * @throws IllegalArgumentException if {@code pollInterval} is shorter than 1 ms or longer than
+   *     {@link JobOptions#MAX_DELAY}
    */
   public Subscription listen(
       ScheduledExecutorService executor,
@@ -900,13 +901,20 @@ public final class Queue<S> {
      * operator releases or deletes them: no job of a transaction that rolled back runs, and no job
      * of one that committed is lost.
      *
-     * @param timeout how long a job may stay held, at least 1 ms; null to keep held jobs
+     * @param timeout how long a job may stay held, 1 ms to {@link JobOptions#MAX_DELAY}; null to
+     *     keep held jobs
      * @return this builder
-     * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms
+     * @throws IllegalArgumentException if {@code timeout} is shorter than 1 ms or longer than
+     *     {@link JobOptions#MAX_DELAY}
      */
     public Builder<S> heldTimeout(Duration timeout) {
-      if (timeout != null && timeout.toMillis() < 1) {
-        throw new IllegalArgumentException("the held timeout must be at least 1 ms: " + timeout);
+      if (timeout != null
+          && (timeout.compareTo(JobOptions.MAX_DELAY) > 0 || timeout.toMillis() < 1)) {
+        throw new IllegalArgumentException(
+            "the held timeout must be at least 1 ms and at most "
+                + JobOptions.MAX_DELAY
+                + ": "
+                + timeout);
       }
       this.heldTimeout = timeout;
       return this;
@@ -925,7 +933,7 @@ public final class Queue<S> {
      */
     public Builder<S> defaultTimeout(Duration timeout) {
       if (timeout != null
-          && (timeout.toMillis() < 1 || timeout.compareTo(JobOptions.MAX_TIMEOUT) > 0)) {
+          && (timeout.compareTo(JobOptions.MAX_TIMEOUT) > 0 || timeout.toMillis() < 1)) {
         throw new IllegalArgumentException(
             "the default timeout must be at least 1 ms and at most "
                 + JobOptions.MAX_TIMEOUT

@@ -36,8 +36,12 @@ final class QueueListener<S> implements Subscription {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.listener = Objects.requireNonNull(listener, "listener");
     Objects.requireNonNull(pollInterval, "pollInterval");
-    if (pollInterval.toMillis() < 1) {
-      throw new IllegalArgumentException("pollInterval must be at least 1 ms: " + pollInterval);
+    if (pollInterval.compareTo(JobOptions.MAX_DELAY) > 0 || pollInterval.toMillis() < 1) {
+      throw new IllegalArgumentException(
+          "pollInterval must be at least 1 ms and at most "
+              + JobOptions.MAX_DELAY
+              + ": "
+              + pollInterval);
     }
     this.pollMillis = pollInterval.toMillis();
   }

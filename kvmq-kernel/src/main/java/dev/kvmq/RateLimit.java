@@ -31,7 +31,7 @@ public record RateLimit(int starts, Duration period) {
       throw new IllegalArgumentException(
           "a rate limit allows 1 to " + MAX_STARTS + " starts per period: " + starts);
     }
-    if (period.toMillis() < 1 || period.compareTo(JobOptions.MAX_DELAY) > 0) {
+    if (period.compareTo(JobOptions.MAX_DELAY) > 0 || period.toMillis() < 1) {
       throw new IllegalArgumentException(
           "a rate limit's period is 1 ms to " + JobOptions.MAX_DELAY + ": " + period);
     }

@@ -117,14 +117,21 @@ public record Retention(Keep completed, Keep dead, Keep cancelled) {
      * @param maxAge the {@code maxAge} component
      * @param maxCount the {@code maxCount} component
      * @throws NullPointerException if a component is null
-     * @throws IllegalArgumentException if {@code maxAge} is negative or not whole milliseconds, or
-     *     {@code maxCount} is negative
+     * @throws IllegalArgumentException if {@code maxAge} is negative, not whole milliseconds or
+     *     over {@link JobOptions#MAX_DELAY}, or {@code maxCount} is negative
      */
     public Keep {
       Objects.requireNonNull(maxAge, "maxAge");
       Objects.requireNonNull(maxCount, "maxCount");
       maxAge.ifPresent(
           age -> {
+            if (age.compareTo(JobOptions.MAX_DELAY) > 0) {
+              throw new IllegalArgumentException(
+                  "a retention's age must be at most "
+                      + JobOptions.MAX_DELAY
+                      + " (for no age limit: Keep.unlimited() or Keep.newest(n)): "
+                      + age);
+            }
             if (age.isNegative() || !age.equals(Duration.ofMillis(age.toMillis()))) {
               throw new IllegalArgumentException(
                   "a retention's age must be whole milliseconds, 0 or more: " + age);
@@ -160,7 +167,8 @@ public record Retention(Keep completed, Keep dead, Keep cancelled) {
      * @param maxAge the longest a record is kept
      * @return the keep
      * @throws NullPointerException if {@code maxAge} is null
-     * @throws IllegalArgumentException if {@code maxAge} is negative or not whole milliseconds
+     * @throws IllegalArgumentException if {@code maxAge} is negative, not whole milliseconds or
+     *     over {@link JobOptions#MAX_DELAY}
      */
     public static Keep youngerThan(Duration maxAge) {
       return new Keep(Optional.of(Objects.requireNonNull(maxAge, "maxAge")), OptionalLong.empty());
@@ -184,8 +192,8 @@ public record Retention(Keep completed, Keep dead, Keep cancelled) {
      * @param maxCount the most records kept
      * @return the keep
      * @throws NullPointerException if {@code maxAge} is null
-     * @throws IllegalArgumentException if {@code maxAge} is negative or not whole milliseconds, or
-     *     {@code maxCount} is negative
+     * @throws IllegalArgumentException if {@code maxAge} is negative, not whole milliseconds or
+     *     over {@link JobOptions#MAX_DELAY}, or {@code maxCount} is negative
      */
     public static Keep atMost(Duration maxAge, long maxCount) {
       return new Keep(

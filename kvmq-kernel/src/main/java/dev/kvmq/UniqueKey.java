@@ -90,16 +90,16 @@ public record UniqueKey(String key, Scope scope, Duration period, boolean deboun
           "a unique key must have a UTF-8 form (no unpaired surrogate): " + e.getMessage(), e);
     }
     if (scope == Scope.PERIOD) {
-      if (period.toMillis() < 1) {
-        throw new IllegalArgumentException(
-            "the period of a throttle key must be at least 1 ms: " + period);
-      }
       if (period.compareTo(JobOptions.MAX_DELAY) > 0) {
         throw new IllegalArgumentException(
             "the period of a throttle key must be at most "
                 + JobOptions.MAX_DELAY
                 + " (about 100 years): "
                 + period);
+      }
+      if (period.toMillis() < 1) {
+        throw new IllegalArgumentException(
+            "the period of a throttle key must be at least 1 ms: " + period);
       }
     } else if (!period.isZero()) {
       throw new IllegalArgumentException(

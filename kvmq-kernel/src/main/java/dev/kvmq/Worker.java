@@ -210,7 +210,12 @@ public final class Worker<S> {
   public boolean stop(Duration timeout) throws InterruptedException {
     Objects.requireNonNull(timeout, "timeout");
     try {
-      stop().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      stop()
+          .get(
+              timeout.compareTo(Duration.ofMillis(Long.MAX_VALUE)) > 0
+                  ? Long.MAX_VALUE
+                  : timeout.toMillis(),
+              TimeUnit.MILLISECONDS);
       return true;
     } catch (TimeoutException e) {
       return false;

@@ -49,8 +49,8 @@ public record WorkerOptions(
    * @param handoff the {@code handoff} component
    * @throws NullPointerException if a duration is null
    * @throws IllegalArgumentException if {@code concurrency} or {@code prefetch} is negative or over
-   *     10,000, a duration is not positive (at least 1 ms), or the renew interval is not shorter
-   *     than the lease
+   *     10,000, a duration is shorter than 1 ms or longer than {@link JobOptions#MAX_DELAY}, or the
+   *     renew interval is not shorter than the lease
    */
   public WorkerOptions {
     if (concurrency < 0 || concurrency > 10_000) {
@@ -108,8 +108,9 @@ public record WorkerOptions(
 
   private static void positive(Duration d, String name) {
     Objects.requireNonNull(d, name);
-    if (d.toMillis() < 1) {
-      throw new IllegalArgumentException(name + " must be at least 1 ms: " + d);
+    if (d.compareTo(JobOptions.MAX_DELAY) > 0 || d.toMillis() < 1) {
+      throw new IllegalArgumentException(
+          name + " must be at least 1 ms and at most " + JobOptions.MAX_DELAY + ": " + d);
     }
   }
 

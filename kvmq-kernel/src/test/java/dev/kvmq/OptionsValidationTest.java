@@ -90,6 +90,57 @@ class OptionsValidationTest {
     assertThat(d.delayUntil(Instant.EPOCH).delay()).isNull();
   }
 
+  /**
+   * A duration too long for a long of milliseconds (ChronoUnit.FOREVER's, say) is refused with an
+   * IllegalArgumentException that names the setting, as a merely too long one is, not with an
+   * ArithmeticException from its conversion to milliseconds.
+   */
+  @Test
+  void durationsBeyondMillisecondsAreRefusedByName() {
+    Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+    Duration justOver = JobOptions.MAX_DELAY.plusMillis(1);
+    KvStore store = new InMemoryKvStore();
+    for (Duration huge : List.of(forever, justOver)) {
+      assertThatThrownBy(() -> new RateLimit(1, huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("rate limit's period");
+      assertThatThrownBy(() -> JobOptions.defaults().timeout(huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("timeout must be");
+      assertThatThrownBy(() -> Queue.builder(store, "d", Codecs.utf8()).defaultTimeout(huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("default timeout");
+      assertThatThrownBy(() -> Queue.builder(store, "d", Codecs.utf8()).heldTimeout(huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("held timeout");
+      assertThatThrownBy(() -> Retention.Keep.youngerThan(huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("retention's age");
+      assertThatThrownBy(() -> WorkerOptions.defaults().lease(huge, Duration.ofSeconds(1)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("leaseDuration");
+      assertThatThrownBy(() -> WorkerOptions.defaults().pollInterval(huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("pollInterval");
+      assertThatThrownBy(() -> UniqueKey.throttle("k", huge))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("throttle key");
+    }
+    Queue<String> q = Queue.builder(store, "d", Codecs.utf8()).build();
+    assertThatThrownBy(
+            () ->
+                q.listen(
+                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
+                    forever,
+                    listing -> {}))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("pollInterval");
+    assertThat(Queue.builder(store, "d", Codecs.utf8()).heldTimeout(JobOptions.MAX_DELAY))
+        .as("the bound itself is allowed")
+        .isNotNull();
+    store.close();
+  }
+
   @Test
   void workerOptions() {
     WorkerOptions d = WorkerOptions.defaults();
