@@ -48,12 +48,13 @@ final class ScheduleTransitions {
     static final Previous NONE = new Previous(null, AtomicOperation.ABSENT);
 
     /**
-     * Whether the job is still waiting, delayed or running: it exists and has not ended (dead, or
-     * completed and kept in the history).
+     * Whether the job is still waiting, delayed or running: it exists and has not ended (dead,
+     * cancelled, or completed; cancelled and completed jobs may be kept in the history).
      */
     boolean pending() {
       return record != null
           && record.state != JobRecord.State.DEAD
+          && record.state != JobRecord.State.CANCELLED
           && record.state != JobRecord.State.COMPLETED;
     }
   }

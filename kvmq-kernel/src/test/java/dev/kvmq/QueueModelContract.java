@@ -644,6 +644,7 @@ public abstract class QueueModelContract {
         if (ms.def.overlap == Overlap.SKIP
             && previous != null
             && previous.state != JobRecord.State.DEAD
+            && previous.state != JobRecord.State.CANCELLED
             && previous.state != JobRecord.State.COMPLETED) {
           run = List.of();
         }

@@ -174,6 +174,10 @@ class ScheduleTransitionsTest {
     JobRecord dead = running.draft().state(JobRecord.State.DEAD).build();
     assertThat(slots(fire(r, new ScheduleTransitions.Previous(dead, 8), at(2))))
         .containsExactly(at(2));
+    // cancelled (kept in the history): it has ended, so the slot runs
+    JobRecord cancelled = running.draft().state(JobRecord.State.CANCELLED).build();
+    assertThat(slots(fire(r, new ScheduleTransitions.Previous(cancelled, 9), at(2))))
+        .containsExactly(at(2));
     // overlap allowed: no check of the previous job at all
     ScheduleRecord allow = record(everyMinute().build(), at(2)).with(false, at(2), at(1), prevId);
     assertThat(

@@ -336,6 +336,41 @@ class ScheduleWorkerTest {
     // an allowed overlap would have run minute 2 as well
   }
 
+  /**
+   * Overlap skip after a cancel: the first slot's job fails and waits for its retry, an operator
+   * cancels it, and the next slot runs. The cancelled job stays in the history (kept a week by
+   * default), and it has ended: it once blocked every slot until it was pruned.
+   */
+  @Test
+  void overlapSkipRunsTheNextSlotOnceThePreviousJobIsCancelled() {
+    queue
+        .schedules()
+        .define(
+            everyMinute("x")
+                .overlap(Overlap.SKIP)
+                .options(JobOptions.defaults().retry(1, Backoff.fixed(Duration.ofHours(1))))
+                .build());
+    List<String> attempts = new ArrayList<>();
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> {
+              attempts.add(job.slot().orElseThrow() + "#" + ctx.attempt());
+              if (job.slot().orElseThrow().equals(minute(1))) {
+                throw new IllegalStateException("the first slot's job fails");
+              }
+            },
+            quiet(),
+            scheduler);
+    w.start();
+    scheduler.advance(Duration.ofSeconds(90));
+    assertThat(attempts).containsExactly(minute(1) + "#1");
+    Job<String> first = queue.jobs(JobStatus.DELAYED, 0, 10).get(0).job();
+    assertThat(queue.cancel(first.id())).isTrue();
+    scheduler.advance(Duration.ofMinutes(2));
+    assertThat(queue.job(first.id()).map(Job::status)).contains(JobStatus.CANCELLED);
+    assertThat(attempts).containsExactly(minute(1) + "#1", minute(2) + "#1", minute(3) + "#1");
+  }
+
   @Test
   void triggerPushesAJobNowAndTheSlotsDoNotMove() {
     queue.schedules().define(daily("0 2 * * *"));
