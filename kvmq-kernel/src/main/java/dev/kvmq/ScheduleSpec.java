@@ -52,7 +52,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
    * @param every the time between two slots
    * @param anchor the first slot
    * @return the spec
-   * @throws IllegalArgumentException if {@code every} is zero or negative
+   * @throws IllegalArgumentException if {@code every} is zero or negative, or {@code every} or
+   *     {@code anchor} is not whole milliseconds
    * @throws NullPointerException if an argument is null
    */
   static FixedRate fixedRate(Duration every, Instant anchor) {
@@ -301,8 +302,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
    * A fixed rate: slots at {@code anchor + k * every} for every k &ge; 0. Made by {@link
    * ScheduleSpec#fixedRate(Duration, Instant)}. Zone-free: DST plays no part.
    *
-   * @param every the time between two slots, positive
-   * @param anchor the first slot
+   * @param every the time between two slots, positive, whole milliseconds
+   * @param anchor the first slot, at a whole millisecond
    */
   record FixedRate(Duration every, Instant anchor) implements ScheduleSpec {
 
@@ -311,7 +312,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
      *
      * @param every the time between two slots, positive
      * @param anchor the first slot
-     * @throws IllegalArgumentException if {@code every} is zero or negative
+     * @throws IllegalArgumentException if {@code every} is zero or negative, or {@code every} or
+     *     {@code anchor} is not whole milliseconds
      * @throws NullPointerException if a component is null
      */
     public FixedRate {
@@ -319,6 +321,18 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
       Objects.requireNonNull(anchor, "anchor");
       if (every.isNegative() || every.isZero()) {
         throw new IllegalArgumentException("every must be positive: " + every);
+      }
+      if (every.getNano() % 1_000_000 != 0) {
+        throw new IllegalArgumentException(
+            "every must be whole milliseconds (a schedule keeps its due time in milliseconds): "
+                + every);
+      }
+      if (anchor.getNano() % 1_000_000 != 0) {
+        throw new IllegalArgumentException(
+            "the anchor must be at a whole millisecond (a schedule keeps its due time in"
+                + " milliseconds; Instant.now() has finer digits: truncate it, for example"
+                + " with truncatedTo(ChronoUnit.SECONDS)): "
+                + anchor);
       }
     }
 

@@ -291,6 +291,12 @@ class ScheduleSpecSyntaxTest {
         .hasMessageContaining("every must be positive");
     assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(-1), anchor))
         .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(60), anchor.plusNanos(500)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("anchor must be at a whole millisecond");
+    assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofNanos(1_500_000), anchor))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("every must be whole milliseconds");
     assertThatThrownBy(() -> ScheduleSpec.fixedRate(null, anchor))
         .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> ScheduleSpec.fixedRate(Duration.ofSeconds(1), null))
