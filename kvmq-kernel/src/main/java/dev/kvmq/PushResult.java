@@ -85,9 +85,10 @@ public final class PushResult<S> {
   }
 
   /**
-   * Returns the job as stored after the push: the new job, or the job holding the key. Empty only
-   * for a duplicate of a {@link UniqueKey.Scope#PERIOD throttle} key whose job has finished (been
-   * completed or deleted) within its period.
+   * Returns the job as stored after the push: the new job, or the job holding the key (for a {@link
+   * UniqueKey.Scope#PERIOD throttle} key, possibly a finished job that the queue still keeps:
+   * completed or cancelled and kept by the retention, or dead). Empty only for a duplicate of a
+   * throttle key whose job is gone (deleted or pruned) within its period.
    *
    * @return the job, or empty
    */

@@ -244,8 +244,8 @@ public final class Queue<S> {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed; if the unique key is a {@link
-   *     UniqueKey.Scope#PERIOD throttle} key taken by a job that has finished within its period, so
-   *     that there is no job to return (use {@link #offer}, which says so)
+   *     UniqueKey.Scope#PERIOD throttle} key taken within its period by a job that is gone (deleted
+   *     or pruned), so that there is no job to return (use {@link #offer}, which says so)
    * @throws KvStoreException if the store fails; the job may or may not be stored
    */
   public Job<S> push(S state, JobOptions options) {

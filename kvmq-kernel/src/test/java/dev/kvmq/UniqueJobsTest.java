@@ -187,6 +187,24 @@ class UniqueJobsTest {
     assertThat(store.count(q.keys.uniqueKeys())).isEqualTo(1);
   }
 
+  /** With the default retention the completed holder is kept, and a duplicate returns it. */
+  @Test
+  void aThrottleKeysDuplicateReturnsItsFinishedJobWhileTheQueueKeepsIt() {
+    Queue<String> q = queue(store);
+    JobOptions o =
+        JobOptions.defaults().unique(UniqueKey.throttle("report", Duration.ofMinutes(10)));
+    String id = q.offer("a", o).id();
+    work(q, null, false);
+    clock.advance(Duration.ofMinutes(9));
+    PushResult<String> within = q.offer("b", o);
+    assertThat(within.outcome()).isEqualTo(PushResult.Outcome.DUPLICATE);
+    assertThat(within.job().map(Job::status)).contains(JobStatus.COMPLETED);
+    assertThat(q.push("b", o).id()).isEqualTo(id);
+    assertThat(q.delete(id)).isTrue();
+    assertThat(q.offer("b", o).job()).as("gone: nothing to return").isEmpty();
+    assertThatThrownBy(() -> q.push("b", o)).isInstanceOf(IllegalStateException.class);
+  }
+
   @Test
   void twoNodesPushingOneKeyAtTheSameInstantMakeOneJob() {
     Queue<String> other = queue(store);
