@@ -13,8 +13,9 @@ import java.util.OptionalLong;
  * <p>The {@link #defaults() defaults}: completed jobs for 1 day and 10,000 at most, cancelled jobs
  * for 7 days and 10,000 at most, dead letters until replayed or deleted (a dead letter is work not
  * done: kvmq never drops it unless told to). {@link #none()} keeps no completed or cancelled job,
- * as kvmq did before it kept history, and costs nothing: a completion deletes its job in the same
- * commit, and the workers prune nothing.
+ * as kvmq did before it kept history: a completion deletes its job in the same commit; a cancel
+ * marks the job cancelled (so that a handler still running it is refused), and the queue's workers
+ * remove it in their next pruning.
  *
  * @param completed how completed jobs are kept
  * @param dead how dead letters are kept
@@ -55,8 +56,9 @@ public record Retention(Keep completed, Keep dead, Keep cancelled) {
   }
 
   /**
-   * Keeps no completed and no cancelled job (they are gone when they end), and dead letters until
-   * replayed or deleted.
+   * Keeps no completed and no cancelled job, and dead letters until replayed or deleted. A
+   * completed job is gone when it completes; a cancelled one when a worker of the queue next prunes
+   * (until then {@link Queue#job} shows it {@code CANCELLED}).
    *
    * @return the retention that keeps no history
    */
@@ -144,7 +146,8 @@ public record Retention(Keep completed, Keep dead, Keep cancelled) {
     }
 
     /**
-     * Keeps none: a job is removed when it ends.
+     * Keeps none: a completed job or dead letter is removed by the commit that ends it; a cancelled
+     * job by the queue's workers' next pruning.
      *
      * @return keep none
      */
