@@ -11,11 +11,11 @@ import java.util.Optional;
  *
  * @param number which attempt: 1 for the first claim
  * @param startedAt when a worker claimed the job for this attempt
- * @param endedAt when the attempt ended (completed, failed, or its lease expired and the job was
- *     reclaimed); empty while it runs
+ * @param endedAt when the attempt ended (completed, failed, its lease expired and the job was
+ *     reclaimed, or the job was cancelled); empty while it runs
  * @param node the node that ran it ({@link Queue.Builder#node(String)})
  * @param error the attempt's error: the handler's failure, or a lease that expired; empty for an
- *     attempt that completed or still runs
+ *     attempt that completed, was cancelled or still runs
  */
 public record Attempt(
     int number,

@@ -263,7 +263,8 @@ final class Transitions {
    * lease, held): CANCELLED at {@code now}, in the cancelled index, kept. A lease on it is revoked
    * in the same operation: the record is no longer LEASED, so the holder's complete, fail, renew
    * and update are refused ({@link Refusal#LEASE_LOST}), and its planned operations fail their
-   * versionstamp check. Dead letters and cancelled jobs have ended: {@link Refusal#WRONG_STATE}.
+   * versionstamp check; the attempt under way ends at {@code now}. Dead letters and cancelled jobs
+   * have ended: {@link Refusal#WRONG_STATE}.
    */
   static Plan cancel(QueueKeys k, Read read, long now) {
     return cancel(k, read, now, GroupBook.none());
@@ -284,6 +285,7 @@ final class Transitions {
     d.cancelledAt = now;
     d.parked = false;
     d.holdsUnique = false; // a cancelled job's scope is over: the move deletes the key's entry
+    d.attempts = History.ended(r.attempts, now, null); // a run under way ends with the cancel
     return move(Event.CANCEL, k, read, d, g);
   }
 

@@ -81,6 +81,15 @@ class ControlTransitionsTest {
   void aCancelRevokesTheLeaseSoTheHoldersCompleteFailRenewUpdateAndSnoozeAreRefused() {
     JobRecord leased = claimed(JobOptions.defaults().retry(3, Backoff.NONE));
     JobRecord cancelled = after(Transitions.cancel(keys, read(leased, 2), t0 + 1));
+    assertThat(leased.attempts).singleElement().satisfies(a -> assertThat(a.endedAt()).isEmpty());
+    assertThat(cancelled.attempts)
+        .as("the run under way ends with the cancel, without an error")
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.endedAt()).contains(Instant.ofEpochMilli(t0 + 1));
+              assertThat(a.error()).isEmpty();
+            });
     Transitions.Holding h = hold(cancelled, 3, leased.token);
     assertThat(refusal(Transitions.complete(keys, h, t0 + 2, null)))
         .isEqualTo(Transitions.Refusal.LEASE_LOST);
