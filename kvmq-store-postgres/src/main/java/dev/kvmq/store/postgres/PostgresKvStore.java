@@ -687,7 +687,9 @@ public final class PostgresKvStore implements KvStore {
     }
 
     /**
-     * Puts the tables in a PostgreSQL schema (created on first use if the tables are).
+     * Puts the tables in a PostgreSQL schema (created on first use if the tables are). A word the
+     * server reserves ({@code user}, {@code order}, ...) can't be one: the store's first call fails
+     * with a {@link dev.kvmq.store.KvStoreException} that says so.
      *
      * @param schema a lower-case identifier of at most 20 characters, or null for the connection's
      *     {@code search_path} (the default)

@@ -43,6 +43,7 @@ final class SchemaSetup {
     if (!c.getAutoCommit()) {
       c.setAutoCommit(true);
     }
+    refuseReservedSchemaName(c);
     try {
       version = installedVersion(c);
     } catch (SQLException e) {
@@ -95,6 +96,43 @@ final class SchemaSetup {
     }
   }
 
+  /**
+   * Refuses a schema name that is a reserved word of this server (pg_get_keywords: "reserved", or
+   * "reserved (can be function or type name)"): the store writes names unquoted, and such a name
+   * would make every statement a syntax error that does not say why. The builder accepts it, since
+   * the list is the server's.
+   */
+  private void refuseReservedSchemaName(Connection c) throws SQLException {
+    if (tables.schema == null) {
+      return;
+    }
+    try (PreparedStatement p =
+        c.prepareStatement(
+            "SELECT catdesc FROM pg_get_keywords() WHERE word = ? AND catcode IN ('R', 'T')")) {
+      p.setString(1, tables.schema);
+      try (ResultSet rs = p.executeQuery()) {
+        if (rs.next()) {
+          throw new SQLException(
+              "the schema name \""
+                  + tables.schema
+                  + "\" is a word PostgreSQL reserves ("
+                  + rs.getString(1)
+                  + "), which kvmq can't use as a schema name: choose another",
+              "42939");
+        }
+      }
+    }
+  }
+
+  /**
+   * What the schema lock is taken on: the schema the store's tables live in (empty for the search
+   * path's), not the tables, so that stores of different prefixes starting together in one new
+   * schema create it one after the other: {@code CREATE SCHEMA IF NOT EXISTS} alone can collide.
+   */
+  private String lockName() {
+    return "schema " + (tables.schema == null ? "" : tables.schema);
+  }
+
   /** The installed schema version, or null if the version table is empty. */
   private Integer installedVersion(Connection c) throws SQLException {
     try (Statement s = c.createStatement();
@@ -115,7 +153,7 @@ final class SchemaSetup {
   private Integer createSchema(Connection c) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {
       lock.setInt(1, SCHEMA_LOCK);
-      lock.setString(2, tables.describe());
+      lock.setString(2, lockName());
       lock.executeQuery().close();
     }
     try {
@@ -154,7 +192,7 @@ final class SchemaSetup {
       try (PreparedStatement unlock =
           c.prepareStatement("SELECT pg_advisory_unlock(?, hashtext(?))")) {
         unlock.setInt(1, SCHEMA_LOCK);
-        unlock.setString(2, tables.describe());
+        unlock.setString(2, lockName());
         unlock.executeQuery().close();
       } catch (SQLException e) {
         // The connection is broken, and its session lock went with it.

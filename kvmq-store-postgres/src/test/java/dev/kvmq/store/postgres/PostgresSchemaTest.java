@@ -220,6 +220,28 @@ class PostgresSchemaTest {
         .isInstanceOf(NullPointerException.class);
   }
 
+  /**
+   * The names go into SQL unquoted, so a reserved word is refused by name, not by a syntax error.
+   */
+  @Test
+  void aSchemaNamedAfterAReservedWordIsRefusedByName() {
+    for (String reserved : java.util.List.of("user", "order", "left")) {
+      try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(reserved).build()) {
+        assertThatThrownBy(() -> store.get(Key.of("k")))
+            .isInstanceOf(KvStoreException.class)
+            .hasMessageContaining(
+                "the schema name \"" + reserved + "\" is a word PostgreSQL reserves");
+      }
+    }
+    // an unreserved keyword is a fine schema name
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema("national").build()) {
+      store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
+      assertThat(store.get(Key.of("k"))).isPresent();
+    } finally {
+      db.dropSchema("national");
+    }
+  }
+
   @Test
   void buildingTouchesNoDatabase() throws SQLException {
     try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {

@@ -247,16 +247,22 @@ class PostgresTwoNodesTest {
 
   @Test
   void nodesStartingTogetherCreateTheSchemaOnce() throws Exception {
-    // A race: several rounds, each with a fresh schema and four nodes whose first call
-    // comes at once. (Once failed with a duplicate key in pg_namespace, when the DDL's
+    // A race: several rounds, each with a fresh schema and four nodes of two table prefixes
+    // whose first call comes at once. (Once failed with a duplicate key in pg_namespace, when the
+    // DDL's
     // transaction began before the advisory lock was granted.)
     for (int round = 0; round < 5; round++) {
       String fresh = TestDatabase.freshSchemaName();
       int nodes = 4;
       List<PostgresKvStore> stores = new ArrayList<>();
       for (int i = 0; i < nodes; i++) {
+        // two table prefixes: the lock is the schema's (it was the tables', so stores of two
+        // prefixes created the new schema at once and one failed on pg_namespace)
         stores.add(
-            PostgresKvStore.builder(i % 2 == 0 ? db.unpooled() : db.pool()).schema(fresh).build());
+            PostgresKvStore.builder(i % 2 == 0 ? db.unpooled() : db.pool())
+                .schema(fresh)
+                .tablePrefix(i < nodes / 2 ? "kvmq" : "other")
+                .build());
       }
       ExecutorService pool = Executors.newFixedThreadPool(nodes);
       try {
@@ -276,7 +282,8 @@ class PostgresTwoNodesTest {
         for (Future<CommitResult> f : futures) {
           assertThat(f.get(1, TimeUnit.MINUTES).ok()).isTrue();
         }
-        assertThat(stores.get(0).list(KeyRange.prefix(Key.of("node")))).hasSize(nodes);
+        assertThat(stores.get(0).list(KeyRange.prefix(Key.of("node")))).hasSize(nodes / 2);
+        assertThat(stores.get(nodes - 1).list(KeyRange.prefix(Key.of("node")))).hasSize(nodes / 2);
       } finally {
         pool.shutdownNow();
         stores.forEach(PostgresKvStore::close);
