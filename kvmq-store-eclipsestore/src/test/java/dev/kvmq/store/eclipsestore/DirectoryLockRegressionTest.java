@@ -35,6 +35,39 @@ class DirectoryLockRegressionTest {
     assertThat(probe()).isEqualTo("OPENED");
   }
 
+  /**
+   * The set of directories this JVM holds is keyed by the directory's identity, not a path: one
+   * directory can have two real paths (a bind mount), and a check by path once let a second open in
+   * the same JVM through, whose failed lock closed its channel and dropped this JVM's lock (seen
+   * with {@code mount --bind}, which a test can't count on being allowed to run).
+   */
+  @Test
+  void aDirectoryIsKnownByItsFileKeyNotItsPath() throws Exception {
+    Path other = java.nio.file.Files.createDirectory(dir.resolveSibling(dir.getFileName() + "-b"));
+    Path link =
+        java.nio.file.Files.createSymbolicLink(dir.resolveSibling(dir.getFileName() + "-l"), dir);
+    try {
+      Object key =
+          java.nio.file.Files.readAttributes(dir, java.nio.file.attribute.BasicFileAttributes.class)
+              .fileKey();
+      assertThat(key).as("Linux file systems give a device and inode").isNotNull();
+      assertThat(DirectoryLock.identity(dir.toRealPath())).isEqualTo(key);
+      assertThat(DirectoryLock.identity(link.toRealPath()))
+          .isEqualTo(DirectoryLock.identity(dir.toRealPath()));
+      assertThat(DirectoryLock.identity(other.toRealPath()))
+          .isNotEqualTo(DirectoryLock.identity(dir.toRealPath()));
+      try (EclipseStoreKvStore store = EclipseStoreKvStore.open(dir)) {
+        assertThatThrownBy(() -> EclipseStoreKvStore.open(link))
+            .isInstanceOf(KvStoreException.class)
+            .hasMessageContaining("already open in this JVM");
+        assertThat(probe()).startsWith("REFUSED");
+      }
+    } finally {
+      java.nio.file.Files.delete(link);
+      java.nio.file.Files.delete(other);
+    }
+  }
+
   private String probe() throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p =
