@@ -184,6 +184,30 @@ class ConcurrentWorkersTest {
     assertThat(queue.jobs()).extracting(e -> e.job().state()).containsExactly("c");
   }
 
+  /** A wait too long for a long of milliseconds (FOREVER's) is the longest wait, not an error. */
+  @Test
+  void waitsBeyondMillisecondsAreTheLongestWait() throws Exception {
+    Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+    Queue<String> queue = Queue.builder(store, "forever", Codecs.utf8()).build();
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicInteger toldToStop = new AtomicInteger();
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> {
+              started.countDown();
+              if (ctx.awaitCancellation(forever)) {
+                toldToStop.incrementAndGet();
+              }
+            },
+            WorkerOptions.defaults(),
+            pool);
+    w.start();
+    queue.push("a");
+    assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(w.stop(forever)).isTrue();
+    assertThat(toldToStop).hasValue(1);
+  }
+
   @Test
   void anIdleWorkerPicksUpAPushWithoutWaitingForItsPollInterval() throws Exception {
     Queue<String> queue = Queue.builder(store, "wake", Codecs.utf8()).build();
