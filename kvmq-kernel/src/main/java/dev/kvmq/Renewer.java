@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Lease renewal: every {@code renewInterval} the leases of every job the worker holds (running or
@@ -27,6 +28,12 @@ final class Renewer<S> {
   /** A look for cancelled jobs is asked for and has not started yet. */
   private final AtomicBoolean cancelCheckPending = new AtomicBoolean();
 
+  /** How many changes of the cancelled index the store announced. */
+  private final AtomicLong cancelsHeard = new AtomicLong();
+
+  /** How many of those a finished look for cancelled jobs covers. */
+  private final AtomicLong cancelsSeen = new AtomicLong();
+
   Renewer(WorkerCore<S> core) {
     this.core = core;
   }
@@ -37,6 +44,7 @@ final class Renewer<S> {
    * announced before it started.
    */
   void cancelsChanged() {
+    cancelsHeard.incrementAndGet();
     if (!cancelCheckPending.compareAndSet(false, true)) {
       return;
     }
@@ -57,8 +65,10 @@ final class Renewer<S> {
    */
   void checkCancelled() {
     cancelCheckPending.set(false);
+    long heard = cancelsHeard.get();
     List<Lease<S>> leases = new ArrayList<>(core.active.values());
     if (leases.isEmpty()) {
+      cancelsSeen.accumulateAndGet(heard, Math::max);
       return;
     }
     List<Key> jobKeys = new ArrayList<>(leases.size());
@@ -76,9 +86,23 @@ final class Renewer<S> {
           }
         }
       }
+      cancelsSeen.accumulateAndGet(heard, Math::max);
     } catch (RuntimeException e) {
       core.reporter.failing(
           e); // the next renewal finds the cancel, as on a store that can't notify
+    }
+  }
+
+  /**
+   * Looks for cancelled jobs now, on the calling thread, if the store announced a change of the
+   * cancelled index that no finished look covers yet: a handler thread about to start a job claimed
+   * ahead calls it, so that a cancel this worker has heard of is never started, whether or not the
+   * look it scheduled on the executor has run. A look costs one read of the held jobs' records, and
+   * only after a cancel was announced.
+   */
+  void catchUpOnCancels() {
+    if (cancelsSeen.get() < cancelsHeard.get()) {
+      checkCancelled();
     }
   }
 

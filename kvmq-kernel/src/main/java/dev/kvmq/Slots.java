@@ -211,6 +211,7 @@ final class Slots<S> {
     if (lease.isLost()) {
       return false;
     }
+    renewer.catchUpOnCancels();
     if (lease.cancelReason().orElse(null) == JobContext.CancelReason.CANCELLED) {
       core.reporter.leaseLost(lease, JobEvent.RefusedOutcome.START); // cancelled while it waited
       return false;

@@ -216,6 +216,41 @@ class ControlWorkerTest {
                     .isEqualTo(JobEvent.RefusedOutcome.START));
   }
 
+  /**
+   * As above, with nothing run between the cancel and the next start: the handler thread takes the
+   * job claimed ahead before the cancel check the store's notification scheduled has run. It once
+   * started the job (only its completion was refused), found by a new user's test.
+   */
+  @Test
+  void aJobClaimedAheadIsNotStartedOnceItsCancelHasReturnedEvenBeforeTheWorkersCheckRan() {
+    Queue<String> queue = builder(memory).build();
+    List<String> ran = new ArrayList<>();
+    List<String> ids = new ArrayList<>();
+    Worker<String> w =
+        queue.worker(
+            (job, ctx) -> {
+              ran.add(job.state());
+              if (job.state().equals("p0")) {
+                assertThat(queue.cancel(ids.get(1))).isTrue(); // claimed ahead, waiting
+              }
+            },
+            WorkerOptions.defaults().concurrency(1).prefetch(2),
+            scheduler);
+    w.addListener(events::add);
+    queue.pushAll(List.of("p0", "p1", "p2"), JobOptions.defaults()).forEach(j -> ids.add(j.id()));
+    w.start();
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactly("p0", "p2");
+    assertThat(queue.job(ids.get(1)).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
+    assertThat(events)
+        .filteredOn(e -> e instanceof JobEvent.LeaseLost)
+        .singleElement()
+        .satisfies(
+            e ->
+                assertThat(((JobEvent.LeaseLost<String>) e).refusedOutcome())
+                    .isEqualTo(JobEvent.RefusedOutcome.START));
+  }
+
   // ---- timeouts
 
   @Test

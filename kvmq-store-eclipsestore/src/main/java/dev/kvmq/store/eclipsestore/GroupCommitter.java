@@ -19,15 +19,15 @@ import org.eclipse.serializer.persistence.types.Storer;
 /**
  * The group committer: the store's one committer thread takes every commit waiting at a moment,
  * applies them in arrival order to the {@link PageMap} (each with its own checks and versionstamp),
- * writes them with one EclipseStore commit and one flush, releases all their callers, and then
- * calls the change listeners. Between group commits it runs {@link Housekeeping} slices.
+ * writes them with one EclipseStore commit and one flush, calls the change listeners, and then
+ * releases all their callers. Between group commits it runs {@link Housekeeping} slices.
  *
  * <p><b>Locking.</b> The queue of waiting requests is guarded by its own monitor, as are {@code
  * closed} and {@code closeDone}; callers wait on their request's future, never on a lock the
  * committer holds. The committer applies and writes under the write lock of the store's read-write
- * lock (readers take its read lock), and calls listeners and completes futures after releasing it.
- * A write failure sets {@code failure} (volatile) under the write lock: from then on the heap is
- * ahead of the disk, and every call is refused.
+ * lock (readers take its read lock), and calls listeners, then completes futures, after releasing
+ * it. A write failure sets {@code failure} (volatile) under the write lock: from then on the heap
+ * is ahead of the disk, and every call is refused.
  */
 final class GroupCommitter {
 
@@ -209,15 +209,17 @@ final class GroupCommitter {
     } finally {
       lock.writeLock().unlock();
     }
+    if (error == null) {
+      // before the commits return: a caller that saw its commit return knows this JVM's
+      // listeners have heard of it (a worker never starts a job whose cancel has returned)
+      subscribers.notifyCommitted(applied);
+    }
     for (int i = 0; i < batch.size(); i++) {
       if (error != null) {
         batch.get(i).done.completeExceptionally(error);
       } else {
         batch.get(i).done.complete(results.get(i));
       }
-    }
-    if (error == null) {
-      subscribers.notifyCommitted(applied);
     }
   }
 
