@@ -42,7 +42,8 @@ public final class JobChange {
    * @param delay the wait before each repeat
    * @return the new change
    * @throws NullPointerException if {@code delay} is null
-   * @throws IllegalArgumentException if {@code count < -1} or {@code delay} is negative
+   * @throws IllegalArgumentException if {@code count < -1}, or {@code delay} is negative or over
+   *     {@link JobOptions#MAX_DELAY}
    */
   public JobChange repeat(long count, Duration delay) {
     Objects.requireNonNull(delay, "delay");
@@ -51,6 +52,10 @@ public final class JobChange {
     }
     if (delay.isNegative()) {
       throw new IllegalArgumentException("repeat delay must not be negative: " + delay);
+    }
+    if (delay.compareTo(JobOptions.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "repeat delay must be at most " + JobOptions.MAX_DELAY + " (about 100 years): " + delay);
     }
     return new JobChange(count, delay, retriesLeft, backoff);
   }

@@ -71,6 +71,13 @@ class OptionsValidationTest {
         .isEqualTo(JobOptions.MAX_DELAY_UNTIL);
     assertThatThrownBy(() -> d.repeat(1, Duration.ofDays(40_000)))
         .hasMessageContaining("repeatDelay must be at most");
+    assertThatThrownBy(() -> JobChange.none().repeat(1, Duration.ofDays(40_000)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("repeat delay must be at most");
+    assertThatThrownBy(
+            () -> JobChange.none().repeat(1, java.time.temporal.ChronoUnit.FOREVER.getDuration()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("repeat delay must be at most");
     assertThatThrownBy(() -> Backoff.fixed(Duration.ofDays(40_000)))
         .hasMessageContaining("backoff max must be at most");
     assertThatThrownBy(

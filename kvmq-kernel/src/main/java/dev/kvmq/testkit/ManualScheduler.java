@@ -211,9 +211,20 @@ public final class ManualScheduler extends AbstractExecutorService
       Task<?> p = pending.get(i);
       b.append(i == 0 ? ", next: " : "; ").append(p).append(" due ").append(p.due);
     }
-    b.append(
-        ". A handler that fails or repeats forever with no delay keeps a worker busy at one instant;"
-            + " if the test needs a longer run, make the scheduler with new ManualScheduler(clock, maxTasks, maxSpan)");
+    if (tooMany && clock.instant().isAfter(runStart)) {
+      b.append(
+          ". The clock moved during the run, so these may be a worker's periodic tasks over a long"
+              + " advance, not a runaway: an idle worker with the default options runs about"
+              + " 100,000 tasks in a simulated day (a lease renewal every 2 s, a poll and its pass"
+              + " every 3 s). Advance in smaller steps (each call has its own limit), give the"
+              + " worker longer intervals (WorkerOptions.lease, pollInterval), or make the"
+              + " scheduler with new ManualScheduler(clock, maxTasks, maxSpan)");
+    } else {
+      b.append(
+          ". A handler that fails or repeats forever with no delay keeps a worker busy at one"
+              + " instant; if the test needs a longer run, make the scheduler with new"
+              + " ManualScheduler(clock, maxTasks, maxSpan)");
+    }
     throw new RunawayException(b.toString());
   }
 

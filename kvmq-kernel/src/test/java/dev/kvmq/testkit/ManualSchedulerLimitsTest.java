@@ -96,6 +96,35 @@ class ManualSchedulerLimitsTest {
                     "past the limit " + start.plus(Duration.ofHours(2)).plus(Duration.ofDays(1))));
   }
 
+  /**
+   * A long advance over an idle worker's periodic tasks reaches the task limit too; the message
+   * says the clock moved and how to pass the time, and an advance in steps passes it.
+   */
+  @Test
+  void aLongAdvanceOverAnIdleWorkerSaysItMayBeItsPeriodicTasksAndStepsPassIt() {
+    ManualScheduler scheduler = new ManualScheduler(clock, 1_000, Duration.ofDays(30));
+    queue.worker((job, ctx) -> runs.incrementAndGet(), WorkerOptions.defaults(), scheduler).start();
+    queue.push("x");
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60),
+        () ->
+            assertThatThrownBy(() -> scheduler.advance(Duration.ofHours(1)))
+                .isInstanceOf(ManualScheduler.RunawayException.class)
+                .hasMessageContaining("it ran 1000 tasks (limit 1000)")
+                .hasMessageContaining("may be a worker's periodic tasks")
+                .hasMessageContaining("Advance in smaller steps"));
+    Instant before = clock.instant();
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(60),
+        () -> {
+          for (int i = 0; i < 12; i++) {
+            scheduler.advance(Duration.ofMinutes(5));
+          }
+        });
+    assertThat(clock.instant()).isEqualTo(before.plus(Duration.ofHours(1)));
+    assertThat(runs).hasValue(1);
+  }
+
   @Test
   void runsWithinTheLimitsAreUnchanged() {
     ManualScheduler scheduler = new ManualScheduler(clock, 10, Duration.ZERO);
