@@ -467,8 +467,8 @@ public final class Queue<S> {
    * @param limit the most jobs to return, 1 to 1,000
    * @return the page
    * @throws NullPointerException if {@code filter} is null
-   * @throws IllegalArgumentException if {@code limit} is out of range, or {@code cursor} is not a
-   *     cursor of this queue and filter
+   * @throws IllegalArgumentException if {@code filter} takes more than one status, {@code limit} is
+   *     out of range, or {@code cursor} is not a cursor of this queue and filter
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
    */
@@ -487,6 +487,7 @@ public final class Queue<S> {
    * @param filter which jobs
    * @return how many
    * @throws NullPointerException if {@code filter} is null
+   * @throws IllegalArgumentException if {@code filter} takes more than one status
    * @throws IllegalStateException if the store is closed
    * @throws KvStoreException if the store fails
    */

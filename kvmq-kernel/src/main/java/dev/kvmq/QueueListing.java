@@ -100,13 +100,22 @@ final class QueueListing<S> {
   /** The most jobs a page of {@link Queue#list} holds. */
   static final int MAX_PAGE = 1000;
 
+  /** The filter's one status; a filter of several is bad input to a listing or a count. */
+  private static JobStatus oneStatus(JobFilter filter) {
+    try {
+      return filter.status();
+    } catch (IllegalStateException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
   /** See {@link Queue#list(JobFilter, String, int)}. */
   JobPage<S> page(JobFilter filter, String cursor, int limit) {
     Objects.requireNonNull(filter, "filter");
     if (limit < 1 || limit > MAX_PAGE) {
       throw new IllegalArgumentException("a page holds 1 to " + MAX_PAGE + " jobs: " + limit);
     }
-    List<Index> indexes = indexes(filter.status());
+    List<Index> indexes = indexes(oneStatus(filter));
     Key from = cursor == null ? null : start(indexes, filter, cursor);
     return filter.narrowed() ? scan(indexes, from, filter, limit) : rangePage(indexes, from, limit);
   }
@@ -207,7 +216,7 @@ final class QueueListing<S> {
 
   /** See {@link Queue#count(JobFilter)}. */
   long count(JobFilter filter) {
-    List<Index> indexes = indexes(Objects.requireNonNull(filter, "filter").status());
+    List<Index> indexes = indexes(oneStatus(Objects.requireNonNull(filter, "filter")));
     if (!filter.narrowed()) {
       long n = 0;
       for (Index index : indexes) {

@@ -100,14 +100,19 @@ public final class Worker<S> {
    * Starts processing: subscribes to the store's changes, schedules lease renewal, and claims the
    * first jobs. The seed's {@code processJobs}.
    *
-   * @throws IllegalStateException if the worker was already started
+   * @throws IllegalStateException if the worker was already started, or stopped
    * @throws RejectedExecutionException if the executor refuses the worker's tasks
    */
   public void start() {
     synchronized (lifecycle) {
       if (core.phase != WorkerCore.Phase.NEW) {
         throw new IllegalStateException(
-            "worker for queue " + queue.name() + " was already started; make a new one");
+            "worker for queue "
+                + queue.name()
+                + (core.phase == WorkerCore.Phase.RUNNING
+                    ? " was already started"
+                    : " was stopped (a worker starts once)")
+                + "; make a new one");
       }
       core.phase = WorkerCore.Phase.RUNNING;
       if (core.options.handoff()) {

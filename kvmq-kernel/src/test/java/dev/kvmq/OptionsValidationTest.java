@@ -172,6 +172,22 @@ class OptionsValidationTest {
     assertThat(q.job("not-a-ulid")).isEmpty();
     assertThat(q.delete("not-a-ulid")).isFalse();
     assertThat(q.pushAll(List.of(), JobOptions.defaults())).isEmpty();
+    JobFilter two = JobFilter.status(JobStatus.WAITING, JobStatus.DELAYED);
+    assertThatThrownBy(() -> q.list(two, null, 10))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("takes one status");
+    assertThatThrownBy(() -> q.count(two))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("takes one status");
+    Worker<String> w =
+        q.worker(
+            (job, ctx) -> {},
+            WorkerOptions.defaults(),
+            new dev.kvmq.testkit.ManualScheduler(new dev.kvmq.testkit.FakeClock()));
+    w.stop();
+    assertThatThrownBy(w::start)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("was stopped");
     store.close();
   }
 }
