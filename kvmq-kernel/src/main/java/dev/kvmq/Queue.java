@@ -791,25 +791,36 @@ public final class Queue<S> {
   // ---- on another view of the store
 
   /**
-   * Returns this queue on another store: the same name, codec, clock and random source, and so the
-   * same jobs if {@code store} is a view of this queue's store. For a view whose commits join a
-   * transaction the caller holds, such as {@code PostgresKvStore.inTransaction(connection)}: a push
-   * on the returned queue commits in that transaction. Cheap: make one per transaction.
+   * Returns this queue on another store: the same name, codec, clock and random source, and every
+   * other setting of this queue object (group and rate limits, timeouts, held-job policy,
+   * retention, tracing, node), and so the same jobs, admitted by the same rules, if {@code store}
+   * is a view of this queue's store. For a view whose commits join a transaction the caller holds,
+   * such as {@code PostgresKvStore.inTransaction(connection)}: a push on the returned queue commits
+   * in that transaction. Cheap: make one per transaction.
    *
    * @param store the store to read and commit through
    * @return a queue on {@code store}
    * @throws NullPointerException if {@code store} is null
    */
   public Queue<S> withStore(KvStore store) {
-    return builder(store, name(), codec)
-        .clock(clock)
-        .random(random)
-        .defaultTimeout(defaultTimeout)
-        .nonRetryable(nonRetryable)
-        .maxLeaseExpiries(maxLeaseExpiries)
-        .retention(retention)
-        .node(node)
-        .build();
+    Builder<S> b =
+        builder(store, name(), codec)
+            .clock(clock)
+            .random(random)
+            .tracing(tracer.hook())
+            .heldTimeout(heldTimeout)
+            .defaultTimeout(defaultTimeout)
+            .nonRetryable(nonRetryable)
+            .maxLeaseExpiries(maxLeaseExpiries)
+            .retention(retention)
+            .node(node);
+    // the limits as this object holds them (a push admits or parks by them), not re-validated
+    b.defaultGroupLimit = defaultGroupLimit;
+    b.groupLimits.putAll(groupLimits);
+    b.rateLimit = rateLimit;
+    b.defaultGroupRateLimit = defaultGroupRateLimit;
+    b.groupRateLimits.putAll(groupRateLimits);
+    return b.build();
   }
 
   // ---- internals

@@ -19,6 +19,11 @@ final class Tracer {
   private final boolean none;
   private volatile boolean failed;
 
+  /** The hook, for a copy of the queue on another store. */
+  JobTracing hook() {
+    return hook;
+  }
+
   Tracer(String queue, JobTracing hook) {
     this.queue = queue;
     this.hook = hook;

@@ -46,6 +46,49 @@ class QueueWithStoreTest {
     assertThat(queue.store()).isSameAs(home);
   }
 
+  /**
+   * The copy keeps every setting, the limits above all: a push admits or parks a job of a group by
+   * the queue's limits, and a copy without them once admitted every job pushed in the caller's
+   * transaction (found by a new user's test on PostgreSQL: 4 jobs of a group limited to 1 ran at
+   * once).
+   */
+  @Test
+  void theCopyKeepsTheLimitsAndSettingsSoAPushThereIsAdmittedByTheSameRules() {
+    RateLimit rate = new RateLimit(10, Duration.ofSeconds(1));
+    RateLimit groupRate = new RateLimit(2, Duration.ofSeconds(1));
+    Queue<String> limited =
+        Queue.builder(home, "mail", Codecs.utf8())
+            .clock(clock)
+            .groupLimit(1)
+            .groupLimit("bulk", 3)
+            .rateLimit(rate)
+            .groupRateLimit(groupRate)
+            .groupRateLimit("bulk", rate)
+            .heldTimeout(Duration.ofMinutes(10))
+            .defaultTimeout(Duration.ofMinutes(1))
+            .maxLeaseExpiries(2)
+            .retention(Retention.none())
+            .node("n1")
+            .build();
+    Queue<String> there = limited.withStore(home);
+    assertThat(there.groupLimit("any")).isEqualTo(1);
+    assertThat(there.groupLimit("bulk")).isEqualTo(3);
+    assertThat(there.rateLimit()).contains(rate);
+    assertThat(there.groupRateLimit("any")).contains(groupRate);
+    assertThat(there.groupRateLimit("bulk")).contains(rate);
+    assertThat(there.heldTimeout()).contains(Duration.ofMinutes(10));
+    assertThat(there.retention()).isEqualTo(Retention.none());
+    assertThat(there.node()).isEqualTo("n1");
+
+    for (int i = 0; i < 4; i++) {
+      there.push("p" + i, JobOptions.defaults().group("g"));
+    }
+    assertThat(there.jobs())
+        .as("one admitted, three parked: all waiting, the admitted one first")
+        .hasSize(4);
+    assertThat(home.count(limited.keys.ready())).as("admitted: in the ready index").isEqualTo(1);
+  }
+
   @Test
   void aNullStoreIsRefused() {
     assertThatThrownBy(() -> queue.withStore(null))
