@@ -19,8 +19,7 @@ import jakarta.json.JsonArrayBuilder;
 import jakarta.json.JsonException;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
-import jakarta.json.JsonReader;
-import jakarta.json.JsonValue;
+import jakarta.json.stream.JsonParser;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
@@ -42,7 +41,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -903,12 +904,27 @@ public class QueuesResource {
     }
     String text =
         Utf8.decode(bytes).orElseThrow(() -> PushBody.refused(null, "the body is not UTF-8"));
-    try (JsonReader r = Json.createReader(new StringReader(text))) {
-      JsonValue v = r.readValue();
-      if (!(v instanceof JsonObject o)) {
+    try (JsonParser p = Json.createParser(new StringReader(text))) {
+      if (!p.hasNext() || p.next() != JsonParser.Event.START_OBJECT) {
         throw PushBody.refused(null, "the body must be a JSON object");
       }
-      return o;
+      // field by field, so that a field given twice is refused rather than the last one winning
+      JsonObjectBuilder o = Json.createObjectBuilder();
+      Set<String> names = new HashSet<>();
+      for (JsonParser.Event e = p.next(); e != JsonParser.Event.END_OBJECT; e = p.next()) {
+        String name = p.getString();
+        if (!names.add(name)) {
+          throw PushBody.refused(name, "the body gives \"" + name + "\" twice");
+        }
+        p.next();
+        o.add(name, p.getValue());
+      }
+      if (p.hasNext()) {
+        throw PushBody.refused(null, "the body has more after its JSON object: send one object");
+      }
+      return o.build();
+    } catch (PushBody.Refused e) {
+      throw e;
     } catch (JsonException e) {
       throw PushBody.refused(null, "the body is not valid JSON: " + e.getMessage());
     } catch (

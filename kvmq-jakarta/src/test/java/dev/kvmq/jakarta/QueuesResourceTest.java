@@ -210,4 +210,46 @@ class QueuesResourceTest {
       assertThat(e.field).isNull();
     }
   }
+
+  /**
+   * Found by a new user: valid JSON that is not an object got "nested too deeply"; content after
+   * the object was ignored (a second object silently dropped, with a 201); a field given twice took
+   * its last value.
+   */
+  @Test
+  void aBodyIsOneJsonObjectWithEachFieldOnce() {
+    for (String body : List.of("[]", "[1,2]", "\"x\"", "5", "null", "true")) {
+      assertThat(refusal(body)).as(body).hasMessage("the body must be a JSON object");
+    }
+    for (String body :
+        List.of(
+            "{\"state\":{\"to\":\"x\"}} trailing",
+            "{\"state\":{\"to\":\"a\"}}{\"state\":{\"to\":\"b\"}}",
+            "{\"state\":1} 5")) {
+      PushBody.Refused e = refusal(body);
+      assertThat(e.field).as(body).isNull();
+      assertThat(e.getMessage()).as(body).doesNotContain("nested too deeply");
+    }
+    PushBody.Refused twice = refusal("{\"state\":{},\"priority\":1,\"priority\":2}");
+    assertThat(twice.field).isEqualTo("priority");
+    assertThat(twice.getMessage()).contains("\"priority\" twice");
+    assertThat(
+            QueuesResource.readObject(
+                new ByteArrayInputStream(
+                    " {\"state\":{\"a\":[1,{\"b\":2}]},\"priority\":1} \n"
+                        .getBytes(StandardCharsets.UTF_8))))
+        .as("whitespace around the object is fine; nested values are read whole")
+        .hasToString("{\"state\":{\"a\":[1,{\"b\":2}]},\"priority\":1}");
+  }
+
+  private static PushBody.Refused refusal(String body) {
+    PushBody.Refused e =
+        catchThrowableOfType(
+            PushBody.Refused.class,
+            () ->
+                QueuesResource.readObject(
+                    new ByteArrayInputStream(body.getBytes(StandardCharsets.UTF_8))));
+    assertThat(e).as(body).isNotNull();
+    return e;
+  }
 }
