@@ -598,8 +598,13 @@ public class KvmqRuntime {
     }
     Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
-    selected.fire(event);
-    selected.fireAsync(event);
+    try {
+      selected.fire(event);
+    } finally {
+      // an @Observes observer that throws (logged by the worker) must not cost the
+      // @ObservesAsync observers their event
+      selected.fireAsync(event);
+    }
   }
 
   /**

@@ -174,7 +174,13 @@ public class QueuesResource {
     } catch (
         RuntimeException
             e) { // JsonbException, or what JSON-B lets through: it read the client's JSON
-      throw PushBody.refused("state", "state does not fit the queue's type " + q.typeName());
+      // JsonbCodec's message names the property JSON-B could not map (docs/jakarta.md)
+      String why = e instanceof jakarta.json.bind.JsonbException ? e.getMessage() : null;
+      throw PushBody.refused(
+          "state",
+          why != null && why.startsWith("the JSON does not fit ")
+              ? "state does not fit the queue's type: " + cut(why.substring(22), 500)
+              : "state does not fit the queue's type " + q.typeName());
     }
     if (state == null) {
       throw PushBody.refused("state", "state is required");
@@ -884,6 +890,11 @@ public class QueuesResource {
                         .add("failedAt", e.failedAt().toString())));
     ControlRest.addFields(j, b);
     return b.build();
+  }
+
+  /** {@code text} cut to {@code max} characters, with an ellipsis when cut. */
+  private static String cut(String text, int max) {
+    return text.length() <= max ? text : text.substring(0, max) + "...";
   }
 
   /**

@@ -76,6 +76,28 @@ class QueuesResourceTest {
     assertThat(job.getString("delayUntil")).isEqualTo("2026-12-01T10:00:10Z");
   }
 
+  /** A misspelt property is named in the 400's detail (it was dropped for a generic message). */
+  @Test
+  void aStateWithAPropertyItsTypeLacksIsRefusedNamingTheProperty() throws Exception {
+    try (Jsonb strict = JsonbBuilder.create(JsonbCodec.config())) {
+      JsonbCodec<Order> codec = new JsonbCodec<>(strict, Order.class);
+      AdminQueue<Order> q =
+          new AdminQueue<>(Queue.builder(store, "strict", codec).clock(clock).build(), codec);
+      PushBody.Refused e =
+          catchThrowableOfType(
+              PushBody.Refused.class,
+              () ->
+                  QueuesResource.push(
+                      q, PushBodyTest.json("{\"state\": {\"id\": \"o-1\", \"tagz\": []}}")));
+      assertThat(e).isNotNull();
+      assertThat(e.field).isEqualTo("state");
+      assertThat(e.getMessage())
+          .startsWith("state does not fit the queue's type: " + Order.class.getTypeName())
+          .contains("tagz");
+      assertThat(q.queue().jobs()).isEmpty();
+    }
+  }
+
   @Test
   void aPushWithAGroupAnswersCreatedAndTheJobShowsItsGroup() {
     AdminQueue<Order> q = queue("orders", Order.class);

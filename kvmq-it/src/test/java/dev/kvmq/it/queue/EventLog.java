@@ -17,7 +17,13 @@ public class EventLog {
   void completed(@Observes JobCompleted e) {
     recorder.event(
         new Recorder.Seen("completed", false, e.queue(), e.job().id(), label(e.job().state())));
+    if (label(e.job().state()).equals(OBSERVER_THROWS)) {
+      throw new IllegalStateException("a synchronous observer that throws, on purpose");
+    }
   }
+
+  /** A job label whose synchronous completed observer throws. */
+  static final String OBSERVER_THROWS = "event-observer-throws";
 
   void completedAsync(@ObservesAsync JobCompleted e) {
     recorder.event(

@@ -147,6 +147,25 @@ class QueueOnPayaraIT {
         .containsExactly("flaky");
   }
 
+  /** A synchronous observer that throws costs the asynchronous ones nothing (it once did). */
+  @Test
+  void anObserverThatThrowsLeavesTheJobAndTheAsyncEventAlone() {
+    Job<Task> job = plain.push(Task.of(EventLog.OBSERVER_THROWS)).orElseThrow();
+    Wait.until(
+        "the async event after a sync observer threw",
+        () -> recorder.events(),
+        seen ->
+            seen.containsAll(
+                List.of(
+                    new Recorder.Seen(
+                        "completed", false, "plain", job.id(), EventLog.OBSERVER_THROWS),
+                    new Recorder.Seen(
+                        "completed", true, "plain", job.id(), EventLog.OBSERVER_THROWS))));
+    assertThat(plain.queue().job(job.id()).map(Job::status))
+        .as("the job completed all the same")
+        .contains(JobStatus.COMPLETED);
+  }
+
   @Test
   void higherPriorityRunsFirstAndTheListingShowsPlaceAndStatus() {
     ordered.pause();
