@@ -114,13 +114,13 @@ public class QueuesResource {
   public String jobs(
       @PathParam("q") String name,
       @QueryParam("status") String status,
-      @QueryParam("offset") Integer offset,
-      @QueryParam("limit") Integer limit) {
+      @QueryParam("offset") String offset,
+      @QueryParam("limit") String limit) {
     admin();
     AdminQueue<?> q = find(name);
     JobStatus filter = status == null ? null : parseStatus(status);
-    int skip = nonNegative(offset, 0, "offset");
-    int max = nonNegative(limit, 1000, "limit");
+    int skip = nonNegative(whole(offset, "offset"), 0, "offset");
+    int max = nonNegative(whole(limit, "limit"), 1000, "limit");
     return jobsJson(q, filter, skip, max).build().toString();
   }
 
@@ -340,12 +340,13 @@ public class QueuesResource {
       @PathParam("q") String name,
       @QueryParam("status") String status,
       @QueryParam("cursor") String cursor,
-      @QueryParam("limit") Integer limit,
+      @QueryParam("limit") String limit,
       @QueryParam("group") String group,
       @QueryParam("unique") String unique) {
     admin();
     AdminQueue<?> q = find(name);
-    return refusing(() -> ControlRest.page(q, status, cursor, limit, group, unique)).toString();
+    Integer max = whole(limit, "limit");
+    return refusing(() -> ControlRest.page(q, status, cursor, max, group, unique)).toString();
   }
 
   /**
@@ -410,12 +411,12 @@ public class QueuesResource {
   @Path("{q}/dead")
   public String dead(
       @PathParam("q") String name,
-      @QueryParam("offset") Integer offset,
-      @QueryParam("limit") Integer limit) {
+      @QueryParam("offset") String offset,
+      @QueryParam("limit") String limit) {
     admin();
     AdminQueue<?> q = find(name);
-    int skip = nonNegative(offset, 0, "offset");
-    int max = nonNegative(limit, 1000, "limit");
+    int skip = nonNegative(whole(offset, "offset"), 0, "offset");
+    int max = nonNegative(whole(limit, "limit"), 1000, "limit");
     return deadJson(q, skip, max).build().toString();
   }
 
@@ -432,10 +433,11 @@ public class QueuesResource {
    */
   @GET
   @Path("{q}/activity")
-  public String activity(@PathParam("q") String name, @QueryParam("seconds") Integer seconds) {
+  public String activity(@PathParam("q") String name, @QueryParam("seconds") String seconds) {
     admin();
     find(name);
-    int n = seconds == null ? 300 : seconds;
+    Integer given = whole(seconds, "seconds");
+    int n = given == null ? 300 : given;
     if (n < 1 || n > QueueActivity.WINDOW_SECONDS) {
       throw Problem.badRequest("seconds", "seconds must be 1 to " + QueueActivity.WINDOW_SECONDS);
     }
@@ -837,6 +839,29 @@ public class QueuesResource {
           "status",
           "status is waiting, delayed, processing or held (dead letters: GET .../dead; dead,"
               + " completed and cancelled jobs: GET .../list?status=)");
+    }
+  }
+
+  /**
+   * A query parameter that is a whole number, or null when absent. Read here, not by JAX-RS: a
+   * value JAX-RS can't convert is a 404 with no word of why (the spec's rule for query parameters),
+   * where bad input is a 400 naming the field.
+   */
+  static Integer whole(String v, String field) {
+    if (v == null) {
+      return null;
+    }
+    try {
+      return Integer.valueOf(v.strip());
+    } catch (NumberFormatException e) {
+      throw Problem.badRequest(
+          field,
+          field
+              + " must be a whole number up to "
+              + Integer.MAX_VALUE
+              + ": \""
+              + cut(v, 40)
+              + "\"");
     }
   }
 

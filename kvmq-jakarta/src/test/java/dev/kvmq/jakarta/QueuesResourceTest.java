@@ -264,6 +264,18 @@ class QueuesResourceTest {
         .hasToString("{\"state\":{\"a\":[1,{\"b\":2}]},\"priority\":1}");
   }
 
+  /**
+   * A query parameter is read as a whole number by kvmq, not JAX-RS (whose failed conversion is a
+   * bare 404); the refusals, a 400 naming the field, need a JAX-RS runtime: RestFuzzIT checks them.
+   */
+  @Test
+  void aQueryParameterIsReadAsAWholeNumber() {
+    assertThat(QueuesResource.whole(null, "limit")).isNull();
+    assertThat(QueuesResource.whole("25", "limit")).isEqualTo(25);
+    assertThat(QueuesResource.whole(" 7 ", "limit")).isEqualTo(7);
+    assertThat(QueuesResource.whole("-1", "offset")).isEqualTo(-1); // refused later, by its range
+  }
+
   private static PushBody.Refused refusal(String body) {
     PushBody.Refused e =
         catchThrowableOfType(

@@ -209,7 +209,34 @@ class RestFuzzIT {
       assertThat(a.type).startsWith("application/problem+json");
       assertThat(a.body).as(bad[0]).contains("\"field\":\"" + bad[1] + "\"");
     }
+    // one object, each field once (a second object was once dropped with a 201)
+    for (String body :
+        List.of(
+            "{\"state\": {\"label\": \"a\", \"n\": 1}}{\"state\": {\"label\": \"b\", \"n\": 1}}",
+            "{\"state\": {\"label\": \"a\", \"n\": 1}} trailing",
+            "{\"state\": {\"label\": \"a\", \"n\": 1}, \"priority\": 1, \"priority\": 2}",
+            "[1, 2]")) {
+      Answer a = send(post(body));
+      assertThat(a.status).as("%s: %s", body, a.body).isEqualTo(400);
+      assertThat(a.type).startsWith("application/problem+json");
+    }
     assertThat(snapshot()).as("nothing pushed by the refused pushes").isEqualTo(before);
+    // query parameters that are not whole numbers: a 400 naming them, not JAX-RS's bare 404
+    for (String[] bad :
+        new String[][] {
+          {"jobs?limit=abc", "limit"},
+          {"jobs?offset=1.5", "offset"},
+          {"dead?limit=99999999999", "limit"},
+          {"list?status=completed&limit=x", "limit"},
+          {"activity?seconds=x", "seconds"}
+        }) {
+      Answer a = send(new Fuzzed("GET", "kvmq/queues/fuzz/" + bad[0], true, List.of(), null));
+      assertThat(a.status).as("%s: %s", bad[0], a.body).isEqualTo(400);
+      assertThat(a.type).startsWith("application/problem+json");
+      assertThat(a.body)
+          .as(bad[0])
+          .contains("\"field\":\"" + bad[1] + "\"", "must be a whole number");
+    }
   }
 
   @Test
