@@ -11,7 +11,6 @@ import dev.kvmq.Schedule;
 import dev.kvmq.ScheduleEntry;
 import dev.kvmq.ScheduleSpec;
 import dev.kvmq.Subscription;
-import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.json.Json;
@@ -50,10 +49,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The admin REST API: queues, jobs, dead letters, pause/resume, cancel, listings by status with a
  * cursor, recurring schedules, and a server-sent event feed per queue. JSON in and out; errors as
  * {@code application/problem+json}. Every endpoint requires the role {@code kvmq-admin}.
+ *
+ * <p>Every endpoint calls {@code admin()} first, which answers 404 outside kvmq's own JAX-RS
+ * application and then checks the caller and the role. There is no {@code @RolesAllowed}: an
+ * application that scans the WAR serves these classes under its own path too, and there the
+ * container's role check ran first and answered 401 (with the application's challenge) or 403,
+ * where kvmq answers 404.
  */
 @Path("queues")
 @RequestScoped
-@RolesAllowed(QueuesResource.ROLE)
 @Produces(MediaType.APPLICATION_JSON)
 public class QueuesResource {
 

@@ -78,6 +78,15 @@ public final class SecurityChecks {
       assertThat(send("GET", path, admin(), List.of()).statusCode())
           .as("GET %s as admin", path)
           .isEqualTo(404);
+      // not the container's role check either (it once answered 401 with the application's
+      // challenge, or 403, before kvmq's 404)
+      assertThat(send("GET", path, null, List.of()).statusCode())
+          .as("GET %s without credentials", path)
+          .isEqualTo(404);
+      assertThat(
+              send("GET", path, basic("guest", SecureUsers.GUEST_PASSWORD), List.of()).statusCode())
+          .as("GET %s as guest (no role)", path)
+          .isEqualTo(404);
     }
     assertThat(send("POST", "/api/queues/guarded/pause", admin(), List.of()).statusCode())
         .as("POST /api/queues/guarded/pause as admin")

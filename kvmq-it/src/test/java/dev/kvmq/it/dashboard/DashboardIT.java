@@ -138,7 +138,11 @@ class DashboardIT {
         "the dashboard after the welcome page's link",
         () -> browser.driver.getCurrentUrl(),
         url -> url.equals(base + "/kvmq/dashboard"));
-    assertThat(browser.status(base + "/kvmq/dashboard")).isEqualTo(200);
+    // the status comes from the browser's network events, which may arrive after the URL changed
+    Wait.until(
+        "the dashboard's answer to the browser",
+        () -> browser.status(base + "/kvmq/dashboard"),
+        status -> status != null && status == 200);
 
     WebElement row =
         Wait.until(
