@@ -42,6 +42,10 @@ final class Notifier {
   private final String everyone;
   private final int maxPayloads;
   private final Object monitor = new Object();
+
+  /** Logs once when sending starts failing and once when it works again, not per batch. */
+  private final Outage outage;
+
   private Set<String> pending = new LinkedHashSet<>(); // guarded by monitor
   private Thread thread; // guarded by monitor
   private boolean closed; // guarded by monitor
@@ -65,6 +69,8 @@ final class Notifier {
     this.nodeId = nodeId;
     this.everyone = everyone;
     this.maxPayloads = maxPayloads;
+    this.outage =
+        new Outage("PostgreSQL store " + tables.describe() + " (node " + nodeId + ", notifier)");
   }
 
   /**
@@ -173,17 +179,17 @@ final class Notifier {
     for (int tried = 1; ; tried++) {
       try {
         notifyNow(batch);
+        outage.succeeded();
         return;
       } catch (SQLException | RuntimeException e) {
         if (tried == TRIES || isClosed()) {
-          LOG.log(
-              Level.WARNING,
-              tables
-                  + ": could not send "
+          // once per outage: during one, every failed commit hands its notifications over
+          outage.failed(
+              "sending "
                   + batch.size()
-                  + " change notification(s) after "
+                  + " change notification(s), "
                   + tried
-                  + " tries; other nodes see those changes at their next poll",
+                  + " tries (other nodes see those changes at their next poll),",
               e);
           return;
         }

@@ -147,6 +147,66 @@ class PostgresRestartTest {
         .hasSizeGreaterThanOrEqualTo(2);
   }
 
+  /**
+   * The notifier logs one WARNING per outage and one INFO when it works again, not one WARNING with
+   * a stack trace per batch it gave up (a new user's WildFly log had 157 in one outage: every
+   * commit that fails with an unknown outcome hands its notifications over).
+   */
+  @Test
+  void theNotifierLogsOneWarningPerOutageNotOnePerBatch() {
+    java.util.concurrent.atomic.AtomicBoolean down =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    AtomicInteger connections = new AtomicInteger();
+    javax.sql.DataSource flaky =
+        (javax.sql.DataSource)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("getConnection")) {
+                    connections.incrementAndGet();
+                    if (down.get()) {
+                      throw new java.sql.SQLException("the database is down (a test)", "08001");
+                    }
+                  }
+                  try {
+                    return method.invoke(pool, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    Notifier notifier =
+        new Notifier(
+            flaky,
+            new Tables(null, "kvmq"),
+            java.util.concurrent.Executors.defaultThreadFactory(),
+            "n1",
+            PostgresKvStore.EVERYONE,
+            100);
+    try {
+      for (int batch = 1; batch <= 4; batch++) {
+        notifier.send(List.of("p" + batch));
+        int tried = 3 * batch;
+        TestDatabase.await(
+            "batch " + batch + " given up", RECOVERY, () -> connections.get() >= tried);
+      }
+      down.set(false);
+      notifier.send(List.of("p5"));
+      TestDatabase.await(
+          "the notifier works again",
+          RECOVERY,
+          () ->
+              logged.stream()
+                  .anyMatch(
+                      r ->
+                          r.getLevel() == Level.INFO
+                              && r.getMessage().contains("(node n1, notifier) works again")));
+    } finally {
+      notifier.close();
+    }
+    assertThat(warnings("n1, notifier)")).as("one warning for four batches given up").isEqualTo(1);
+  }
+
   private long warnings(String subjectEnd) {
     return logged.stream()
         .filter(r -> r.getLevel() == Level.WARNING)
