@@ -79,6 +79,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public class KvmqExtension implements Extension {
 
+  private static final System.Logger LOG = System.getLogger(KvmqExtension.class.getName());
+
   private final List<Class<?>> found = new ArrayList<>();
   private final List<HandlerSpec> handlers = new ArrayList<>();
   private final Set<String> handlerQueues = new HashSet<>(); // checked, good or not
@@ -158,6 +160,15 @@ public class KvmqExtension implements Extension {
     config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
     problems.addAll(checkQueueKeys(config));
     problems.addAll(FlowLimits.check(config));
+    for (String key : unknownKeys(config)) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "configuration key "
+              + key
+              + " names no kvmq setting and is ignored; the settings are "
+              + String.join(", ", SETTINGS)
+              + " and kvmq.queue.NAME.*");
+    }
     for (String p : problems) {
       adv.addDeploymentProblem(new DeploymentException(p));
     }
@@ -260,6 +271,42 @@ public class KvmqExtension implements Extension {
    *
    * @return KVMQ-004 problems
    */
+  /** The settings outside {@code kvmq.queue.*} (docs/jakarta.md, "Configuration"). */
+  static final List<String> SETTINGS =
+      List.of(
+          "kvmq.store",
+          "kvmq.postgres.datasource",
+          "kvmq.postgres.jta-datasource",
+          "kvmq.postgres.schema",
+          "kvmq.postgres.vacuum-every",
+          "kvmq.data-dir",
+          "kvmq.durability",
+          "kvmq.rest.enabled",
+          "kvmq.shutdown-timeout",
+          "kvmq.executor");
+
+  /**
+   * The keys where kvmq's settings live, outside {@code kvmq.queue.*}, that name no setting: a
+   * {@code kvmq.X} key, or one under {@code kvmq.postgres.} or {@code kvmq.rest.} (a misspelt
+   * {@code kvmq.postgres.jta-datasorce} would otherwise leave its setting off without a word).
+   * Other namespaces under {@code kvmq.} (an application's {@code kvmq.demo.journal}) are left
+   * alone. Warned of, not refused.
+   *
+   * @return the keys, in order
+   */
+  List<String> unknownKeys(KvmqConfig config) {
+    List<String> unknown = new ArrayList<>();
+    for (String key : config.keysStartingWith("kvmq.")) {
+      String rest = key.substring("kvmq.".length());
+      boolean ours =
+          !rest.contains(".") || rest.startsWith("postgres.") || rest.startsWith("rest.");
+      if (ours && !SETTINGS.contains(key)) {
+        unknown.add(key);
+      }
+    }
+    return unknown;
+  }
+
   List<String> checkQueueKeys(KvmqConfig config) {
     List<String> problems = new ArrayList<>();
     Set<String> queues = new TreeSet<>();

@@ -217,4 +217,22 @@ class QueueControlTest {
         .contains(".keep-completed");
     assertThat(Set.copyOf(QueueSettings.KEYS)).hasSameSizeAs(QueueSettings.KEYS);
   }
+
+  /** A misspelt key outside kvmq.queue.* is found (and warned of at deployment), not ignored. */
+  @Test
+  void keysOutsideTheQueuesThatNameNoSettingAreFound() {
+    java.util.Map<String, String> keys =
+        java.util.Map.of(
+            "kvmq.store", "postgres",
+            "kvmq.postgres.jta-datasorce", "java:app/jdbc/x",
+            "kvmq.rest.enabled", "true",
+            "kvmq.queue.mail.concurrency", "2",
+            "kvmq.restenabled", "true",
+            "kvmq.rest.enable", "true",
+            "kvmq.demo.journal", "/tmp/journal");
+    KvmqConfig config =
+        new KvmqConfig(key -> java.util.Optional.ofNullable(keys.get(key)), keys::keySet);
+    assertThat(new KvmqExtension().unknownKeys(config))
+        .containsExactly("kvmq.postgres.jta-datasorce", "kvmq.rest.enable", "kvmq.restenabled");
+  }
 }
