@@ -330,8 +330,8 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
       if (anchor.getNano() % 1_000_000 != 0) {
         throw new IllegalArgumentException(
             "the anchor must be at a whole millisecond (a schedule keeps its due time in"
-                + " milliseconds; Instant.now() has finer digits: truncate it, for example"
-                + " with truncatedTo(ChronoUnit.SECONDS)): "
+                + " milliseconds; the system clock's instants have finer digits: truncate one,"
+                + " for example with truncatedTo(ChronoUnit.SECONDS)): "
                 + anchor);
       }
     }
