@@ -47,6 +47,9 @@ public final class JsonbCodec<S> implements Codec<S> {
    */
   static final String FAIL_ON_UNKNOWN_PROPERTIES = "jsonb.fail-on-unknown-properties";
 
+  /** How the message of {@link #read}'s refusal starts; the admin REST API cuts it off. */
+  static final String DOES_NOT_FIT = "the JSON does not fit ";
+
   /**
    * The JSON-B configuration of kvmq's queues: unknown properties are refused ({@code
    * jsonb.fail-on-unknown-properties}). For a codec as kvmq's, in tests too: {@code new
@@ -106,8 +109,7 @@ public final class JsonbCodec<S> implements Codec<S> {
     try {
       return jsonb.fromJson(json, type);
     } catch (JsonbException e) {
-      throw new JsonbException(
-          "the JSON does not fit " + type.getTypeName() + ": " + e.getMessage(), e);
+      throw new JsonbException(DOES_NOT_FIT + type.getTypeName() + ": " + e.getMessage(), e);
     }
   }
 }

@@ -182,8 +182,9 @@ public class QueuesResource {
       String why = e instanceof jakarta.json.bind.JsonbException ? e.getMessage() : null;
       throw PushBody.refused(
           "state",
-          why != null && why.startsWith("the JSON does not fit ")
-              ? "state does not fit the queue's type: " + cut(why.substring(22), 500)
+          why != null && why.startsWith(JsonbCodec.DOES_NOT_FIT)
+              ? "state does not fit the queue's type: "
+                  + cut(why.substring(JsonbCodec.DOES_NOT_FIT.length()), 500)
               : "state does not fit the queue's type " + q.typeName());
     }
     if (state == null) {

@@ -41,7 +41,25 @@ final class Jdbc {
    */
   static boolean mayHaveCommitted(Attempt attempt, Exception e) {
     return attempt.commitSent
-        && (!(e instanceof SQLException s) || s.getSQLState() == null || isConnectionFailure(s));
+        && (!(e instanceof SQLException s)
+            || s.getSQLState() == null
+            || (isConnectionFailure(s) && !neverSent(s)));
+  }
+
+  /**
+   * Whether the call failed before anything went to the server: SQLState 08003 ("connection does
+   * not exist"), which the PostgreSQL driver raises when a call is made on a connection it had
+   * already closed after an earlier failure (a pool that keeps such connections hands them out: a
+   * {@code web.xml} {@code <data-source>} on WildFly does), before it writes to the socket. A
+   * failure while sending or waiting has another SQLState (08006 and the like).
+   */
+  static boolean neverSent(SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s && s.getSQLState() != null) {
+        return s.getSQLState().equals("08003");
+      }
+    }
+    return false;
   }
 
   /** Connection classes (08), and the server shutting down or starting (57P01-57P03). */

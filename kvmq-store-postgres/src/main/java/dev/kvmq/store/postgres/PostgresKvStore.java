@@ -581,9 +581,10 @@ public final class PostgresKvStore implements KvStore {
   /**
    * Runs {@code work} on a borrowed connection; retries once on a fresh connection if the borrowed
    * one failed before anything could have been committed (a stale pooled connection after a
-   * database restart), and up to {@link #DEADLOCK_RETRIES} times if PostgreSQL chose this
-   * transaction as a deadlock's victim (it was rolled back, so nothing was applied; see {@link
-   * #claim} for how a claim and a delete can deadlock).
+   * database restart, or one the driver had already closed: {@link Jdbc#neverSent}), and up to
+   * {@link #DEADLOCK_RETRIES} times if PostgreSQL chose this transaction as a deadlock's victim (it
+   * was rolled back, so nothing was applied; see {@link #claim} for how a claim and a delete can
+   * deadlock).
    */
   private <T> T attempt(String what, Jdbc.Work<T> work) {
     boolean staleRetried = false;
@@ -600,7 +601,9 @@ public final class PostgresKvStore implements KvStore {
         calls.succeeded();
         return result;
       } catch (SQLException e) {
-        if (!staleRetried && !attempt.commitSent && Jdbc.isConnectionFailure(e)) {
+        if (!staleRetried
+            && (!attempt.commitSent || Jdbc.neverSent(e))
+            && Jdbc.isConnectionFailure(e)) {
           staleRetried = true;
           LOG.log(
               Level.DEBUG,
