@@ -143,7 +143,7 @@ final class CronParser {
       if (dowNth < 1 || dowNth > 5) {
         throw bad(CronFields.Field.DAY_OF_WEEK, text, "d#n needs n between 1 and 5");
       }
-    } else if (u.endsWith("L")) {
+    } else if (u.indexOf('L') >= 0) { // no day's name has an L: this is the dL form
       if (u.indexOf(',') >= 0 || u.indexOf('-') >= 0 || u.indexOf('/') >= 0) {
         throw bad(
             CronFields.Field.DAY_OF_WEEK,

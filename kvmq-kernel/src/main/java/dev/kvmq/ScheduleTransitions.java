@@ -89,7 +89,8 @@ final class ScheduleTransitions {
    *
    * @param wanted the definition (its running state is not read)
    * @param old the stored record, or null if there is none
-   * @throws IllegalArgumentException if the spec has no slot after {@code now} (nothing is written)
+   * @throws IllegalArgumentException if the spec has no slot after {@code now} before the year
+   *     10000 (nothing is written)
    */
   static Definition define(QueueKeys k, ScheduleRecord wanted, Stored old, long now) {
     if (old != null && old.record() != null && old.record().sameDefinition(wanted)) {
@@ -103,7 +104,8 @@ final class ScheduleTransitions {
               + ": its spec ("
               + wanted.spec
               + ") has no slot after "
-              + Instant.ofEpochMilli(now));
+              + Instant.ofEpochMilli(now)
+              + " before the year 10000");
     }
     Key key = k.schedule(wanted.name);
     AtomicOperation.Builder op = AtomicOperation.builder();

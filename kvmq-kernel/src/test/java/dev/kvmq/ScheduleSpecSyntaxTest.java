@@ -61,6 +61,8 @@ class ScheduleSpecSyntaxTest {
     {"* * * * 1#2,3", "day-of-week", "1#2,3"},
     {"* * * * 8L", "day-of-week", "8L"},
     {"* * * * 1-5L", "day-of-week", "1-5L"},
+    {"0 0 * * FRIL,MON", "day-of-week", "FRIL,MON"},
+    {"0 0 * * 5L,1", "day-of-week", "5L,1"},
     {"* * * * * 2026", "day-of-week", "2026"},
     {"/5 * * * *", "minute", "/5"},
     {"5/ * * * *", "minute", "5/"},
@@ -81,6 +83,16 @@ class ScheduleSpecSyntaxTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("\"" + bad[0] + "\"")
           .hasMessageContaining(bad[1] + " field, \"" + bad[2] + "\"");
+    }
+  }
+
+  @Test
+  void aLastDayOfTheWeekInAListIsRefusedAsSuchWhereverItStands() {
+    for (String field : List.of("FRIL,MON", "5L,1", "1,5L", "MON-FRIL", "*/2L")) {
+      assertThatThrownBy(() -> ScheduleSpec.cron("0 0 * * " + field, UTC))
+          .as(field)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("dL makes up the whole field");
     }
   }
 

@@ -204,7 +204,16 @@ class ScheduleTransitionsTest {
     assertThatThrownBy(
             () -> ScheduleTransitions.define(keys, record(never, -1), null, T0.toEpochMilli()))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("no slot after");
+        .hasMessageContaining("no slot after")
+        .hasMessageContaining("before the year 10000");
+    // a fixed rate whose next slot is after the year 9999 has a slot: the message says which
+    Schedule<String> far =
+        Schedule.builder("far", ScheduleSpec.fixedRate(Duration.ofDays(365L * 9000), T0), "x")
+            .build();
+    assertThatThrownBy(
+            () -> ScheduleTransitions.define(keys, record(far, -1), null, T0.toEpochMilli()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("has no slot after " + T0 + " before the year 10000");
   }
 
   @Test
