@@ -150,6 +150,16 @@ final class SchemaSetup {
    * EXISTS); and the version is read again under the lock, so that the nodes that waited run no
    * DDL.
    */
+  private boolean schemaExists(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ?")) {
+      ps.setString(1, tables.schema);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
   private Integer createSchema(Connection c) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_lock(?, hashtext(?))")) {
       lock.setInt(1, SCHEMA_LOCK);
@@ -172,7 +182,9 @@ final class SchemaSetup {
       c.setAutoCommit(false);
       try {
         try (Statement s = c.createStatement()) {
-          if (tables.schema != null) {
+          if (tables.schema != null && !schemaExists(c)) {
+            // only when missing: PostgreSQL checks CREATE on the database even for a schema that
+            // exists, and a role may have CREATE on its schema alone
             s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema);
           }
           for (String sql : tables.schemaStatements()) {

@@ -79,17 +79,30 @@ $$;
 -- (since version 4) vacuums it without the cost delay that throttles autovacuum by default
 -- (2 ms per 200 pages): a churn of 4,000 jobs a second outran the throttled vacuum. Applies
 -- to pages written from now on; ALTER TABLE ... SET takes a lock that reads and writes do
--- not wait for.
-ALTER TABLE kvmq_kv SET (
-  fillfactor = 70,
-  autovacuum_vacuum_threshold = 1000,
-  autovacuum_vacuum_scale_factor = 0.01,
-  autovacuum_vacuum_insert_threshold = 1000,
-  autovacuum_vacuum_insert_scale_factor = 0.01,
-  autovacuum_analyze_threshold = 1000,
-  autovacuum_analyze_scale_factor = 0.02,
-  autovacuum_vacuum_cost_delay = 0
-);
+-- not wait for. Set once: on a new table, or one of version 1 or 2. A DBA may change them
+-- afterwards, and running this file again (or upgrading) leaves the DBA's settings alone;
+-- a version-3 table gets only version 4's cost delay, unless the DBA set one.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM kvmq_schema_version WHERE version >= 3) THEN
+    ALTER TABLE kvmq_kv SET (
+      fillfactor = 70,
+      autovacuum_vacuum_threshold = 1000,
+      autovacuum_vacuum_scale_factor = 0.01,
+      autovacuum_vacuum_insert_threshold = 1000,
+      autovacuum_vacuum_insert_scale_factor = 0.01,
+      autovacuum_analyze_threshold = 1000,
+      autovacuum_analyze_scale_factor = 0.02,
+      autovacuum_vacuum_cost_delay = 0
+    );
+  ELSIF NOT EXISTS (SELECT 1 FROM kvmq_schema_version WHERE version >= 4)
+      AND NOT EXISTS (SELECT 1 FROM pg_class t, unnest(t.reloptions) o
+                       WHERE t.oid = to_regclass('kvmq_kv')
+                         AND o LIKE 'autovacuum\_vacuum\_cost\_delay=%') THEN
+    ALTER TABLE kvmq_kv SET (autovacuum_vacuum_cost_delay = 0);
+  END IF;
+END
+$$;
 
 -- Version 4: the commit function of versions 2 and 3 goes (see above); its successor below
 -- takes one more argument, lock_shared.

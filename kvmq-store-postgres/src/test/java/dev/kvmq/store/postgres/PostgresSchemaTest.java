@@ -183,6 +183,58 @@ class PostgresSchemaTest {
   }
 
   @Test
+  void aRoleWithCreateOnItsSchemaAloneInstallsTheTablesThere() {
+    // PostgreSQL checks CREATE on the database for CREATE SCHEMA IF NOT EXISTS even when the
+    // schema exists: the store must not run it then.
+    db.execute("CREATE SCHEMA " + schema);
+    db.execute("DROP ROLE IF EXISTS kvmq_creator");
+    db.execute("CREATE ROLE kvmq_creator LOGIN");
+    db.execute("GRANT USAGE, CREATE ON SCHEMA " + schema + " TO kvmq_creator");
+    try (PostgresKvStore store =
+        PostgresKvStore.builder(db.dataSourceAs("kvmq_creator")).schema(schema).build()) {
+      assertThat(
+              store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build()).ok())
+          .isTrue();
+      assertThat(store.get(Key.of("k")).orElseThrow().value()).containsExactly(1);
+    } finally {
+      db.execute("DROP OWNED BY kvmq_creator");
+      db.execute("DROP ROLE kvmq_creator");
+    }
+  }
+
+  @Test
+  void runningTheFileAgainLeavesADbasTableSettingsAlone() throws Exception {
+    try (PostgresKvStore store = PostgresKvStore.builder(db.pool()).schema(schema).build()) {
+      store.commit(AtomicOperation.builder().set(Key.of("k"), new byte[] {1}).build());
+    }
+    db.execute(
+        "ALTER TABLE "
+            + schema
+            + ".kvmq_kv SET (fillfactor = 90, autovacuum_vacuum_cost_delay = 5)");
+    db.execute("ALTER TABLE " + schema + ".kvmq_kv RESET (autovacuum_analyze_threshold)");
+    String before = reloptions();
+    assertThat(before).contains("fillfactor=90").doesNotContain("autovacuum_analyze_threshold");
+    String sql;
+    try (InputStream in =
+        PostgresKvStore.class.getResourceAsStream("/dev/kvmq/store/postgres/schema-v5.sql")) {
+      sql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    try (Connection c = db.unpooled().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute("SET search_path TO " + schema);
+      s.execute(sql); // as a migration tool would, again
+    }
+    assertThat(reloptions()).isEqualTo(before);
+  }
+
+  private String reloptions() {
+    return db.queryText(
+        "SELECT array_to_string(reloptions, ',') FROM pg_class WHERE oid = '"
+            + schema
+            + ".kvmq_kv'::regclass");
+  }
+
+  @Test
   void commitsRefuseToRunUnderRepeatableRead() {
     // Under REPEATABLE READ the commit's snapshot would predate its lock: checks could pass
     // on stale data. The commit function refuses, with a message naming the setting.
