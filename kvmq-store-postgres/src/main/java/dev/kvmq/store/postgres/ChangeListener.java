@@ -34,6 +34,7 @@ final class ChangeListener implements Runnable {
 
   private final DataSource dataSource;
   private final Tables tables;
+  private final Runnable schemaReady;
   private final Consumer<String> payloads;
   private final Outage outage;
   private final Thread thread;
@@ -48,11 +49,13 @@ final class ChangeListener implements Runnable {
   ChangeListener(
       DataSource dataSource,
       Tables tables,
+      Runnable schemaReady,
       Consumer<String> payloads,
       Outage outage,
       ThreadFactory threads) {
     this.dataSource = dataSource;
     this.tables = tables;
+    this.schemaReady = schemaReady;
     this.payloads = payloads;
     this.outage = outage;
     this.thread = threads.newThread(this);
@@ -126,6 +129,7 @@ final class ChangeListener implements Runnable {
 
   /** One connection's life: returns when stopping, throws when the connection fails. */
   private void listenOnce() throws SQLException {
+    schemaReady.run(); // the channel is named after the table's schema, known once it is ready
     Connection c = dataSource.getConnection();
     try {
       synchronized (monitor) {

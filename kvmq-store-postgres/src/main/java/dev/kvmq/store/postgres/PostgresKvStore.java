@@ -461,7 +461,13 @@ public final class PostgresKvStore implements KvStore {
       return;
     }
     listener =
-        new ChangeListener(listenerDataSource, tables, this::onPayload, listening, threadFactory);
+        new ChangeListener(
+            listenerDataSource,
+            tables,
+            this::ensureSchema,
+            this::onPayload,
+            listening,
+            threadFactory);
     listener.start();
   }
 

@@ -82,18 +82,40 @@ final class SchemaSetup {
           "55000");
     }
     if (version < Tables.SCHEMA_VERSION) {
-      throw new SQLException(
-          "the kvmq tables have schema version "
-              + version
-              + ", older than this"
-              + " kvmq-store-postgres's "
-              + Tables.SCHEMA_VERSION
-              + ": run "
-              + Tables.SCHEMA_RESOURCE
-              + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
-              + " older version first), or build the store with createSchema(true)",
-          "55000");
+      throw olderVersion(version);
     }
+    tables.resolved(tableSchema(c));
+  }
+
+  /** The schema PostgreSQL finds the table in, on this connection (its search_path, if needed). */
+  private String tableSchema(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT n.nspname FROM pg_catalog.pg_class t"
+                + " JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace"
+                + " WHERE t.oid = to_regclass(?)")) {
+      ps.setString(1, tables.kv);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("the kvmq table " + tables.kv + " is missing", "42P01");
+        }
+        return rs.getString(1);
+      }
+    }
+  }
+
+  private static SQLException olderVersion(int version) {
+    return new SQLException(
+        "the kvmq tables have schema version "
+            + version
+            + ", older than this"
+            + " kvmq-store-postgres's "
+            + Tables.SCHEMA_VERSION
+            + ": run "
+            + Tables.SCHEMA_RESOURCE
+            + " from the kvmq-store-postgres jar (it upgrades them in place; stop the nodes of the"
+            + " older version first), or build the store with createSchema(true)",
+        "55000");
   }
 
   /**

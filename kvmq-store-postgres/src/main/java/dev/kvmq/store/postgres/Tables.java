@@ -40,7 +40,12 @@ final class Tables {
   final String kv;
   final String versionstamps;
   final String schemaVersion;
-  final String channel;
+
+  /**
+   * The notification channel: {@code [<schema>_]<prefix>_changes}, named after the schema the table
+   * is in ({@link #resolved}), so that every node that reaches the table shares it.
+   */
+  volatile String channel;
 
   final Read get;
   final Read getMany;
@@ -59,8 +64,11 @@ final class Tables {
   final String commitInCallersTransaction;
   final String readVersion;
 
-  /** The first key of every advisory lock a commit takes: the same on every node. */
-  final int lockSpace;
+  /**
+   * The first key of every advisory lock a commit takes: the same on every node that reaches the
+   * table, however it names it ({@link #resolved}).
+   */
+  volatile int lockSpace;
 
   Tables(String schema, String prefix) {
     this.schema = schema == null ? null : identifier("schema", schema, MAX_SCHEMA);
@@ -69,7 +77,7 @@ final class Tables {
     this.kv = qualified("kv");
     this.versionstamps = qualified("versionstamp");
     this.schemaVersion = qualified("schema_version");
-    this.channel = (schema == null ? "" : schema + "_") + prefix + "_changes";
+    this.channel = channelIn(this.schema == null ? "public" : this.schema);
 
     String cols = "SELECT key, value, versionstamp FROM " + kv;
     String listAscSql = cols + " WHERE key >= ? AND key < ? ORDER BY key LIMIT ?";
@@ -127,7 +135,34 @@ final class Tables {
     notifyAndEnd =
         "SET LOCAL synchronous_commit TO OFF; SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p; COMMIT";
     readVersion = "SELECT max(version) FROM " + schemaVersion;
-    lockSpace = kv.hashCode(); // String.hashCode is specified: every node computes the same
+    lockSpace = lockSpaceIn(this.schema == null ? "public" : this.schema);
+  }
+
+  /**
+   * Names the locks and the channel after the schema PostgreSQL found the table in ({@code
+   * pg_namespace.nspname}): a node built with {@code schema("jobs")} and one whose search_path
+   * starts with {@code jobs} reach the same table, and must take the same locks and hear each
+   * other. A table in {@code public} keeps the names of a store built without a schema.
+   */
+  void resolved(String tableSchema) {
+    lockSpace = lockSpaceIn(tableSchema);
+    channel = channelIn(tableSchema);
+  }
+
+  private int lockSpaceIn(String tableSchema) {
+    // String.hashCode is specified: every node computes the same
+    return (tableSchema.equals("public") ? "" : tableSchema + ".")
+        .concat(prefix + "_kv")
+        .hashCode();
+  }
+
+  private String channelIn(String tableSchema) {
+    String name = (tableSchema.equals("public") ? "" : tableSchema + "_") + prefix + "_changes";
+    // a channel is an identifier: at most 63 bytes, or PostgreSQL cuts LISTEN's and refuses
+    // pg_notify's
+    return name.getBytes(StandardCharsets.UTF_8).length <= 63
+        ? name
+        : prefix + "_changes_" + Integer.toHexString(name.hashCode());
   }
 
   /**

@@ -62,6 +62,11 @@ final class TestDatabase implements AutoCloseable {
     return postgres.getDatabase(role, "postgres");
   }
 
+  /** A DataSource whose connections' search_path is {@code schema} (no pool). */
+  DataSource withSearchPath(String schema) {
+    return postgres.getDatabase("postgres", "postgres", java.util.Map.of("currentSchema", schema));
+  }
+
   /** The JDBC URL of the database, for another process. */
   String jdbcUrl() {
     return postgres.getJdbcUrl("postgres", "postgres");
