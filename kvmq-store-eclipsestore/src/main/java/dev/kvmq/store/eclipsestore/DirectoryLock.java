@@ -11,36 +11,43 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.UUID;
 
 /**
  * The exclusive claim of one JVM on a storage directory: an OS file lock on {@code kvmq.lock}. The
  * operating system releases it when the process ends, however it ends, so a killed JVM leaves
  * nothing that blocks the next start.
  *
- * <p>Within one JVM the directories held are also kept in a set, checked before the lock file is
- * even opened: on Linux, OS file locks belong to the process, and closing any channel on the file
+ * <p>Within one JVM the directories held are also registered, checked before the lock file is even
+ * opened: on Linux, OS file locks belong to the process, and closing any channel on the file
  * releases them all. A second opener in the same JVM must therefore never open (and close) a
- * channel on a lock file that this JVM holds. The set holds each directory's identity ({@link
- * #identity}: its device and inode where the file system has them), not its path: one directory can
- * have two real paths (a bind mount, a container volume mounted twice), and a check by path let the
- * second open through, whose failed lock then closed its channel and dropped this JVM's lock.
+ * channel on a lock file that this JVM holds. The register is the JVM's system properties (one
+ * property {@code dev.kvmq.store.eclipsestore.held.<identity>} per directory held), because a
+ * static set belongs to one class loader: two applications in one server each bundle this class,
+ * and a second application's failed open, passing a set of its own, closed its channel and dropped
+ * the first one's lock (seen on WildFly 39), after which another process could open the directory.
+ * It holds each directory's identity ({@link #identity}: its device and inode where the file system
+ * has them), not its path: one directory can have two real paths (a bind mount, a container volume
+ * mounted twice), and a check by path let the second open through in the same way.
  */
 final class DirectoryLock implements AutoCloseable {
 
   static final String FILE_NAME = "kvmq.lock";
 
-  private static final Set<Object> HELD = ConcurrentHashMap.newKeySet();
+  /** The system properties that register the directories held in this JVM start so. */
+  static final String HELD_PROPERTY = "dev.kvmq.store.eclipsestore.held.";
 
-  private final Object held;
+  private final String held;
+  private final String token;
   private final Path directory;
 
   private final FileChannel channel;
   private final FileLock lock;
 
-  private DirectoryLock(Object held, Path directory, FileChannel channel, FileLock lock) {
+  private DirectoryLock(
+      String held, String token, Path directory, FileChannel channel, FileLock lock) {
     this.held = held;
+    this.token = token;
     this.directory = directory;
     this.channel = channel;
     this.lock = lock;
@@ -60,17 +67,21 @@ final class DirectoryLock implements AutoCloseable {
     } catch (IOException e) {
       throw new KvStoreException("cannot resolve the storage directory " + directory, e);
     }
-    if (!HELD.add(identity)) {
+    String held = HELD_PROPERTY + identity;
+    String token = "pid " + ProcessHandle.current().pid() + " " + UUID.randomUUID();
+    if (System.getProperties().putIfAbsent(held, token) != null) {
       throw new KvStoreException(
           "storage directory "
               + directory
-              + " is already open in this JVM (perhaps under another path: a link or a second"
-              + " mount); close the other EclipseStoreKvStore first");
+              + " is already open in this JVM, by this application or another one deployed"
+              + " beside it (perhaps under another path: a link or a second mount); close the"
+              + " other EclipseStoreKvStore first, or give each application its own directory"
+              + " (kvmq.data-dir)");
     }
     try {
-      return lock(identity, real, directory);
+      return lock(held, token, real, directory);
     } catch (RuntimeException e) {
-      HELD.remove(identity);
+      System.getProperties().remove(held, token);
       throw e;
     }
   }
@@ -87,7 +98,7 @@ final class DirectoryLock implements AutoCloseable {
     return key != null ? key : real;
   }
 
-  private static DirectoryLock lock(Object identity, Path real, Path directory) {
+  private static DirectoryLock lock(String held, String token, Path real, Path directory) {
     Path file = real.resolve(FILE_NAME);
     FileChannel channel;
     try {
@@ -118,7 +129,7 @@ final class DirectoryLock implements AutoCloseable {
       String me = "pid " + ProcessHandle.current().pid() + "\n";
       channel.truncate(0);
       channel.write(ByteBuffer.wrap(me.getBytes(StandardCharsets.UTF_8)), 0);
-      return new DirectoryLock(identity, real, channel, lock);
+      return new DirectoryLock(held, token, real, channel, lock);
     } catch (IOException | RuntimeException e) {
       closeQuietly(channel);
       if (e instanceof KvStoreException k) {
@@ -154,7 +165,7 @@ final class DirectoryLock implements AutoCloseable {
       throw new KvStoreException(
           "cannot release the lock file of the storage directory " + directory, e);
     } finally {
-      HELD.remove(held);
+      System.getProperties().remove(held, token);
     }
   }
 }

@@ -4,8 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.KvStoreException;
+import java.io.File;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -66,6 +72,40 @@ class DirectoryLockRegressionTest {
       java.nio.file.Files.delete(link);
       java.nio.file.Files.delete(other);
     }
+  }
+
+  /**
+   * Two applications in one server each bundle kvmq, so each has its own copy of this module's
+   * classes: a static set of the directories held was one application's only, and the second one's
+   * failed open closed a channel on the lock file and dropped the first one's lock (seen on WildFly
+   * 39, after which another process opened the directory and both wrote to it). The register is the
+   * JVM's.
+   */
+  @Test
+  void aSecondCopyOfTheseClassesInTheSameJvmIsRefusedAndKeepsOtherProcessesOut() throws Exception {
+    List<URL> path = new ArrayList<>();
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      path.add(Path.of(entry).toUri().toURL());
+    }
+    try (EclipseStoreKvStore store = EclipseStoreKvStore.open(dir);
+        URLClassLoader otherApplication =
+            new URLClassLoader(path.toArray(URL[]::new), ClassLoader.getPlatformClassLoader())) {
+      Class<?> theirs = otherApplication.loadClass(EclipseStoreKvStore.class.getName());
+      assertThat(theirs).isNotSameAs(EclipseStoreKvStore.class);
+      Method open = theirs.getMethod("open", Path.class);
+      assertThatThrownBy(() -> open.invoke(null, dir))
+          .isInstanceOf(InvocationTargetException.class)
+          .cause()
+          .hasMessageContaining("already open in this JVM")
+          .extracting(e -> e.getClass().getName())
+          .isEqualTo(KvStoreException.class.getName());
+      assertThat(probe()).startsWith("REFUSED").contains("in use by another process");
+      assertThat(store.get(dev.kvmq.store.Key.of("k"))).isEmpty();
+    }
+    assertThat(System.getProperties().keySet())
+        .as("closing the store unregisters its directory")
+        .noneMatch(k -> k.toString().startsWith(DirectoryLock.HELD_PROPERTY));
+    assertThat(probe()).isEqualTo("OPENED");
   }
 
   private String probe() throws Exception {
