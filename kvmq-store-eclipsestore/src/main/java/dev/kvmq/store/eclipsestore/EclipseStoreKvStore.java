@@ -107,6 +107,7 @@ public final class EclipseStoreKvStore implements KvStore {
     this.directoryLock = DirectoryLock.acquire(directory);
     try {
       StorageSetup.refuseOldLayout(directory);
+      StorageSetup.clearNeverWritten(directory);
     } catch (RuntimeException e) {
       directoryLock.close();
       throw e;

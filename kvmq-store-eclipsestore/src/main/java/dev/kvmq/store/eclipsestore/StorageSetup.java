@@ -3,9 +3,12 @@ package dev.kvmq.store.eclipsestore;
 import dev.kvmq.store.KvStoreException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.eclipse.store.afs.nio.types.NioFileSystem;
 import org.eclipse.store.storage.embedded.types.EmbeddedStorage;
 import org.eclipse.store.storage.embedded.types.EmbeddedStorageFoundation;
@@ -25,6 +28,8 @@ import org.eclipse.store.storage.types.StorageLockFileManager;
  * it; the directory lock is already held.
  */
 final class StorageSetup {
+
+  private static final System.Logger LOG = System.getLogger(EclipseStoreKvStore.class.getName());
 
   private StorageSetup() {}
 
@@ -66,6 +71,59 @@ final class StorageSetup {
     EmbeddedStorageManager manager = foundation.createEmbeddedStorageManager();
     manager.start();
     return manager;
+  }
+
+  /**
+   * Clears what a process stopped while it created the storage left behind, if that is all there
+   * is: channel directories that hold nothing but empty transactions logs, and no data file.
+   * EclipseStore creates a channel's transactions log before its first data file, and refuses to
+   * start on a channel without a data file ("No data file in channel directory ... found!"), so a
+   * {@code kill -9} at that moment of the first open left a directory that never opened again. A
+   * channel without a data file holds no data: EclipseStore keeps every entity in data files.
+   *
+   * @throws KvStoreException if the leftovers can't be read or removed
+   */
+  static void clearNeverWritten(Path directory) {
+    List<Path> leftovers = new ArrayList<>();
+    try (DirectoryStream<Path> channels = Files.newDirectoryStream(directory, "channel_*")) {
+      for (Path channel : channels) {
+        if (!Files.isDirectory(channel)) {
+          return;
+        }
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(channel)) {
+          for (Path f : files) {
+            String name = f.getFileName().toString();
+            if (!name.endsWith(".sft") || !Files.isRegularFile(f) || Files.size(f) != 0) {
+              return; // a data file, a log with entries, or something else: not ours to clear
+            }
+            leftovers.add(f);
+          }
+        }
+        leftovers.add(channel);
+      }
+    } catch (IOException e) {
+      throw new KvStoreException("cannot read the storage directory " + directory, e);
+    }
+    if (leftovers.isEmpty()) {
+      return;
+    }
+    LOG.log(
+        System.Logger.Level.WARNING,
+        () ->
+            "the EclipseStore storage in "
+                + directory
+                + " was being created when its process stopped, and holds no data: creating it"
+                + " again (removing "
+                + leftovers.stream().map(p -> directory.relativize(p).toString()).toList()
+                + ")");
+    try {
+      for (Path p : leftovers) { // each channel's files come before the channel
+        Files.delete(p);
+      }
+    } catch (IOException e) {
+      throw new KvStoreException(
+          "cannot remove the leftovers of an interrupted creation in " + directory, e);
+    }
   }
 
   /**
