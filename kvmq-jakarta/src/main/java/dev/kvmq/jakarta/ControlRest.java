@@ -119,6 +119,24 @@ final class ControlRest {
    * @return {@code {"deleted": n}}
    * @throws Refused 400 naming {@code status}, {@code group} or {@code unique} for a bad value
    */
+  /**
+   * Deletes every waiting and delayed job in one atomic operation ({@link Queue#deleteWaiting}).
+   *
+   * @return {@code {"deleted": n}}
+   * @throws Refused 409 with the queue's reason, nothing deleted, if workers kept changing the
+   *     queue under the operation (the reason says to pause the queue and try again) or the store
+   *     closed under the request
+   */
+  static JsonObject deleteWaiting(Queue<?> q) {
+    int n;
+    try {
+      n = q.deleteWaiting();
+    } catch (IllegalStateException e) {
+      throw new Refused(409, null, e.getMessage());
+    }
+    return Json.createObjectBuilder().add("deleted", n).build();
+  }
+
   static JsonObject deleteAll(Queue<?> q, String status, String group, String unique) {
     JobFilter filter;
     if ("waiting".equals(status) && (group != null || unique != null)) {

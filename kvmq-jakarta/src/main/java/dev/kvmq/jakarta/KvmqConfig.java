@@ -187,8 +187,10 @@ final class KvmqConfig {
             + " (java.io.tmpdir), so the jobs would not survive a restart; set kvmq.data-dir to a "
             + "directory that lasts"
             + (payara
-                ? ", or start Payara Micro with --rootdir DIR (its instance directory"
-                    + " is a new temporary directory at every start without it)"
+                ? " (Payara Micro's instance directory is a new temporary directory at every"
+                    + " start without --rootdir DIR; don't combine --rootdir with --deploy, which"
+                    + " then deploys the previous copy of the WAR first at every start: see"
+                    + " kvmq's docs/getting-started.md)"
                 : ""));
   }
 

@@ -51,7 +51,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       {@code @ApplicationScoped});
  *   <li>KVMQ-006: the EclipseStore data directory was not chosen and kvmq's default lies under the
  *       JVM's temporary directory, so the jobs would not survive a restart (set {@code
- *       kvmq.data-dir}, or start Payara Micro with {@code --rootdir}).
+ *       kvmq.data-dir}; Payara Micro's {@code --rootdir} also lasts, but with {@code --deploy} it
+ *       deploys the previous copy of the WAR first at every start).
  *   <li>KVMQ-010: a bad {@link QueueSchedule} or {@code kvmq.queue.NAME.schedule.*} key: neither or
  *       both of cron and every, a cron expression the kernel can't read, an unknown zone, a bad
  *       duration, anchor or policy, a key that names no property of a schedule;

@@ -259,6 +259,9 @@ public class QueuesResource {
    * @param group only the jobs of this group (optional)
    * @param unique only the jobs whose unique key starts with this (optional)
    * @return {@code {"deleted": n}}
+   * @throws WebApplicationException 409 problem, nothing deleted, if {@code status=waiting} could
+   *     not be deleted in one operation because workers kept changing the queue (its detail says to
+   *     pause the queue and try again)
    */
   @DELETE
   @Path("{q}/jobs")
@@ -273,8 +276,7 @@ public class QueuesResource {
     if (!"waiting".equals(status) || narrowed) {
       return refusing(() -> ControlRest.deleteAll(q, status, group, unique)).toString();
     }
-    int n = q.deleteWaiting();
-    return Json.createObjectBuilder().add("deleted", n).build().toString();
+    return refusing(() -> ControlRest.deleteWaiting(q)).toString();
   }
 
   /**

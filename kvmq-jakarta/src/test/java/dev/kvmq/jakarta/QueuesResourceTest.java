@@ -50,6 +50,62 @@ class QueuesResourceTest {
   }
 
   @Test
+  void deletingTheWaitingJobsOfAQueueThatKeepsChangingIsAConflictThatSaysWhatToDo() {
+    // a store on which every commit's checks fail, as when workers change the queue under
+    // each attempt of the one atomic operation
+    Queue<String> q =
+        Queue.builder(new ChecksAlwaysFail(store), "busy", dev.kvmq.Codecs.utf8())
+            .clock(clock)
+            .build();
+    Queue.builder(store, "busy", dev.kvmq.Codecs.utf8()).clock(clock).build().push("x");
+
+    ControlRest.Refused refused =
+        catchThrowableOfType(ControlRest.Refused.class, () -> ControlRest.deleteWaiting(q));
+
+    assertThat(refused.status).isEqualTo(409);
+    assertThat(refused).hasMessageContaining("pause the queue and try again");
+    assertThat(store.count(dev.kvmq.store.KeyRange.all())).isPositive();
+  }
+
+  /** Delegates everything but commits, whose checks all fail. */
+  private record ChecksAlwaysFail(InMemoryKvStore store) implements dev.kvmq.store.KvStore {
+    @Override
+    public java.util.Optional<dev.kvmq.store.KvEntry> get(dev.kvmq.store.Key key) {
+      return store.get(key);
+    }
+
+    @Override
+    public List<java.util.Optional<dev.kvmq.store.KvEntry>> getMany(List<dev.kvmq.store.Key> keys) {
+      return store.getMany(keys);
+    }
+
+    @Override
+    public List<dev.kvmq.store.KvEntry> list(
+        dev.kvmq.store.KeyRange range, int limit, boolean reverse) {
+      return store.list(range, limit, reverse);
+    }
+
+    @Override
+    public dev.kvmq.store.CommitResult commit(dev.kvmq.store.AtomicOperation operation) {
+      return dev.kvmq.store.CommitResult.checkFailed();
+    }
+
+    @Override
+    public boolean notifiesChanges() {
+      return false;
+    }
+
+    @Override
+    public dev.kvmq.store.KvStore.Subscription subscribe(
+        dev.kvmq.store.Key prefix, Runnable listener) {
+      return store.subscribe(prefix, listener);
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  @Test
   void aPushTakesJobOptionsAndTheJobAnswersWithTheSameNames() {
     AdminQueue<Order> q = queue("orders", Order.class);
 
