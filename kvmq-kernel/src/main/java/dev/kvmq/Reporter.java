@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -23,10 +24,12 @@ final class Reporter<S> {
   private final Queue<S> queue;
   private final WorkerOptions options;
   private final List<Consumer<? super JobEvent<S>>> listeners = new CopyOnWriteArrayList<>();
+  private final BooleanSupplier stopping;
   private volatile boolean storeFailing;
   private volatile boolean executorRefused;
 
-  Reporter(Queue<S> queue, WorkerOptions options) {
+  Reporter(Queue<S> queue, WorkerOptions options, BooleanSupplier stopping) {
+    this.stopping = stopping;
     this.queue = queue;
     this.options = options;
   }
@@ -106,10 +109,25 @@ final class Reporter<S> {
                 + "; it runs again when its lease expires");
   }
 
-  /** The store failed: said once per outage. */
+  /**
+   * The store failed: said once per outage. While the worker stops it keeps trying nothing, and an
+   * application that stops closes its store, under the outcomes of handlers still running: so then
+   * an INFO without the stack trace.
+   */
   void failing(RuntimeException e) {
     if (!storeFailing) {
       storeFailing = true;
+      if (stopping.getAsBoolean()) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "the store of queue "
+                + queue.name()
+                + " failed while its worker was stopping ("
+                + e
+                + "); the jobs whose outcomes it could not record run again when their leases"
+                + " expire");
+        return;
+      }
       LOG.log(
           System.Logger.Level.WARNING,
           "the store of queue "

@@ -61,7 +61,8 @@ final class WorkerCore<S> {
     this.options = options;
     this.executor = executor;
     this.leaseMillis = options.leaseDuration().toMillis();
-    this.reporter = new Reporter<>(queue, options);
+    this.reporter =
+        new Reporter<>(queue, options, () -> phase == Phase.STOPPING || phase == Phase.STOPPED);
     this.stopWorker = stopWorker;
     this.whenDrained = whenDrained;
   }

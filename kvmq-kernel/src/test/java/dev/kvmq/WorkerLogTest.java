@@ -118,6 +118,35 @@ class WorkerLogTest {
   }
 
   @Test
+  void aStoreClosedUnderAStoppingWorkersOutcomeIsAnInfoNotAnOutageWarning() {
+    // an application stopping: it stops the worker, a handler outlives the wait, the store is
+    // closed, then the handler returns and its outcome can't be recorded
+    Job<String> job = queue.push("a");
+    java.util.concurrent.atomic.AtomicReference<Worker<String>> worker =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    worker.set(
+        queue.worker(
+            (j, ctx) -> {
+              worker.get().stop();
+              store.failCommits(op -> true, FaultyStore.Mode.BEFORE_APPLY);
+            },
+            WorkerOptions.defaults(),
+            scheduler));
+    worker.get().start();
+    scheduler.runUntilIdle();
+
+    assertThat(above(Level.WARNING)).isEmpty();
+    assertThat(above(Level.INFO))
+        .singleElement()
+        .satisfies(
+            m ->
+                assertThat(m)
+                    .contains("the store of queue logged failed while its worker was stopping")
+                    .contains("run again when their leases expire"));
+    everyLineAboutAJobNamesItAndItsQueue(List.of(job));
+  }
+
+  @Test
   void anExecutorThatRefusesClaimedJobsIsOneLineNotOnePerJob() {
     List<Job<String>> jobs = queue.pushAll(List.of("a", "b", "c"), JobOptions.defaults());
     // the scheduler, except that it refuses to run handlers (as one being shut down would)
