@@ -90,6 +90,9 @@ public class KvmqRuntime {
   private InTransactionPush inTransaction;
   private boolean started;
   private boolean closed;
+  // The admin API's open event streams: ended when the application stops, so that a client
+  // (the dashboard) reconnects to the next deployment instead of waiting on a dead stream.
+  private final Set<AutoCloseable> streams = ConcurrentHashMap.newKeySet();
 
   /**
    * A queue and what the runtime keeps beside it: the codec the admin API reads input with, the
@@ -624,9 +627,36 @@ public class KvmqRuntime {
     return new JobLeaseLost(queue, l.job(), l.refusedOutcome().word());
   }
 
+  /**
+   * An event stream of the admin API opened: it is closed when the application stops.
+   *
+   * @return false if the application is stopping (the caller closes the stream itself)
+   */
+  boolean streamOpened(AutoCloseable stream) {
+    streams.add(stream);
+    if (closed) {
+      streams.remove(stream);
+      return false;
+    }
+    return true;
+  }
+
+  /** An event stream of the admin API ended. */
+  void streamClosed(AutoCloseable stream) {
+    streams.remove(stream);
+  }
+
   @PreDestroy
   synchronized void shutdown() {
     closed = true;
+    for (AutoCloseable stream : streams) {
+      try {
+        stream.close();
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.DEBUG, "closing an event stream failed", e);
+      }
+    }
+    streams.clear();
     Duration timeout = config != null ? config.shutdownTimeout() : Duration.ofSeconds(30);
     List<CompletableFuture<Void>> stopping = new ArrayList<>();
     for (Worker<?> w : workers) {

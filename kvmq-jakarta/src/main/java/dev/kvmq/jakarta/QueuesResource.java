@@ -550,6 +550,12 @@ public class QueuesResource {
     Queue<?> q = find(name).queue();
     AtomicInteger pending = new AtomicInteger();
     Subscription[] sub = new Subscription[1];
+    // closed by the runtime when the application stops: the client reconnects to the next one
+    AutoCloseable stream = sink::close;
+    if (!runtime.streamOpened(stream)) {
+      sink.close();
+      return;
+    }
     Runnable send =
         new Runnable() {
           @Override
@@ -561,6 +567,7 @@ public class QueuesResource {
                 if (sub[0] != null) {
                   sub[0].close();
                 }
+                runtime.streamClosed(stream);
                 return;
               }
               try {
@@ -575,6 +582,7 @@ public class QueuesResource {
                   sub[0].close();
                 }
                 sink.close();
+                runtime.streamClosed(stream);
                 return;
               }
             } while (pending.addAndGet(-seen) != 0);
