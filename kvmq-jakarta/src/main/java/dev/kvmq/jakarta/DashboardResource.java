@@ -35,7 +35,8 @@ public class DashboardResource { // no @RolesAllowed: admin() checks, after the 
   private static final Map<String, String> ASSETS =
       Map.of(
           "dashboard.js", "text/javascript; charset=utf-8",
-          "dashboard.css", "text/css; charset=utf-8");
+          "dashboard.css", "text/css; charset=utf-8",
+          "favicon.svg", "image/svg+xml");
 
   /**
    * No inline script or style, no other origin: the page and the API only. frame-ancestors 'none'
@@ -76,7 +77,8 @@ public class DashboardResource { // no @RolesAllowed: admin() checks, after the 
   }
 
   /**
-   * One of the page's assets: {@code dashboard.js} or {@code dashboard.css}.
+   * One of the page's assets: {@code dashboard.js}, {@code dashboard.css} or {@code favicon.svg}
+   * (the page's icon: the CSP allows images from this origin only, not {@code data:}).
    *
    * @param file the asset's name
    * @return the asset

@@ -31,8 +31,9 @@
 
   // ---- HTTP
 
+  /** status: the HTTP status; detail: the problem's detail when the answer is problem+json with one. */
   class ApiError extends Error {
-    constructor(status, detail) { super(detail); this.status = status; }
+    constructor(status, message, detail) { super(message); this.status = status; this.detail = detail; }
   }
 
   async function call(method, url, body) {
@@ -44,12 +45,16 @@
     const r = await fetch(url, init);
     const text = await r.text();
     if (!r.ok) {
-      let detail = r.status + ' ' + r.statusText;
+      let message = r.status + ' ' + r.statusText;
+      let detail;
       try {
         const p = JSON.parse(text);
-        detail = (p.title || detail) + (p.detail ? ': ' + p.detail : '');
+        message = (p.title || message) + (p.detail ? ': ' + p.detail : '');
+        if ((r.headers.get('Content-Type') || '').startsWith('application/problem+json') && typeof p.detail === 'string') {
+          detail = p.detail;
+        }
       } catch (e) { /* not problem+json */ }
-      throw new ApiError(r.status, detail);
+      throw new ApiError(r.status, message, detail);
     }
     return text ? JSON.parse(text) : null;
   }
@@ -80,31 +85,79 @@
 
   // ---- live connection state
 
-  const streams = new Set();
+  // The browser reconnects a stream that drops by itself, but gives up on it for good (readyState
+  // CLOSED) when an answer is not an event stream: e.g. the 404 a server sends while the application
+  // is deployed again after a restart. Such a stream is opened again after 1 s, then 2, 4, ... and at
+  // most 30 s between tries; back to 1 s once it is open.
+  const RETRY_FIRST_MS = 1000;
+  const RETRY_MAX_MS = 30000;
+  const streams = new Set(); // {source: EventSource, retryAt: when it is opened again (0: not waiting), ...}
+  let countdown = null;      // moves the "in N s" of the label on while a stream waits to be opened again
+
   function connection() {
     const c = $('connection');
-    let open = 0; let failing = 0;
+    let open = 0; let failing = 0; let next = Infinity;
     for (const s of streams) {
-      if (s.readyState === EventSource.OPEN) open++;
+      if (s.source.readyState === EventSource.OPEN) open++;
       else failing++;
+      if (s.retryAt) next = Math.min(next, s.retryAt);
     }
     const state = streams.size === 0 ? 'idle' : failing === 0 ? 'live' : open > 0 ? 'connecting' : 'down';
     c.dataset.state = state;
-    c.textContent = { idle: 'Not live', live: 'Live', connecting: 'Reconnecting…', down: 'Disconnected: retrying' }[state];
+    const label = { idle: 'Not live', live: 'Live', connecting: 'Reconnecting…', down: 'Disconnected: retrying' }[state];
+    const waiting = state !== 'live' && next !== Infinity;
+    const secs = waiting ? Math.max(1, Math.ceil((next - Date.now()) / 1000)) : 0;
+    // The countdown is not announced each second: the status region says the state, once.
+    if (c.children.length !== 2 || c.firstElementChild.textContent !== label) {
+      c.replaceChildren(el('span', { text: label }), el('span', { 'aria-hidden': 'true' }));
+    }
+    c.lastElementChild.textContent = !waiting ? '' : state === 'down' ? ' in ' + secs + ' s' : ' (next try in ' + secs + ' s)';
+    if (waiting && !countdown) countdown = setInterval(connection, 1000);
+    else if (!waiting && countdown) { clearInterval(countdown); countdown = null; }
   }
 
-  /** Opens the queue's event stream; onSummary gets each {name, paused, waiting, ...}. */
-  function listen(name, onSummary) {
-    const s = new EventSource(q(name) + '/events');
+  /**
+   * Opens the queue's event stream; onSummary gets each {name, paused, waiting, ...}; onReopen is
+   * called when the stream is open again after it was down (what the page shows may be stale), and
+   * onClosed each time the browser gave up on it (before it is opened again).
+   */
+  function listen(name, onSummary, onReopen, onClosed) {
+    const s = { source: null, retryAt: 0, timer: null, delay: RETRY_FIRST_MS, opened: false, down: false };
+    const open = () => {
+      s.timer = null; s.retryAt = 0;
+      const source = new EventSource(q(name) + '/events');
+      s.source = source;
+      source.addEventListener('queue', (ev) => onSummary(JSON.parse(ev.data)));
+      source.addEventListener('open', () => {
+        const reopened = s.opened && s.down;
+        s.opened = true; s.down = false; s.delay = RETRY_FIRST_MS;
+        connection();
+        if (reopened && onReopen) onReopen();
+      });
+      source.addEventListener('error', () => {
+        s.down = true;
+        if (source.readyState === EventSource.CLOSED && s.source === source && streams.has(s)) {
+          s.retryAt = Date.now() + s.delay;
+          s.timer = setTimeout(open, s.delay);
+          s.delay = Math.min(2 * s.delay, RETRY_MAX_MS);
+          if (onClosed) onClosed();
+        }
+        connection();
+      });
+      connection();
+    };
     streams.add(s);
-    s.addEventListener('queue', (ev) => onSummary(JSON.parse(ev.data)));
-    s.addEventListener('open', connection);
-    s.addEventListener('error', connection);
-    connection();
+    open();
     return s;
   }
+  function stopListening(s) {
+    s.source.close();
+    clearTimeout(s.timer);
+    streams.delete(s);
+    connection();
+  }
   function closeStreams() {
-    for (const s of streams) s.close();
+    for (const s of streams) { s.source.close(); clearTimeout(s.timer); }
     streams.clear();
     connection();
   }
@@ -116,7 +169,9 @@
       const a = await call('GET', q(name) + '/activity?seconds=' + WINDOW);
       return { start: a.perSecond.start, completed: a.perSecond.completed, failed: a.perSecond.failed, at: Date.now() };
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return false; // a server without it
+      // A server without the endpoint answers 404 with no problem detail (an HTML page, or a bare
+      // problem); a 404 with a detail is the endpoint's own answer: no such queue (or the API is off).
+      if (e instanceof ApiError && e.status === 404 && e.detail === undefined) return false;
       throw e;
     }
   }
@@ -201,6 +256,19 @@
       button.addEventListener('click', () => pauseOrResume(row.summary, (p) => { row.summary.paused = p; fill(row); }));
       fill(row);
     }
+    // After a stream was down (a restart of the server, say), every row may be stale, streamed or
+    // not: read the list again; if queues came or went, draw the overview again.
+    let shown = true;
+    const refresh = throttle(async () => {
+      let fresh;
+      try {
+        fresh = await call('GET', API + 'queues');
+      } catch (e) { if (shown) showError(e); return; }
+      if (!shown) return;
+      clearError();
+      if (fresh.length !== rows.size || fresh.some((s) => !rows.has(s.name))) { route(); return; }
+      for (const s of fresh) { const row = rows.get(s.name); row.summary = s; fill(row); row.reload(); }
+    }, REFRESH_GAP_MS);
     // live: one stream per queue, up to MAX_STREAMS; activity reloaded after events
     let n = 0;
     for (const row of rows.values()) {
@@ -208,13 +276,14 @@
       const reload = throttle(async () => {
         try { row.activity = await activity(name); fill(row); } catch (e) { showError(e); }
       }, REFRESH_GAP_MS * 2);
+      row.reload = reload;
       reload();
       if (n++ < MAX_STREAMS) {
-        listen(name, (s) => { row.summary = s; fill(row); reload(); later(reload); });
+        listen(name, (s) => { row.summary = s; fill(row); reload(); later(reload); }, refresh);
       }
     }
     const ticker = setInterval(() => { for (const row of rows.values()) fill(row); }, 5000);
-    leave = () => clearInterval(ticker);
+    leave = () => { shown = false; clearInterval(ticker); };
   }
 
   function fill(row) {
@@ -250,20 +319,36 @@
   const CURSOR_STATUSES = new Set(['dead', 'completed', 'cancelled']);
   const CANCELLABLE = new Set(['waiting', 'delayed', 'processing', 'held']);
   const view = { name: null, summary: null, status: '', group: '', unique: '', offset: 0, limit: 50, activity: undefined,
-    schedules: null, cursors: [null], next: null, count: null };
+    schedules: null, cursors: [null], next: null, count: null, missing: null };
   const narrowed = () => view.status !== '' && (view.group !== '' || view.unique !== '');
   const listedByCursor = () => CURSOR_STATUSES.has(view.status) || narrowed();
 
   function showQueue(name) {
     Object.assign(view, { name, summary: null, offset: 0, activity: undefined, schedules: null,
-      cursors: [null], next: null, count: null });
+      cursors: [null], next: null, count: null, missing: null });
     readFilters();
     view.limit = Number($('f-limit').value);
     document.title = name + ' – kvmq dashboard';
     $('q-name').textContent = name;
+    $('q-state').textContent = '';
+    $('q-state').className = 'badge';
+    for (const k of ['waiting', 'delayed', 'processing', 'dead', 'held', 'completed-rate', 'failed-rate']) $('q-' + k).textContent = '–';
+    $('q-summary').textContent = '';
+    $('page-info').textContent = '';
     $('jobs').tBodies[0].replaceChildren();
     $('schedules').tBodies[0].replaceChildren();
     $('q-chart').replaceChildren();
+    let stream = null;
+    // The server has no such queue (a 404 with its problem detail, not one of a server without the
+    // endpoint): say so, and stop asking.
+    const unknown = (e) => {
+      if (view.name !== name || view.missing !== null) return;
+      view.missing = e.detail;
+      if (stream) stopListening(stream);
+      showError(e);
+      drawQueueChart();
+    };
+    const isUnknown = (e) => e instanceof ApiError && e.status === 404 && e.detail !== undefined;
     // A page of jobs costs the server more as the queue grows (it reads the whole queue):
     // after events, reload no sooner than 1.5 s and than 5 times the last load took.
     const reloadJobs = throttle(loadJobs, () => Math.max(REFRESH_GAP_MS, 5 * lastLoadMs));
@@ -271,7 +356,7 @@
       try {
         const a = await activity(name);
         if (view.name === name) { view.activity = a; drawQueueChart(); }
-      } catch (e) { showError(e); }
+      } catch (e) { if (isUnknown(e)) unknown(e); else showError(e); }
     }, REFRESH_GAP_MS * 2);
     const announceSummary = throttle(() => {
       const s = view.summary;
@@ -279,7 +364,7 @@
         + s.delayed + ' delayed, ' + s.processing + ' processing, ' + s.dead + ' dead';
     }, 5000);
     let first = true;
-    listen(name, (s) => {
+    stream = listen(name, (s) => {
       const was = view.summary;
       view.summary = s;
       fillQueue();
@@ -288,6 +373,16 @@
       if (first) { first = false; loadJobs(); loadSchedules(); } else { reloadJobs(); reloadSchedules(); }
       reloadActivity();
       later(reloadActivity);
+    }, () => {
+      // open again after it was down: the stream's first event brings the counts; the jobs, the
+      // schedules and the throughput are read again at once, and errors of the outage are stale
+      clearError();
+      first = true;
+      reloadActivity();
+    }, async () => {
+      // The browser gave up on the stream: a server that is starting answers 404 without a
+      // problem detail, one without this queue with its detail.
+      try { await call('GET', q(name)); } catch (e) { if (isUnknown(e)) unknown(e); }
     });
     const reloadSchedules = throttle(loadSchedules, REFRESH_GAP_MS);
     reloadActivity();
@@ -310,8 +405,8 @@
   function drawQueueChart() {
     const drawn = drawChart($('q-chart'), view.activity, 300, 80);
     if (!drawn) {
-      $('q-chart-text').textContent = view.activity === false
-        ? 'Not available: this server has no activity endpoint.' : 'Loading…';
+      $('q-chart-text').textContent = view.missing !== null ? 'Not available: ' + view.missing + '.'
+        : view.activity === false ? 'Not available: this server has no activity endpoint.' : 'Loading…';
       return;
     }
     const c = perSecondLastMinute(drawn.s.completed); const f = perSecondLastMinute(drawn.s.failed);
@@ -380,9 +475,16 @@
   function when(iso) {
     if (!iso) return el('span', { text: '–' });
     const t = new Date(iso);
-    const secs = Math.round((t.getTime() - Date.now()) / 1000);
-    const rel = secs > 0 ? 'in ' + secs + ' s' : secs > -60 ? secs + ' s ago' : '';
-    return el('time', { datetime: iso, title: iso, text: t.toLocaleTimeString() + (rel ? ' (' + rel + ')' : '') });
+    return el('time', { datetime: iso, title: iso, text: t.toLocaleTimeString() + ' (' + relative(t.getTime() - Date.now()) + ')' });
+  }
+
+  /** "in 25 s", "25 s ago", "in 3 min", "2 h ago", "in 4 d": the whole units, rounded down. */
+  function relative(ms) {
+    const secs = Math.round(Math.abs(ms) / 1000);
+    if (secs === 0) return 'now';
+    const n = secs < 60 ? secs + ' s' : secs < 3600 ? Math.floor(secs / 60) + ' min'
+      : secs < 86400 ? Math.floor(secs / 3600) + ' h' : Math.floor(secs / 86400) + ' d';
+    return ms > 0 ? 'in ' + n : n + ' ago';
   }
 
   // A job's unique key: the key as text, its scope (and whether the job still holds it) in the title.
