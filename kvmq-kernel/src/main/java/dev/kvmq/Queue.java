@@ -180,6 +180,32 @@ public final class Queue<S> {
   }
 
   /**
+   * The names of the queues that hold anything in a store (jobs, finished jobs kept, schedules, a
+   * pause, a group's records), in name order: to find the queues that no application opens any
+   * more, such as one whose handler was removed or whose name changed. One read per queue.
+   *
+   * @param store the store
+   * @return the names, sorted
+   * @throws NullPointerException if {@code store} is null
+   * @throws KvStoreException if the store fails
+   */
+  public static List<String> names(KvStore store) {
+    Objects.requireNonNull(store, "store");
+    List<String> names = new java.util.ArrayList<>();
+    dev.kvmq.store.KeyRange all = dev.kvmq.store.KeyRange.prefix(Key.of(QueueKeys.ROOT));
+    dev.kvmq.store.KeyRange left = all;
+    while (true) {
+      List<dev.kvmq.store.KvEntry> first = store.list(left, 1, false);
+      if (first.isEmpty() || !(first.get(0).key().get(1) instanceof String name)) {
+        return names; // queues are named by strings; kvmq writes nothing else under its root
+      }
+      names.add(name);
+      // the name followed by NUL sorts after every key of the queue and before the next name
+      left = all.from(Key.of(QueueKeys.ROOT, name + "\0"));
+    }
+  }
+
+  /**
    * Returns the queue's name.
    *
    * @return the name

@@ -40,6 +40,9 @@ final class QueueKeys {
 
   static final byte[] EMPTY = new byte[0];
 
+  /** The first part of every key of every queue. */
+  static final String ROOT = "kvmq";
+
   final String queue;
   final Key root;
   private final Key job;
@@ -52,7 +55,7 @@ final class QueueKeys {
 
   QueueKeys(String queue) {
     this.queue = queue;
-    this.root = Key.of("kvmq", queue);
+    this.root = Key.of(ROOT, queue);
     this.job = root.append("job");
     this.ready = root.append("ready");
     this.delayed = root.append("delayed");

@@ -247,6 +247,11 @@ public class KvmqRuntime {
     for (HandlerSpec spec : extension.handlers()) {
       startWorker(spec);
     }
+    try {
+      unhandledQueues(); // warns about queues left with jobs by a removed or renamed handler
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "kvmq: could not look for queues without a handler", e);
+    }
   }
 
   // ---- recurring schedules: defined at startup by every node
@@ -527,27 +532,36 @@ public class KvmqRuntime {
           "kvmq: queue \""
               + queue
               + "\" has jobs but no @QueueHandler for it "
-              + "runs in this application; they wait until one runs (here, or on another server of the same store)");
+              + "runs in this application; they wait until one runs (here, or on another server of"
+              + " the same store). A handler removed or a queue renamed leaves its jobs so; the"
+              + " admin API shows a queue once the application injects a JobQueue of it"
+              + " (@QueueName)");
     }
   }
 
   /**
-   * The queues opened here that have waiting or delayed jobs but no handler in this application,
-   * for the readiness check (a detail, not a failure: another node may handle them). Logs each
-   * once.
+   * The queues of the store that have waiting or delayed jobs but no handler in this application,
+   * for the readiness check (a detail, not a failure: another node may handle them): those opened
+   * here, and those nothing here opens (a handler removed, a queue renamed: {@link Queue#names}).
+   * Logs each once.
    *
    * @return their names, sorted
    */
   List<String> unhandledQueues() {
     List<String> names = new ArrayList<>();
-    for (QueueEntry e : queues.values()) {
-      String name = e.queue().name();
-      if (!extension.handles(name) && e.queue().counts().queued() > 0) {
+    for (String name : Queue.names(store())) {
+      if (extension.handles(name)) {
+        continue;
+      }
+      QueueEntry e = queues.get(name);
+      // counting reads no state: a queue nothing here opens is counted without its type
+      Queue<?> q =
+          e != null ? e.queue() : Queue.builder(store(), name, dev.kvmq.Codecs.utf8()).build();
+      if (q.counts().queued() > 0) {
         names.add(name);
         warnUnhandled(name);
       }
     }
-    names.sort(null);
     return names;
   }
 

@@ -32,11 +32,12 @@ import org.junit.jupiter.api.Test;
  *   <li>Without {@code --rootdir} Payara Micro's instance directory is a new temporary directory at
  *       every start, so kvmq's default data directory under it would lose every job at a restart:
  *       the deployment fails, and the log says why (KVMQ-006) and what to set.
- *   <li>With {@code --rootdir DIR} and a preboot command file that binds HTTP to 127.0.0.1, as
- *       docs/getting-started.md says, the WAR deploys, answers on 127.0.0.1 and not on the
- *       machine's other address; a job delayed by an hour is still there after a restart. Jobs
- *       pushed to a queue that no handler of the WAR takes give one WARNING line, not one per job,
- *       and after the restart one more when the queue is opened with those jobs in it.
+ *   <li>With {@code -Dkvmq.data-dir=DIR} and a preboot command file that binds HTTP to 127.0.0.1,
+ *       as docs/getting-started.md says (no {@code --rootdir}: with {@code --deploy} it deploys the
+ *       previous copy of the WAR first at every start), the WAR deploys, answers on 127.0.0.1 and
+ *       not on the machine's other address; a job delayed by an hour is still there after a
+ *       restart. Jobs pushed to a queue that no handler of the WAR takes give one WARNING line, not
+ *       one per job, and after the restart one more, at start, since the queue holds jobs.
  * </ol>
  *
  * <p>Payara Micro is started as a process: Arquillian's adapter reports a failed deployment without
@@ -48,7 +49,7 @@ class DataDirectoryIT {
   private final HttpClient http = HttpClient.newHttpClient();
 
   @Test
-  void aTemporaryDefaultIsRefusedAndRootdirKeepsTheJobs() throws Exception {
+  void aTemporaryDefaultIsRefusedAndAKvmqDataDirKeepsTheJobs() throws Exception {
     Path work = Payaras.work("datadir");
     Path war = work.resolve("billing.war");
     Wars.withKvmq(Wars.testWar("billing.war"))
@@ -74,19 +75,17 @@ class DataDirectoryIT {
           .isEqualTo(404);
     }
 
-    // 2. --rootdir (and 127.0.0.1 only, by a preboot command file, as getting-started.md says):
-    // deploys, keeps a delayed job over a restart.
-    Path root = work.resolve("payara-root");
+    // 2. kvmq.data-dir (and 127.0.0.1 only, by a preboot command file, as getting-started.md
+    // says): deploys, keeps a delayed job over a restart.
+    Map<String, String> dataDir = Map.of("kvmq.data-dir", work.resolve("kvmq-data").toString());
     Path preboot =
         Files.writeString(
             work.resolve("preboot.txt"),
             "set configs.config.server-config."
                 + "network-config.network-listeners.network-listener.http-listener.address=127.0.0.1\n");
-    List<String> options =
-        List.of("--rootdir", root.toString(), "--prebootcommandfile", preboot.toString());
+    List<String> options = List.of("--prebootcommandfile", preboot.toString());
     String id;
-    try (ServerProcess payara =
-        Payaras.start(work, war, port, Map.of(), options, "rootdir-1.log")) {
+    try (ServerProcess payara = Payaras.start(work, war, port, dataDir, options, "datadir-1.log")) {
       id =
           Wait.until(
               "the application to answer",
@@ -123,8 +122,7 @@ class DataDirectoryIT {
           payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")).toList();
       assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
     }
-    try (ServerProcess payara =
-        Payaras.start(work, war, port, Map.of(), options, "rootdir-2.log")) {
+    try (ServerProcess payara = Payaras.start(work, war, port, dataDir, options, "datadir-2.log")) {
       String status =
           Wait.until(
               "the application to answer again",
@@ -136,7 +134,7 @@ class DataDirectoryIT {
               s -> !s.isEmpty());
       assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
       assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
-          .as("the waiting jobs of a queue without handler, found when it is opened")
+          .as("the waiting jobs of a queue without handler, found at start")
           .hasSize(1);
     }
   }
