@@ -126,9 +126,27 @@ public final class Schedules<S> {
   }
 
   /**
+   * The names of the queue's stored schedules, in order: at most {@link #MAX_LISTED}, in one
+   * bounded read, those whose record or state can't be read included (which {@link #list} leaves
+   * out): for finding a schedule whose state an application's new version no longer decodes, and
+   * deleting it.
+   *
+   * @return the names, an unmodifiable list
+   * @throws IllegalStateException if the store is closed
+   * @throws dev.kvmq.store.KvStoreException if the store fails
+   */
+  public List<String> names() {
+    List<String> out = new ArrayList<>();
+    for (KvEntry e : store.list(keys.schedules(), MAX_LISTED, false)) {
+      out.add(e.key().getString(e.key().size() - 1));
+    }
+    return List.copyOf(out);
+  }
+
+  /**
    * Lists the queue's schedules, by name: at most {@link #MAX_LISTED}, in one bounded read. A
    * schedule whose record or state can't be read is left out (its name is logged by the worker that
-   * meets it).
+   * meets it; {@link #names} has it).
    *
    * @return the schedules, an unmodifiable list
    * @throws IllegalStateException if the store is closed

@@ -42,6 +42,7 @@ import java.io.StringReader;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -743,12 +744,15 @@ public class QueuesResource {
   }
 
   private static <S> JsonObject scheduleJson(AdminQueue<S> q, String schedule) {
-    return scheduleJson(
-        q,
-        q.queue()
-            .schedules()
-            .get(schedule)
-            .orElseThrow(() -> noSchedule(q.queue().name(), schedule)));
+    Optional<ScheduleEntry<S>> e;
+    try {
+      e = q.queue().schedules().get(schedule);
+    } catch (IllegalStateException unreadable) {
+      // its state doesn't fit this version's type (or the store closed): the message names it
+      // and says what to do (define it again, or delete it, which works by name)
+      throw Problem.conflict(unreadable.getMessage());
+    }
+    return scheduleJson(q, e.orElseThrow(() -> noSchedule(q.queue().name(), schedule)));
   }
 
   static <S> JsonObject scheduleJson(AdminQueue<S> q, ScheduleEntry<S> e) {

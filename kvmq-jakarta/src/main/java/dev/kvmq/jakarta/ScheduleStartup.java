@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -51,6 +52,10 @@ final class ScheduleStartup {
     for (ScheduleEntry<S> e : schedules.list()) {
       stored.put(e.name(), e);
     }
+    // stored schedules whose state this version of the application can't decode (list() leaves
+    // them out): they fire jobs that fail to decode, so they are named, and deleted if disabled
+    Set<String> unreadable = new TreeSet<>(schedules.names());
+    unreadable.removeAll(stored.keySet());
     List<Schedule<Object>> wanted = declared == null ? List.of() : declared.schedules();
     Set<String> disabled = declared == null ? Set.of() : declared.disabled();
     for (Schedule<Object> s : wanted) {
@@ -81,8 +86,11 @@ final class ScheduleStartup {
         case UNCHANGED -> lines.add(new Line(Level.DEBUG, what + " unchanged", null));
       }
     }
+    for (Schedule<Object> s : wanted) {
+      unreadable.remove(s.name()); // defined again above: replaced by a readable one
+    }
     for (String name : disabled) {
-      if (stored.remove(name) != null && schedules.delete(name)) {
+      if ((stored.remove(name) != null | unreadable.remove(name)) && schedules.delete(name)) {
         lines.add(
             new Line(
                 Level.INFO,
@@ -109,6 +117,27 @@ final class ScheduleStartup {
                   + "/schedules/"
                   + name
                   + ", the dashboard, or Schedules.delete",
+              null));
+    }
+    for (String name : unreadable) {
+      lines.add(
+          new Line(
+              Level.WARNING,
+              "kvmq: queue \""
+                  + queue.name()
+                  + "\" has schedule \""
+                  + name
+                  + "\" in its store, whose state this application can't decode (its type"
+                  + " changed); it keeps firing jobs that fail to decode. Declare it again to"
+                  + " replace it, or delete it: DELETE /kvmq/queues/"
+                  + queue.name()
+                  + "/schedules/"
+                  + name
+                  + ", kvmq.queue."
+                  + queue.name()
+                  + ScheduleDeclarations.INFIX
+                  + name
+                  + ".enabled=false, or Schedules.delete",
               null));
     }
     return lines;

@@ -124,4 +124,38 @@ class ScheduleStartupTest {
         .as("a disabled schedule that is gone says nothing")
         .hasSize(1);
   }
+
+  @Test
+  void aStoredScheduleWhoseStateNoLongerDecodesIsNamedAndDeletedWhenDisabled() {
+    // an older version of the application stored these with another state type
+    Queue<String> older =
+        Queue.builder(store, "reports", dev.kvmq.Codecs.utf8()).clock(clock).build();
+    for (String name : List.of("gone", "off")) {
+      older
+          .schedules()
+          .define(
+              Schedule.builder(
+                      name,
+                      ScheduleSpec.fixedRate(Duration.ofSeconds(5), Instant.EPOCH),
+                      "not json")
+                  .build());
+    }
+    assertThat(queue.schedules().list()).as("list() can't read them").isEmpty();
+
+    List<ScheduleStartup.Line> lines = start(List.of(), Set.of("off"));
+
+    assertThat(lines)
+        .filteredOn(l -> l.level() == Level.INFO)
+        .extracting(ScheduleStartup.Line::message)
+        .containsExactly(
+            "kvmq: schedule \"off\" of queue \"reports\" deleted:"
+                + " kvmq.queue.reports.schedule.off.enabled=false");
+    assertThat(lines)
+        .filteredOn(l -> l.level() == Level.WARNING)
+        .extracting(ScheduleStartup.Line::message)
+        .singleElement()
+        .asString()
+        .contains("\"gone\"", "can't decode", "DELETE /kvmq/queues/reports/schedules/gone");
+    assertThat(queue.schedules().names()).containsExactly("gone");
+  }
 }
