@@ -247,7 +247,8 @@ final class Transitions {
               JobError.LEASE_EXPIRED,
               "the lease expired "
                   + d.leaseExpiries
-                  + " times (its worker died or hung each time): a dead letter instead of"
+                  + " times (its worker died, hung, or was stopped before the handler returned,"
+                  + " each time): a dead letter instead of"
                   + " reclaimed again",
               java.time.Instant.ofEpochMilli(now));
       d.finishedAt = now;
