@@ -105,42 +105,45 @@ final class ScheduleStartup {
     }
     for (String name : stored.keySet()) {
       lines.add(
-          new Line(
-              Level.WARNING,
-              "kvmq: queue \""
-                  + queue.name()
-                  + "\" has schedule \""
-                  + name
-                  + "\" in its store, which this application does not declare; it keeps firing."
-                  + " If it is no longer wanted, delete it: DELETE /kvmq/queues/"
-                  + queue.name()
-                  + "/schedules/"
-                  + name
-                  + ", the dashboard, or Schedules.delete",
-              null));
+          stored(
+              queue,
+              name,
+              "which this application does not declare; it keeps firing. If it is no longer"
+                  + " wanted, delete it: ",
+              ", the dashboard, or Schedules.delete"));
     }
     for (String name : unreadable) {
       lines.add(
-          new Line(
-              Level.WARNING,
-              "kvmq: queue \""
-                  + queue.name()
-                  + "\" has schedule \""
-                  + name
-                  + "\" in its store, whose state this application can't decode (its type"
-                  + " changed); it keeps firing jobs that fail to decode. Declare it again to"
-                  + " replace it, or delete it: DELETE /kvmq/queues/"
-                  + queue.name()
-                  + "/schedules/"
-                  + name
-                  + ", kvmq.queue."
+          stored(
+              queue,
+              name,
+              "whose state this application can't decode (its type changed); it keeps firing"
+                  + " jobs that fail to decode. Declare it again to replace it, or delete it: ",
+              ", kvmq.queue."
                   + queue.name()
                   + ScheduleDeclarations.INFIX
                   + name
-                  + ".enabled=false, or Schedules.delete",
-              null));
+                  + ".enabled=false, or Schedules.delete"));
     }
     return lines;
+  }
+
+  /** A WARNING about a stored schedule: what is wrong with it, then how to delete it. */
+  private static Line stored(Queue<?> queue, String name, String why, String otherWays) {
+    return new Line(
+        Level.WARNING,
+        "kvmq: queue \""
+            + queue.name()
+            + "\" has schedule \""
+            + name
+            + "\" in its store, "
+            + why
+            + "DELETE /kvmq/queues/"
+            + queue.name()
+            + "/schedules/"
+            + name
+            + otherWays,
+        null);
   }
 
   private static String what(Queue<?> queue, String name) {

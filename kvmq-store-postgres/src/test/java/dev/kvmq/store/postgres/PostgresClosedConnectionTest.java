@@ -6,14 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KvStoreException;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -75,7 +72,7 @@ class PostgresClosedConnectionTest {
    * Hands the test's thread {@code closedNext} connections that the driver has closed, then live
    * ones; other threads (the store's notifier) always get live ones.
    */
-  private static final class ClosedFirst implements DataSource {
+  private static final class ClosedFirst extends SimpleDataSource {
     final AtomicInteger closedNext = new AtomicInteger();
     private final DataSource target;
     private final Thread owner = Thread.currentThread();
@@ -113,42 +110,6 @@ class PostgresClosedConnectionTest {
                   }
                 }
               });
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

@@ -1,16 +1,13 @@
 package dev.kvmq.store.postgres;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -18,7 +15,7 @@ import javax.sql.DataSource;
  * connections (so a restarted database leaves stale ones in it) and drops those the driver has
  * closed after a failure. Tests only: users bring their own pool.
  */
-final class TestPool implements DataSource, AutoCloseable {
+final class TestPool extends SimpleDataSource implements AutoCloseable {
 
   private final DataSource target;
   private final Deque<Connection> idle = new ArrayDeque<>();
@@ -125,43 +122,5 @@ final class TestPool implements DataSource, AutoCloseable {
         }
       }
     }
-  }
-
-  // ---- DataSource boilerplate
-
-  @Override
-  public Connection getConnection(String username, String password) throws SQLException {
-    throw new SQLFeatureNotSupportedException("the test pool has one user");
-  }
-
-  @Override
-  public PrintWriter getLogWriter() {
-    return null;
-  }
-
-  @Override
-  public void setLogWriter(PrintWriter out) {}
-
-  @Override
-  public void setLoginTimeout(int seconds) {}
-
-  @Override
-  public int getLoginTimeout() {
-    return 0;
-  }
-
-  @Override
-  public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-    throw new SQLFeatureNotSupportedException();
-  }
-
-  @Override
-  public <T> T unwrap(Class<T> iface) throws SQLException {
-    throw new SQLException("not a wrapper");
-  }
-
-  @Override
-  public boolean isWrapperFor(Class<?> iface) {
-    return false;
   }
 }
