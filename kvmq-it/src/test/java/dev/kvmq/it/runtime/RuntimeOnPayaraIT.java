@@ -151,7 +151,10 @@ class RuntimeOnPayaraIT {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     assertThat(r.body())
         .contains("\"status\":\"UP\"")
-        .containsPattern("\"queuesWithoutHandler\"\\s*:\\s*\"nobody-handles-this\"");
+        // every queue of the store with jobs and no handler here: the test classes share one
+        // store, so other classes' queues are named too
+        .containsPattern(
+            "\"queuesWithoutHandler\"\\s*:\\s*\"([^\"]*,)?nobody-handles-this(,[^\"]*)?\"");
   }
 
   @Test
