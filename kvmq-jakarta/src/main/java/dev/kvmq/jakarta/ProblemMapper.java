@@ -37,7 +37,32 @@ public class ProblemMapper implements ExceptionMapper<Throwable> {
           .type(Problem.MEDIA_TYPE)
           .build();
     }
-    LOG.log(System.Logger.Level.ERROR, "kvmq admin API: unexpected error", e);
-    return Problem.response(500, "Internal Server Error", "see the server log", null);
+    Unexpected a = unexpected(e);
+    if (a.logged() == System.Logger.Level.ERROR) {
+      LOG.log(a.logged(), "kvmq admin API: unexpected error", e);
+    } else {
+      LOG.log(a.logged(), () -> "kvmq admin API: " + a.detail(), e);
+    }
+    return Problem.response(a.status(), a.title(), a.detail(), null);
+  }
+
+  /** The answer to an exception that is not the API's own: its status, title, detail and log. */
+  record Unexpected(int status, String title, String detail, System.Logger.Level logged) {}
+
+  /**
+   * A store that fails (a database away) is 503 with the store's message, which says whether a
+   * commit's outcome is unknown; the store logs its outage once, so each request logs at DEBUG
+   * only. Anything else is a 500 that says no more and is logged at ERROR.
+   */
+  static Unexpected unexpected(Throwable e) {
+    if (e instanceof dev.kvmq.store.KvStoreException) {
+      return new Unexpected(
+          503,
+          "Service Unavailable",
+          "the store is failing: " + e.getMessage(),
+          System.Logger.Level.DEBUG);
+    }
+    return new Unexpected(
+        500, "Internal Server Error", "see the server log", System.Logger.Level.ERROR);
   }
 }
