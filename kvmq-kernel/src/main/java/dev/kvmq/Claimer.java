@@ -21,6 +21,10 @@ import java.util.Optional;
 final class Claimer {
 
   static final int MAINTENANCE_BATCH = 256;
+
+  /** How many times {@link #admitFreeSlots()} plans one group again after a refused check. */
+  private static final int MAX_GROUP_REPLANS = 20;
+
   private static final System.Logger LOG = System.getLogger(Claimer.class.getName());
 
   /** A claimed job and the versionstamp of the claim's commit. */
@@ -184,6 +188,67 @@ final class Claimer {
       store.commitAll(ops); // a refused check: another worker woke or changed the group first
     }
     return due.size() == batch;
+  }
+
+  /**
+   * Admits the parked jobs of every group that has a free slot under this claimer's limits ({@link
+   * Transitions#admitFreeSlots}): a worker does this once, at its start, so that a limit raised or
+   * removed since the jobs parked (from 0, say, where no completion is to come) takes effect
+   * without waiting for the group's next push. Reads every group record in pages of the batch (idle
+   * groups have none), then, per group with a free slot and parked jobs, one commit per {@link
+   * GroupBook#HEADS} jobs admitted; a refused check (another commit changed the group) reads the
+   * group again. Undecodable group records are skipped.
+   *
+   * @return how many jobs it admitted
+   * @throws dev.kvmq.store.KvStoreException if the store fails: the caller tries again later
+   */
+  int admitFreeSlots() {
+    int admitted = 0;
+    KeyRange all = keys.groups();
+    Key last = null;
+    while (true) {
+      List<KvEntry> page = store.list(last == null ? all : all.from(last), batch + 1, false);
+      int fresh = 0;
+      for (KvEntry e : page) {
+        if (last != null && e.key().equals(last)) {
+          continue;
+        }
+        fresh++;
+        String g = QueueKeys.groupOf(e.key());
+        GroupBook.Counts counts;
+        try {
+          counts = GroupBook.Counts.decode(e.value());
+        } catch (IllegalStateException unreadable) {
+          continue;
+        }
+        if (counts.parked() > 0 && counts.blockedUntil() == 0 && counts.admitted() < limits.of(g)) {
+          admitted += admitFreeSlots(g);
+        }
+      }
+      if (page.isEmpty() || fresh == 0 || page.size() < batch + 1) {
+        return admitted;
+      }
+      last = page.get(page.size() - 1).key();
+    }
+  }
+
+  /** {@link #admitFreeSlots()} for one group: commits until it has no free slot or parked job. */
+  private int admitFreeSlots(String group) {
+    int admitted = 0;
+    int refused = 0;
+    while (refused < MAX_GROUP_REPLANS) {
+      GroupBook.Read read = GroupReads.read(store, keys, java.util.Set.of(group)).get(group);
+      GroupBook book = GroupBook.of(keys, limits, Map.of(group, read));
+      if (!(Transitions.admitFreeSlots(group, book) instanceof Transitions.Applied a)) {
+        break;
+      }
+      if (store.commit(a.operation()).ok()) {
+        admitted += book.admittedHeads().size();
+      } else {
+        refused++;
+      }
+    }
+    return admitted;
   }
 
   /**

@@ -270,6 +270,22 @@ final class GroupBook {
     return true;
   }
 
+  /**
+   * Whether {@code group} has a free slot, is not blocked, and has parked jobs read to fill it
+   * with: then this operation admits its first parked jobs up to its limit ({@link #finishInto}).
+   * That is the case of a group whose limit is higher under this book's limits than under the ones
+   * that parked its jobs (a limit raised or removed); a group with no admitted job has no commit to
+   * come that would admit them otherwise.
+   */
+  boolean reopen(String group) {
+    Entry e = entry(group);
+    if (!e.admits() || e.parked == 0 || e.read.heads().isEmpty()) {
+      return false;
+    }
+    e.changed = true;
+    return true;
+  }
+
   private Entry entry(String group) {
     Entry e = groups.get(group);
     if (e == null) {

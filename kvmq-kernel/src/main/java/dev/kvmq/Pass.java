@@ -63,6 +63,12 @@ final class Pass<S> {
   /** Set when the store announces a change of the delayed index: a pass must look at it. */
   private volatile boolean delayedChanged = true;
 
+  /**
+   * Pass only: whether this worker has admitted the parked jobs its limits leave room for ({@link
+   * Claimer#admitFreeSlots()}), once, before its first claim.
+   */
+  private boolean freeSlotsAdmitted;
+
   /** Pass only: when the paused key must be read again at the latest. */
   private long pausedCheckAt;
 
@@ -198,6 +204,10 @@ final class Pass<S> {
         return;
       }
       slots.dispatch(); // jobs claimed ahead that waited while a pause was in doubt
+      if (!freeSlotsAdmitted) { // a limit raised since the jobs parked (docs/flow-control.md)
+        claimer.admitFreeSlots();
+        freeSlotsAdmitted = true;
+      }
       boolean more = false;
       boolean nextChangeRead = false; // maintenanceAt was read in this pass, after the moves
       if (!notifies || delayedChanged || now >= maintenanceAt) {

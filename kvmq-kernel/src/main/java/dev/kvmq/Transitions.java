@@ -607,6 +607,26 @@ final class Transitions {
     return new Applied(op.build(), Optional.empty(), Optional.empty());
   }
 
+  /**
+   * A worker starts under limits that give {@code group} a free slot while some of its jobs are
+   * parked (its limit was raised or removed since they parked; a limit of 0 raised leaves a group
+   * with no admitted job, so no completion to come would admit them): its first parked jobs are
+   * admitted up to its limit ({@code g}, a book over the group read with its heads), the group's
+   * record checked at the versionstamp read. Refused ({@link Refusal#WRONG_STATE}) when the group
+   * is blocked, has no free slot or no parked job, or no job of the heads read is still parked.
+   */
+  static Plan admitFreeSlots(String group, GroupBook g) {
+    if (!g.reopen(group)) {
+      return WRONG_STATE;
+    }
+    AtomicOperation.Builder op = AtomicOperation.builder();
+    g.finishInto(op);
+    if (g.admittedHeads().isEmpty()) {
+      return WRONG_STATE;
+    }
+    return new Applied(op.build(), Optional.empty(), Optional.empty());
+  }
+
   /** A time (epoch ms) as the value of a pause or a rate slot. */
   static byte[] encodeTime(long t) {
     return java.nio.ByteBuffer.allocate(8).putLong(t).array();

@@ -25,12 +25,15 @@ import org.junit.jupiter.api.Test;
  * limits (a default and per-group limits), in half the runs a rate limit, in half the runs rate
  * limits of groups (a default, or per group), and handlers that now and then pause the queue's
  * starts or their group's, on a store that fails commits at random (before they apply, or after),
- * while workers crash (abandoned with their leases) or stop, and time jumps. A {@link FlowChecker}
- * under the faults follows every applied commit and finds no instant where a group has more jobs
- * leased or admitted than its limit, more starts in a window than the rate limit allows (the
- * queue's, or its group's), or a start during a pause (the queue's, or its group's). After the
- * faults stop, the queue drains: every acknowledged job ran to its end or is a dead letter, and no
- * group record is left.
+ * while workers crash (abandoned with their leases) or stop, and time jumps. In half the runs one
+ * group starts with a limit of 0, which is raised partway through: every worker is crashed or
+ * stopped and started again on a queue with the new limit, and no job of that group is pushed after
+ * it, so only the new workers' start can admit its parked jobs. A {@link FlowChecker} under the
+ * faults follows every applied commit and finds no instant where a group has more jobs leased or
+ * admitted than its limit, more starts in a window than the rate limit allows (the queue's, or its
+ * group's), or a start during a pause (the queue's, or its group's). After the faults stop, the
+ * queue drains: every acknowledged job ran to its end or is a dead letter, and no group record is
+ * left.
  *
  * <p>Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
@@ -67,7 +70,7 @@ public abstract class FlowSimulationContract {
   @Test
   void noInstantOverAGroupLimitOrTheRateUnderFaultsAndCrashes() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
-    int[] totals = new int[5];
+    int[] totals = new int[6];
     TransitionTable.recordOnThisThread(walked::add);
     try {
       Seeds.forEach(
@@ -89,6 +92,7 @@ public abstract class FlowSimulationContract {
               totals[2] += sim.checker.parkedSeen;
               totals[3] += sim.checker.groupRateStartsSeen;
               totals[4] += sim.checker.groupPausesSeen;
+              totals[5] += sim.raisedRan;
             } finally {
               raw.close();
             }
@@ -100,6 +104,7 @@ public abstract class FlowSimulationContract {
     assertThat(totals[2]).as("jobs parked: groups were saturated").isPositive();
     assertThat(totals[3]).as("starts of groups with a rate limit").isPositive();
     assertThat(totals[4]).as("pauses of a group's starts").isPositive();
+    assertThat(totals[5]).as("jobs of a group whose limit of 0 was raised, run").isPositive();
     if (System.getProperty("kvmq.seed") == null && runs() >= 300) {
       assertThat(totals[1]).as("most jobs of one group leased at once").isGreaterThan(1);
       assertThat(walked).as("edges the flow simulation walked").containsAll(WALKS);
@@ -111,7 +116,7 @@ public abstract class FlowSimulationContract {
     final FakeClock clock = new FakeClock();
     final FlowChecker checker;
     final FaultyStore store;
-    final Queue<String> queue;
+    Queue<String> queue;
     final Map<String, Integer> limits = new HashMap<>();
     final int defaultLimit;
     final RateLimit rate;
@@ -126,6 +131,14 @@ public abstract class FlowSimulationContract {
     final List<String> problems = new ArrayList<>();
     int pushed;
 
+    /** The group whose limit is 0 until step {@link #raiseAt}; null in runs without one. */
+    final String zeroGroup;
+
+    final int raiseAt;
+    final int raisedLimit;
+    boolean raised;
+    int raisedRan;
+
     Sim(KvStore raw, SplittableRandom r) {
       this.r = r;
       this.faults = r.split();
@@ -134,6 +147,13 @@ public abstract class FlowSimulationContract {
         if (r.nextBoolean()) {
           limits.put("g" + g, 1 + r.nextInt(4));
         }
+      }
+      SplittableRandom zr = r.split();
+      this.zeroGroup = zr.nextBoolean() ? "g3" : null;
+      this.raiseAt = 60 + zr.nextInt(60);
+      this.raisedLimit = 1 + zr.nextInt(3);
+      if (zeroGroup != null) {
+        limits.put(zeroGroup, 0);
       }
       this.rate =
           r.nextBoolean()
@@ -157,16 +177,41 @@ public abstract class FlowSimulationContract {
               rate,
               g -> groupRates.getOrDefault(g, defaultGroupRate));
       this.store = new FaultyStore(checker);
+      this.queue = queue(new Random(r.nextLong()));
+    }
+
+    /** The queue with the limits of {@link #limits} as they are now. */
+    Queue<String> queue(Random random) {
       Queue.Builder<String> b =
           Queue.builder(store, "flow", Codecs.utf8())
               .clock(clock)
-              .random(new Random(r.nextLong()))
+              .random(random)
               .groupLimit(defaultLimit)
               .rateLimit(rate)
               .groupRateLimit(defaultGroupRate);
       limits.forEach(b::groupLimit);
       groupRates.forEach(b::groupRateLimit);
-      this.queue = b.build();
+      return b.build();
+    }
+
+    /**
+     * The limit of 0 is raised: every worker crashes or stops, and starts again on a queue with the
+     * new limit. The checker's limit is the new one from now on (the old one admitted none).
+     */
+    void raiseTheZeroLimit() {
+      raised = true;
+      limits.put(zeroGroup, raisedLimit);
+      queue = queue(new Random(r.nextLong()));
+      for (int i = 0; i < schedulers.size(); i++) {
+        if (r.nextBoolean()) {
+          schedulers.get(i).shutdownNow();
+        } else {
+          workers.get(i).stop();
+          schedulers.get(i).runUntilIdle();
+          schedulers.get(i).shutdownNow();
+        }
+        schedulers.set(i, newWorker(i));
+      }
     }
 
     static RateLimit rate(SplittableRandom r) {
@@ -184,6 +229,9 @@ public abstract class FlowSimulationContract {
           r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY;
       store.failCommits(op -> faults.nextInt(100) < failPercent, mode);
       for (int step = 0; step < 120; step++) {
+        if (zeroGroup != null && step == raiseAt) {
+          raiseTheZeroLimit();
+        }
         int a = r.nextInt(100);
         if (a < 35) {
           push();
@@ -240,6 +288,12 @@ public abstract class FlowSimulationContract {
           queue.worker(
               (job, ctx) -> {
                 ranIds.computeIfAbsent(job.state(), c -> new LinkedHashSet<>()).add(job.id());
+                if (job.group().filter(g -> g.equals(zeroGroup)).isPresent()) {
+                  if (!raised) {
+                    problems.add(job.state() + " of group " + zeroGroup + " ran under limit 0");
+                  }
+                  raisedRan++;
+                }
                 int o = outcomes.nextInt(100);
                 if (o < 4) {
                   ctx.pauseQueueStarts(Duration.ofMillis(200 + outcomes.nextInt(2_000)));
@@ -266,7 +320,9 @@ public abstract class FlowSimulationContract {
 
     void push() {
       String chain = "c" + pushed++;
-      String group = r.nextInt(8) == 0 ? null : "g" + r.nextInt(4);
+      // after the raise, no push of the group whose limit was 0: its next push would admit its
+      // parked jobs, and the test is that a worker's start does
+      String group = r.nextInt(8) == 0 ? null : "g" + r.nextInt(raised ? 3 : 4);
       int repeats = r.nextInt(3) == 0 ? 1 : 0;
       JobOptions o =
           JobOptions.defaults()

@@ -36,7 +36,9 @@ import org.junit.jupiter.api.Test;
  * group until the oldest of those starts is a period old: the group admits none of its jobs until
  * the claimer's wake at that time, which admits its first parked jobs up to its limit. A handler
  * may pause its group's starts: its job waits for the pause's end, the group is blocked until then,
- * and a claim that meets a job of the paused group parks it instead of starting it.
+ * and a claim that meets a job of the paused group parks it instead of starting it. Limits may be
+ * raised (from 0 too): the queue is built again with them, and its claimer, as a new worker's,
+ * first admits the parked jobs of every unblocked group with a free slot, up to the new limit.
  */
 public abstract class GroupModelContract {
 
@@ -131,8 +133,9 @@ public abstract class GroupModelContract {
     final FakeClock clock = new FakeClock();
     final SplittableRandom r;
     final KvStore store;
-    final Queue<String> queue;
-    final Claimer claimer;
+    final int claimBatch;
+    Queue<String> queue;
+    Claimer claimer;
     final Map<String, Integer> limits = new LinkedHashMap<>();
     final Map<String, RateLimit> rates = new LinkedHashMap<>();
     final Map<String, List<Long>> starts = new LinkedHashMap<>();
@@ -172,10 +175,14 @@ public abstract class GroupModelContract {
         paused.put(g, 0L);
       }
       this.queue = b.build();
-      this.claimer =
-          // no reclaim limit here (poison jobs are the model test's): a reclaim is always ready
-          new Claimer(queue.keys, store, 1 + r.nextInt(3), Integer.MAX_VALUE)
-              .flow(queue.groupLimits(), null, queue.groupRates());
+      this.claimBatch = 1 + r.nextInt(3);
+      this.claimer = claimer(queue);
+    }
+
+    Claimer claimer(Queue<String> q) {
+      // no reclaim limit here (poison jobs are the model test's): a reclaim is always ready
+      return new Claimer(q.keys, store, claimBatch, Integer.MAX_VALUE)
+          .flow(q.groupLimits(), null, q.groupRates());
     }
 
     long now() {
@@ -199,6 +206,8 @@ public abstract class GroupModelContract {
           delete();
         } else if (op < 88) {
           replay();
+        } else if (op < 90) {
+          raiseLimits();
         } else {
           clock.advance(Duration.ofMillis(r.nextInt(4) * 1_000L + (r.nextInt(8) == 0 ? 6_000 : 0)));
         }
@@ -516,6 +525,35 @@ public abstract class GroupModelContract {
       Set<String> changed = new HashSet<>();
       enter(m, changed);
       topUp(changed, Set.of(m.id));
+    }
+
+    /**
+     * A worker starts on a queue whose limits are raised (from 0, some of them): before anything
+     * else it admits the parked jobs of every group with a free slot, up to the new limit.
+     */
+    void raiseLimits() {
+      Queue.Builder<String> b =
+          Queue.builder(store, "model", Codecs.utf8())
+              .clock(clock)
+              .random(new Random(r.nextLong()))
+              .groupLimit(limits.get("g2"));
+      for (String g : limits.keySet()) {
+        if (r.nextBoolean()) {
+          limits.put(g, limits.get(g) + 1 + r.nextInt(2));
+        }
+        b.groupLimit(g, limits.get(g));
+      }
+      rates.forEach(b::groupRateLimit);
+      queue = b.build();
+      claimer = claimer(queue);
+      claimer.admitFreeSlots();
+      for (String g : limits.keySet()) {
+        int parked = -1;
+        while (parked != parked(g)) { // a commit admits up to GroupBook.HEADS: again until done
+          parked = parked(g);
+          topUp(Set.of(g), Set.of());
+        }
+      }
     }
 
     // ---- the check

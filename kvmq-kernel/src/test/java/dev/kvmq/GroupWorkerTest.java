@@ -88,6 +88,52 @@ class GroupWorkerTest {
   }
 
   /**
+   * A limit of 0 raised: the group's 20 parked jobs have no admitted job whose completion would
+   * admit them, and no push comes. A worker started with the new limit (2) admits them at its
+   * start, and runs all 20 in queue order, never more than 2 at once.
+   */
+  @Test
+  void aWorkerStartedWithARaisedLimitRunsTheJobsParkedUnderTheOldOne() {
+    Queue<String> before = builder().groupLimit("a", 0).build();
+    before.pushAll(states("a", 20), JobOptions.defaults().group("a"));
+    assertThat(store.count(before.keys.parked("a"))).isEqualTo(20);
+    Queue<String> q = builder().groupLimit("a", 2).build();
+    List<Long> leasedAtStart = new ArrayList<>();
+    q.worker(
+            (job, ctx) -> {
+              ran.add(job.state());
+              leasedAtStart.add(q.counts().processing());
+            },
+            WorkerOptions.defaults().concurrency(4),
+            scheduler)
+        .start();
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactlyElementsOf(states("a", 20));
+    assertThat(leasedAtStart).allMatch(n -> n >= 1 && n <= 2);
+    assertThat(store.list(q.keys.groups())).as("the idle group's record").isEmpty();
+  }
+
+  /**
+   * A limit removed: a worker of a queue without it admits all 20 jobs parked under a limit of 0,
+   * more than one commit's {@link GroupBook#HEADS}, at its start.
+   */
+  @Test
+  void aWorkerStartedWithoutTheLimitAdmitsEveryJobParkedUnderIt() {
+    Queue<String> before = builder().groupLimit("a", 0).build();
+    before.pushAll(states("a", 20), JobOptions.defaults().group("a"));
+    Queue<String> q = builder().build();
+    Claimer claimer = new Claimer(q.keys, store).flow(q.groupLimits(), null);
+    assertThat(claimer.admitFreeSlots()).isEqualTo(20);
+    assertThat(store.count(q.keys.parked("a"))).isZero();
+    assertThat(store.count(q.keys.ready())).isEqualTo(20);
+    assertThat(claimer.admitFreeSlots()).as("a second time").isZero();
+    q.worker((job, ctx) -> ran.add(job.state()), WorkerOptions.defaults().concurrency(4), scheduler)
+        .start();
+    scheduler.runUntilIdle();
+    assertThat(ran).containsExactlyElementsOf(states("a", 20));
+  }
+
+  /**
    * The rate limit: 3 starts per second. 10 jobs: 3 start now, none until a second has passed since
    * the first starts, then 3 more; the worker wakes by itself when the next slot frees.
    */
