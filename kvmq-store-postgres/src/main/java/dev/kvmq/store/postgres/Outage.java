@@ -25,13 +25,32 @@ final class Outage {
 
   /** Records a failure; logs it if it starts an outage. */
   void failed(String operation, Exception e) {
-    String what = operation + " failed: " + e.getMessage();
+    String what = operation + " failed: " + describe(e);
     if (failure.compareAndSet(null, what)) {
       LOG.log(
           Level.WARNING,
           subject + ": " + what + " (further failures are not logged until it works again)",
           e);
     }
+  }
+
+  /**
+   * What a failure says: its message, or, when it has none (a pool's connection proxy throws an
+   * {@link java.lang.reflect.UndeclaredThrowableException} around the driver's exception, whose own
+   * message is null), the first message among its causes, with the cause's type. The type alone
+   * when no cause has a message.
+   */
+  static String describe(Throwable e) {
+    if (e.getMessage() != null) {
+      return e.getMessage();
+    }
+    for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+      if (c.getMessage() != null) {
+        String state = c instanceof java.sql.SQLException sql ? Jdbc.state(sql) : "";
+        return c.getClass().getName() + ": " + c.getMessage() + state;
+      }
+    }
+    return e.getClass().getName();
   }
 
   /** Records a success; logs the end of an outage. */
