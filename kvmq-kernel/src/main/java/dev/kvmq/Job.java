@@ -2,6 +2,7 @@ package dev.kvmq;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -46,8 +47,10 @@ public final class Job<S> {
   private final Optional<String> result;
   private final List<Attempt> attempts;
   private final Optional<Instant> finishedAt;
+  private final byte[] undecoded; // the stored state when the codec could not decode it; or null
 
-  private Job(String queue, JobRecord r, S state, long now) {
+  private Job(String queue, JobRecord r, S state, byte[] undecoded, long now) {
+    this.undecoded = undecoded;
     this.id = r.id;
     this.queue = Objects.requireNonNull(queue, "queue");
     this.state = state;
@@ -86,7 +89,15 @@ public final class Job<S> {
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
   static <S> Job<S> of(String queue, JobRecord r, S state, long now) {
-    return new Job<>(queue, r, state, now);
+    return new Job<>(queue, r, state, null, now);
+  }
+
+  /**
+   * The job of record {@code r} of queue {@code queue} whose state the queue's codec could not
+   * decode: its state is null, and its stored bytes are kept ({@link #undecodedState()}).
+   */
+  static <S> Job<S> undecodable(String queue, JobRecord r, long now) {
+    return new Job<>(queue, r, null, r.payload.clone(), now);
   }
 
   /**
@@ -110,10 +121,22 @@ public final class Job<S> {
   /**
    * Returns the payload the handler gets.
    *
-   * @return the state; null in a listing when the queue's codec can't decode it
+   * @return the state; null in a listing when the queue's codec can't decode it (then see {@link
+   *     #undecodedState()})
    */
   public S state() {
     return state;
+  }
+
+  /**
+   * Returns the state's bytes as stored when the queue's codec could not decode them ({@link
+   * #state()} is then null): what an operator can still read of a job that an application's new
+   * version no longer understands (a JSON codec's bytes are JSON text in UTF-8).
+   *
+   * @return a copy of the stored bytes; empty when the state decoded
+   */
+  public Optional<byte[]> undecodedState() {
+    return undecoded == null ? Optional.empty() : Optional.of(undecoded.clone());
   }
 
   /**
@@ -396,7 +419,8 @@ public final class Job<S> {
         && leaseExpiries == j.leaseExpiries
         && result.equals(j.result)
         && attempts.equals(j.attempts)
-        && finishedAt.equals(j.finishedAt);
+        && finishedAt.equals(j.finishedAt)
+        && Arrays.equals(undecoded, j.undecoded);
   }
 
   /**
@@ -407,34 +431,35 @@ public final class Job<S> {
   @Override
   public int hashCode() {
     return Objects.hash(
-        id,
-        queue,
-        state,
-        priority,
-        createdAt,
-        status,
-        delayUntil,
-        leaseUntil,
-        repeatCount,
-        repeatDelay,
-        retriesLeft,
-        retryLimit,
-        retryBackoff,
-        attempt,
-        token,
-        lastError,
-        schedule,
-        slot,
-        unique,
-        holdsUnique,
-        group,
-        timeout,
-        interruptOnCancel,
-        cancelledAt,
-        leaseExpiries,
-        result,
-        attempts,
-        finishedAt);
+            id,
+            queue,
+            state,
+            priority,
+            createdAt,
+            status,
+            delayUntil,
+            leaseUntil,
+            repeatCount,
+            repeatDelay,
+            retriesLeft,
+            retryLimit,
+            retryBackoff,
+            attempt,
+            token,
+            lastError,
+            schedule,
+            slot,
+            unique,
+            holdsUnique,
+            group,
+            timeout,
+            interruptOnCancel,
+            cancelledAt,
+            leaseExpiries,
+            result,
+            attempts,
+            finishedAt)
+        + 31 * Arrays.hashCode(undecoded);
   }
 
   /**

@@ -380,7 +380,8 @@ public final class Queue<S> {
    * priority, then creation. The seed's {@code getAllJobs}. Held jobs are listed too, with place 0,
    * like the ones being processed. Reads every job: for a large queue, prefer {@link #counts()}.
    *
-   * <p>A job whose state this queue's codec can't decode is listed with a null state.
+   * <p>A job whose state this queue's codec can't decode is listed with a null state, and its
+   * stored bytes in {@link Job#undecodedState()}.
    *
    * @return the jobs with their places and statuses
    * @throws IllegalStateException if the store is closed
@@ -856,7 +857,7 @@ public final class Queue<S> {
     try {
       state = codec.decode(r.payload.clone());
     } catch (RuntimeException e) {
-      state = null;
+      return Job.undecodable(name(), r, now);
     }
     return Job.of(name(), r, state, now);
   }

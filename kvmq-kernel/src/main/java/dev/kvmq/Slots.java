@@ -243,7 +243,10 @@ final class Slots<S> {
     } catch (RuntimeException e) {
       failure = e;
     }
-    Job<S> job = Job.of(core.queue.name(), r, state, now);
+    Job<S> job =
+        failure == null
+            ? Job.of(core.queue.name(), r, state, now)
+            : Job.undecodable(core.queue.name(), r, now);
     Tracer tracer = core.queue.tracer;
     JobTracing.Span span = tracer.started(job, r.traceContext, lease.claimedAt, now);
     lease.span = span;

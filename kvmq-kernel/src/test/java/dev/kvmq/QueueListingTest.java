@@ -36,6 +36,44 @@ class QueueListingTest {
   private final Queue<String> queue =
       Queue.builder(new InMemoryKvStore(), "q", codec).clock(clock).build();
 
+  /**
+   * A state the queue's codec no longer decodes (an application's new version): listed and read
+   * with a null state, and its stored bytes kept for an operator to read; a state that decodes has
+   * none.
+   */
+  @Test
+  void aStateTheCodecCantDecodeIsReadAsNullWithItsStoredBytes() {
+    InMemoryKvStore store = new InMemoryKvStore();
+    Queue<String> before = Queue.builder(store, "v", Codecs.utf8()).clock(clock).build();
+    String old = before.push("{\"amount\":12}").id();
+    Codec<Integer> strict =
+        new Codec<>() {
+          @Override
+          public byte[] encode(Integer state) {
+            return state.toString().getBytes(StandardCharsets.UTF_8);
+          }
+
+          @Override
+          public Integer decode(byte[] bytes) {
+            return Integer.valueOf(new String(bytes, StandardCharsets.UTF_8));
+          }
+        };
+    Queue<Integer> after = Queue.builder(store, "v", strict).clock(clock).build();
+    String fresh = after.push(7).id();
+
+    Job<Integer> read = after.job(old).orElseThrow();
+    assertThat(read.state()).isNull();
+    assertThat(read.undecodedState())
+        .hasValueSatisfying(
+            b -> assertThat(new String(b, StandardCharsets.UTF_8)).isEqualTo("{\"amount\":12}"));
+    read.undecodedState().orElseThrow()[0] = 'X';
+    assertThat(read.undecodedState().orElseThrow()[0]).as("a copy each time").isEqualTo((byte) '{');
+    assertThat(after.jobs().stream().map(e -> e.job().undecodedState().isPresent()))
+        .containsExactly(true, false);
+    assertThat(after.job(fresh).orElseThrow().undecodedState()).isEmpty();
+    assertThat(read).isEqualTo(after.job(old).orElseThrow());
+  }
+
   @Test
   void pagesAreSlicesOfTheWholeListingWithTheirPlaces() {
     for (int i = 0; i < 30; i++) {

@@ -908,8 +908,8 @@ public class QueuesResource {
   }
 
   /**
-   * A job as JSON: {@code {id, state, status, place?, ...options (PushBody.addOptions), lastError?,
-   * ...control and history (ControlRest.addFields)}}.
+   * A job as JSON: {@code {id, state, status, place?, undecodedState? (undecoded), ...options
+   * (PushBody.addOptions), lastError?, ...control and history (ControlRest.addFields)}}.
    */
   static <S> JsonObject job(AdminQueue<S> q, Job<S> j, int place) {
     JsonObjectBuilder b =
@@ -920,6 +920,7 @@ public class QueuesResource {
     if (place >= 0) {
       b.add("place", place);
     }
+    j.undecodedState().ifPresent(bytes -> b.add("undecodedState", undecoded(q, bytes)));
     PushBody.addOptions(j, b);
     j.schedule().ifPresent(name -> b.add("schedule", name));
     j.slot().ifPresent(t -> b.add("slot", t.toString()));
@@ -934,6 +935,27 @@ public class QueuesResource {
                         .add("failedAt", e.failedAt().toString())));
     ControlRest.addFields(j, b);
     return b.build();
+  }
+
+  /**
+   * A stored state the queue's codec can't decode (its {@code state} is then null): {@code {text}}
+   * when the bytes are UTF-8 (a JSON-B codec's are JSON text), else {@code {base64}}, and {@code
+   * error}, what the codec says of them (cut to 1,000 characters), so that an operator can read a
+   * job that an application's new version no longer understands.
+   */
+  static <S> JsonObject undecoded(AdminQueue<S> q, byte[] bytes) {
+    JsonObjectBuilder u = Json.createObjectBuilder();
+    Utf8.decode(bytes)
+        .ifPresentOrElse(
+            text -> u.add("text", text),
+            () -> u.add("base64", java.util.Base64.getEncoder().encodeToString(bytes)));
+    try {
+      q.queue().codec().decode(bytes.clone());
+    } catch (RuntimeException e) {
+      String why = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
+      u.add("error", cut(why, 1_000));
+    }
+    return u.build();
   }
 
   /** {@code text} cut to {@code max} characters, with an ellipsis when cut. */

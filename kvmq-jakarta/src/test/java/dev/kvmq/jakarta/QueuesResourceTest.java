@@ -49,6 +49,43 @@ class QueuesResourceTest {
     return new AdminQueue<>(q, codec);
   }
 
+  /**
+   * A job pushed by an older version whose state no longer fits the type: its JSON has a null state
+   * and the stored text with what JSON-B says of it; bytes that are not UTF-8 are given in base64.
+   * A job that decodes has no such field.
+   */
+  @Test
+  void aJobWhoseStateNoLongerDecodesShowsItsStoredTextAndWhy() {
+    Queue<String> older =
+        Queue.builder(store, "orders", dev.kvmq.Codecs.utf8()).clock(clock).build();
+    String id = older.push("{\"id\": [\"not\", \"a\", \"string\"]}").id();
+    Job<byte[]> binary =
+        Queue.builder(store, "orders", dev.kvmq.Codecs.bytes())
+            .clock(clock)
+            .build()
+            .push(new byte[] {(byte) 0xff});
+    AdminQueue<Order> q = queue("orders", Order.class);
+    String fits = q.queue().push(new Order("o-1", List.of("a"))).id();
+
+    JsonObject json = QueuesResource.job(q, q.queue().job(id).orElseThrow(), -1);
+
+    assertThat(json.isNull("state")).isTrue();
+    JsonObject undecoded = json.getJsonObject("undecodedState");
+    assertThat(undecoded.getString("text")).isEqualTo("{\"id\": [\"not\", \"a\", \"string\"]}");
+    assertThat(undecoded.getString("error")).isNotBlank();
+    assertThat(undecoded.containsKey("base64")).isFalse();
+
+    JsonObject notText =
+        QueuesResource.job(q, q.queue().job(binary.id()).orElseThrow(), -1)
+            .getJsonObject("undecodedState");
+    assertThat(notText.getString("base64")).isEqualTo("/w==");
+    assertThat(notText.containsKey("text")).isFalse();
+
+    JsonObject good = QueuesResource.job(q, q.queue().job(fits).orElseThrow(), -1);
+    assertThat(good.containsKey("undecodedState")).isFalse();
+    assertThat(good.getJsonObject("state").getString("id")).isEqualTo("o-1");
+  }
+
   @Test
   void deletingTheWaitingJobsOfAQueueThatKeepsChangingIsAConflictThatSaysWhatToDo() {
     // a store on which every commit's checks fail, as when workers change the queue under

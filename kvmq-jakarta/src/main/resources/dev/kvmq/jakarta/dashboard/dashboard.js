@@ -503,11 +503,20 @@
     }
     const now = Date.now();
     for (const j of jobs) {
-      const payload = JSON.stringify(j.state);
+      // a state this version's type no longer decodes: its stored text (or bytes), and why
+      const undecoded = j.undecodedState;
+      const payload = undecoded
+        ? (undecoded.text ?? 'base64 ' + undecoded.base64)
+        : JSON.stringify(j.state);
+      const full = undecoded ? payload : JSON.stringify(j.state, null, 2);
       const short = payload.length > 80 ? payload.slice(0, 80) + '…' : payload;
+      const code = el('code', { text: short });
+      if (undecoded) {
+        code.title = 'Does not decode: ' + (undecoded.error ?? '');
+      }
       const payloadCell = payload.length > 80
-        ? el('details', {}, el('summary', {}, el('code', { text: short })), el('pre', { text: JSON.stringify(j.state, null, 2) }))
-        : el('code', { text: payload });
+        ? el('details', {}, el('summary', {}, code), el('pre', { text: full }))
+        : code;
       const error = j.lastError
         ? el('span', { text: j.lastError.type + ': ' + j.lastError.message, title: 'at ' + j.lastError.failedAt })
         : el('span', { text: '–' });
