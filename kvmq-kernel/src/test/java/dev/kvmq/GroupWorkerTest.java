@@ -43,6 +43,25 @@ class GroupWorkerTest {
   }
 
   /**
+   * Runs every job of {@code q} with a worker of concurrency 4, recording the states it ran.
+   *
+   * @return how many jobs were being processed as each handler started
+   */
+  List<Long> runAll(Queue<String> q) {
+    List<Long> leasedAtStart = new ArrayList<>();
+    q.worker(
+            (job, ctx) -> {
+              ran.add(job.state());
+              leasedAtStart.add(q.counts().processing());
+            },
+            WorkerOptions.defaults().concurrency(4),
+            scheduler)
+        .start();
+    scheduler.runUntilIdle();
+    return leasedAtStart;
+  }
+
+  /**
    * Fairness: a saturated group holds at most its limit of the ready index, so a claim takes the
    * jobs of other groups pushed after its backlog, in queue order, without reading past the
    * backlog. 1,000 jobs of group a (limit 2) pushed first, then 5 of group b: one claim of 10 takes
@@ -72,16 +91,7 @@ class GroupWorkerTest {
   void aGroupWithLimitOneRunsItsJobsOneByOneInQueueOrderAndLeavesNoRecord() {
     Queue<String> q = builder().groupLimit(1).build();
     q.pushAll(states("x", 20), JobOptions.defaults().group("tenant-1"));
-    List<Long> leasedAtStart = new ArrayList<>();
-    q.worker(
-            (job, ctx) -> {
-              ran.add(job.state());
-              leasedAtStart.add(q.counts().processing());
-            },
-            WorkerOptions.defaults().concurrency(4),
-            scheduler)
-        .start();
-    scheduler.runUntilIdle();
+    List<Long> leasedAtStart = runAll(q);
     assertThat(ran).containsExactlyElementsOf(states("x", 20));
     assertThat(leasedAtStart).containsOnly(1L);
     assertThat(store.list(q.keys.groups())).isEmpty();
@@ -98,16 +108,7 @@ class GroupWorkerTest {
     before.pushAll(states("a", 20), JobOptions.defaults().group("a"));
     assertThat(store.count(before.keys.parked("a"))).isEqualTo(20);
     Queue<String> q = builder().groupLimit("a", 2).build();
-    List<Long> leasedAtStart = new ArrayList<>();
-    q.worker(
-            (job, ctx) -> {
-              ran.add(job.state());
-              leasedAtStart.add(q.counts().processing());
-            },
-            WorkerOptions.defaults().concurrency(4),
-            scheduler)
-        .start();
-    scheduler.runUntilIdle();
+    List<Long> leasedAtStart = runAll(q);
     assertThat(ran).containsExactlyElementsOf(states("a", 20));
     assertThat(leasedAtStart).allMatch(n -> n >= 1 && n <= 2);
     assertThat(store.list(q.keys.groups())).as("the idle group's record").isEmpty();
