@@ -38,6 +38,9 @@ import org.junit.jupiter.api.Test;
  *       not on the machine's other address; a job delayed by an hour is still there after a
  *       restart. Jobs pushed to a queue that no handler of the WAR takes give one WARNING line, not
  *       one per job, and after the restart one more, at start, since the queue holds jobs.
+ *   <li>A group whose limit is 0 in the first start ({@code kvmq.queue.later.group.frozen.limit=0})
+ *       keeps its job waiting; the second start, without that limit and with no push of the group,
+ *       runs it: the worker admits a group's parked jobs at its start (docs/flow-control.md).
  * </ol>
  *
  * <p>Payara Micro is started as a process: Arquillian's adapter reports a failed deployment without
@@ -78,6 +81,8 @@ class DataDirectoryIT {
     // 2. kvmq.data-dir (and 127.0.0.1 only, by a preboot command file, as getting-started.md
     // says): deploys, keeps a delayed job over a restart.
     Map<String, String> dataDir = Map.of("kvmq.data-dir", work.resolve("kvmq-data").toString());
+    Map<String, String> frozen = new java.util.HashMap<>(dataDir);
+    frozen.put("kvmq.queue.later.group.frozen.limit", "0");
     Path preboot =
         Files.writeString(
             work.resolve("preboot.txt"),
@@ -85,7 +90,8 @@ class DataDirectoryIT {
                 + "network-config.network-listeners.network-listener.http-listener.address=127.0.0.1\n");
     List<String> options = List.of("--prebootcommandfile", preboot.toString());
     String id;
-    try (ServerProcess payara = Payaras.start(work, war, port, dataDir, options, "datadir-1.log")) {
+    String frozenId;
+    try (ServerProcess payara = Payaras.start(work, war, port, frozen, options, "datadir-1.log")) {
       id =
           Wait.until(
               "the application to answer",
@@ -115,6 +121,8 @@ class DataDirectoryIT {
             .isInstanceOf(java.io.IOException.class);
       }
       assertThat(get(port, "op=status&id=" + id)).isEqualTo("DELAYED");
+      frozenId = get(port, "op=frozen");
+      assertThat(get(port, "op=status&id=" + frozenId)).as("under limit 0").isEqualTo("WAITING");
       get(port, "op=unhandled");
       get(port, "op=unhandled");
       assertThat(payara.stop(Duration.ofSeconds(60))).as("Payara stopped").isTrue();
@@ -133,6 +141,14 @@ class DataDirectoryIT {
               },
               s -> !s.isEmpty());
       assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
+      Wait.until(
+          "the job of the group whose limit of 0 is gone to run",
+          Duration.ofMinutes(1),
+          () -> {
+            payara.assertAlive();
+            return get(port, "op=status&id=" + frozenId);
+          },
+          s -> s.equals("none") || s.equals("COMPLETED"));
       assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
           .as("the waiting jobs of a queue without handler, found at start")
           .hasSize(1);

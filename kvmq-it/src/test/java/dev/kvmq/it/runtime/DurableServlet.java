@@ -14,7 +14,8 @@ import java.time.Duration;
 /**
  * For {@link DataDirectoryIT}: {@code ?op=delay} pushes a job due in an hour and answers its id;
  * {@code ?op=status&id=} answers its status, or {@code none}; {@code ?op=unhandled} pushes a job to
- * a queue that no handler of this WAR takes.
+ * a queue that no handler of this WAR takes; {@code ?op=frozen} pushes a job of group {@code
+ * frozen}, due now, and answers its id.
  */
 @WebServlet("/durable")
 public class DurableServlet extends HttpServlet {
@@ -42,6 +43,11 @@ public class DurableServlet extends HttpServlet {
           case "status" ->
               later.job(request.getParameter("id")).map(j -> j.status().name()).orElse("none");
           case "unhandled" -> unhandled.push(new Bill("nobody", 1, 0)).orElseThrow().id();
+          case "frozen" ->
+              later
+                  .push(new Bill("frozen", 1, 0), JobOptions.defaults().group("frozen"))
+                  .orElseThrow()
+                  .id();
           default -> "?";
         };
     response.setContentType("text/plain");
