@@ -59,6 +59,7 @@ class QueueListingTest {
           }
         };
     Queue<Integer> after = Queue.builder(store, "v", strict).clock(clock).build();
+    clock.advance(Duration.ofMillis(1)); // created later, so listed after the old job
     String fresh = after.push(7).id();
 
     Job<Integer> read = after.job(old).orElseThrow();
