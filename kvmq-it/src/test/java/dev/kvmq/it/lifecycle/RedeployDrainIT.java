@@ -116,7 +116,7 @@ class RedeployDrainIT {
           .doesNotContain("kvmq: handlers still running after");
 
       // 2. A stubborn handler runs past kvmq.shutdown-timeout.
-      String stubborn = get(base + "op=push&label=stubborn&mode=stubborn&workMs=10000");
+      String stubborn = answered(base + "op=push&label=stubborn&mode=stubborn&workMs=10000");
       Wait.until(
           "the stubborn handler to start",
           () -> Fact.read(journal),
@@ -159,7 +159,7 @@ class RedeployDrainIT {
           .extracting(Fact::jobId)
           .containsExactly(cooperative, waiting, stubborn, stubborn);
       assertThat(two).as("no outcome was refused").noneMatch(f -> f.kind().equals("lease-lost"));
-      assertThat(get(base + "op=counts"))
+      assertThat(answered(base + "op=counts"))
           .contains("waiting=0", "delayed=0", "processing=0", "dead=0");
     }
   }
@@ -190,6 +190,16 @@ class RedeployDrainIT {
           return id;
         },
         id -> !id.equals(before));
+  }
+
+  /**
+   * {@link #get} once the application answers: a touch of {@code .reload} that Payara noticed late
+   * can redeploy it once more after {@link #reload} saw the new deployment (a CI run got a 404
+   * here), and a request that gets a 404 never reached the application.
+   */
+  private String answered(String url) {
+    return Wait.until(
+        "the application to answer " + url, Duration.ofMinutes(1), () -> get(url), s -> true);
   }
 
   private String get(String url) throws IOException, InterruptedException {
