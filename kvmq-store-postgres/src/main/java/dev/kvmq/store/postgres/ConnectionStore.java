@@ -71,6 +71,9 @@ public final class ConnectionStore implements KvStore {
   /** SQLState in_failed_sql_transaction. */
   private static final String FAILED_TRANSACTION = "25P02";
 
+  /** SQLState no_active_sql_transaction: a savepoint outside a transaction block. */
+  private static final String NO_TRANSACTION = "25P01";
+
   private final PostgresKvStore store;
   private final Tables tables;
   private final Transactions transactions;
@@ -330,11 +333,20 @@ public final class ConnectionStore implements KvStore {
     try {
       return work.run();
     } catch (SQLException e) {
+      if (NO_TRANSACTION.equals(e.getSQLState())) {
+        throw notInTransaction(e);
+      }
       throw new KvStoreException(message(what, e, "the caller's transaction has failed"), e);
     }
   }
 
-  /** Checks that the view and the store are open and the connection is in a transaction. */
+  /**
+   * Checks that the view and the store are open and the connection is not closed. Whether it is in
+   * a transaction is left to the database: every read and commit of the view starts with a {@code
+   * SAVEPOINT}, which PostgreSQL refuses outside a transaction block ({@link #NO_TRANSACTION}),
+   * before anything is written. {@code getAutoCommit()} can't tell: pgjdbc's XA connections open
+   * their branch with {@code BEGIN} and keep saying they are in auto-commit mode.
+   */
   private void ensureUsable() {
     if (closed) {
       throw new IllegalStateException(this + " is closed");
@@ -343,13 +355,6 @@ public final class ConnectionStore implements KvStore {
     try {
       if (connection.isClosed()) {
         throw new IllegalStateException(this + ": the connection is closed; nothing was written");
-      }
-      if (connection.getAutoCommit()) {
-        throw new IllegalStateException(
-            this
-                + ": the connection is in auto-commit mode, so there is no transaction to write"
-                + " in; call setAutoCommit(false) first (or push on the store itself);"
-                + " nothing was written");
       }
     } catch (SQLException e) {
       throw new KvStoreException(
@@ -361,7 +366,10 @@ public final class ConnectionStore implements KvStore {
    * After a failed commit: undoes it to its savepoint so that the caller's transaction can go on,
    * unless the transaction had failed before (then there is no savepoint to go back to).
    */
-  private KvStoreException failed(String what, SQLException e) {
+  private RuntimeException failed(String what, SQLException e) {
+    if (NO_TRANSACTION.equals(e.getSQLState())) {
+      return notInTransaction(e);
+    }
     if (FAILED_TRANSACTION.equals(e.getSQLState())) {
       return new KvStoreException(
           this
@@ -382,6 +390,16 @@ public final class ConnectionStore implements KvStore {
       after = "nothing of it was written; the caller's transaction has failed: roll it back";
     }
     return new KvStoreException(message(what, e, after), e);
+  }
+
+  /** The connection has no open transaction: the savepoint was refused, nothing ran after it. */
+  private IllegalStateException notInTransaction(SQLException e) {
+    return new IllegalStateException(
+        this
+            + ": the connection is in auto-commit mode with no transaction open, so there is no"
+            + " transaction to write in; call setAutoCommit(false) first (or push on the store"
+            + " itself); nothing was written",
+        e);
   }
 
   private String message(String what, SQLException e, String after) {

@@ -373,8 +373,9 @@ public final class PostgresKvStore implements KvStore {
    * in the transaction, so PostgreSQL delivers them at its commit and drops them at a rollback. See
    * {@link ConnectionStore}.
    *
-   * @param connection a connection to this store's database, not in auto-commit mode, whose
-   *     transaction the caller commits or rolls back (kvmq never does, nor closes it)
+   * @param connection a connection to this store's database, in a transaction (not in auto-commit
+   *     mode, or in an XA branch, which pgjdbc opens with {@code BEGIN} while the connection still
+   *     says auto-commit), which the caller commits or rolls back (kvmq never does, nor closes it)
    * @return the view, for this transaction only
    * @throws NullPointerException if {@code connection} is null
    * @throws IllegalStateException if the store is closed
@@ -387,8 +388,9 @@ public final class PostgresKvStore implements KvStore {
    * A view of this store on the caller's connection and transaction, as {@link
    * #inTransaction(Connection)}, choosing how change notifications go out.
    *
-   * @param connection a connection to this store's database, not in auto-commit mode, whose
-   *     transaction the caller commits or rolls back (kvmq never does, nor closes it)
+   * @param connection a connection to this store's database, in a transaction (not in auto-commit
+   *     mode, or in an XA branch, which pgjdbc opens with {@code BEGIN} while the connection still
+   *     says auto-commit), which the caller commits or rolls back (kvmq never does, nor closes it)
    * @param notifyInTransaction true to {@code NOTIFY} in the transaction (delivered at its commit);
    *     false for a transaction that may be prepared for two-phase commit (XA), which PostgreSQL
    *     refuses for one that notified: then call {@link ConnectionStore#afterCommit()} after the

@@ -29,7 +29,9 @@ final class TestDatabase implements AutoCloseable {
   /** Starts a throwaway PostgreSQL on a free port. */
   static TestDatabase start() {
     try {
-      return new TestDatabase(EmbeddedPostgres.builder().start());
+      // prepared transactions: PostgresXaBranchTest commits XA branches in two phases
+      return new TestDatabase(
+          EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "8").start());
     } catch (IOException e) {
       throw new UncheckedIOException("embedded PostgreSQL did not start", e);
     }
