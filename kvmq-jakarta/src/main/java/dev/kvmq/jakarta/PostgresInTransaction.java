@@ -10,6 +10,7 @@ import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import javax.naming.InitialContext;
 import javax.naming.NamingException;
@@ -26,6 +27,9 @@ import javax.sql.DataSource;
 final class PostgresInTransaction implements InTransactionPush {
 
   static final String KEY = "kvmq.postgres.jta-datasource";
+
+  /** SQLState no_active_sql_transaction. */
+  private static final String NO_TRANSACTION = "25P01";
 
   private final PostgresKvStore store;
   private final String jndiName;
@@ -68,11 +72,15 @@ final class PostgresInTransaction implements InTransactionPush {
     }
   }
 
-  /** A connection of the JTA DataSource, checked to be enlisted (not in auto-commit mode). */
+  /**
+   * A connection of the JTA DataSource, checked to be enlisted: in a transaction block. A local
+   * DataSource's enlisted connection is out of auto-commit mode; pgjdbc's XA connections open their
+   * branch with {@code BEGIN} and still say auto-commit, so for those the database is asked.
+   */
   private Connection enlisted() throws SQLException {
     Connection c = dataSource().getConnection();
     try {
-      if (c.getAutoCommit()) {
+      if (c.getAutoCommit() && !inTransactionBlock(c)) {
         throw new IllegalStateException(
             KEY
                 + " \""
@@ -86,6 +94,22 @@ final class PostgresInTransaction implements InTransactionPush {
         c.close();
       } catch (SQLException closing) {
         e.addSuppressed(closing);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Whether the connection is in a transaction block: PostgreSQL refuses a savepoint outside one
+   * (SQLState 25P01), and a savepoint released at once changes nothing inside one.
+   */
+  private static boolean inTransactionBlock(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("SAVEPOINT kvmq_enlisted; RELEASE SAVEPOINT kvmq_enlisted");
+      return true;
+    } catch (SQLException e) {
+      if (NO_TRANSACTION.equals(e.getSQLState())) {
+        return false;
       }
       throw e;
     }

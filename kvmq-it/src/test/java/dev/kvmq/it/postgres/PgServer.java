@@ -26,7 +26,9 @@ public final class PgServer {
   public static synchronized String start() {
     if (postgres == null) {
       try {
-        postgres = EmbeddedPostgres.builder().start();
+        // prepared transactions: PostgresXaPushIT commits XA branches in two phases
+        postgres =
+            EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "16").start();
       } catch (IOException e) {
         throw new UncheckedIOException("embedded PostgreSQL did not start", e);
       }
