@@ -18,12 +18,25 @@ import java.util.Objects;
  * @param <S> the state type
  * @param queue the queue
  * @param codec the JSON-B codec for the queue's state type that reads the API's input
+ * @param opened true for a queue this application opens (a handler, an injection point); false for
+ *     one the store holds that nothing here opens, read with states as JSON values ({@link
+ *     KvmqRuntime#unopenedQueues()}), to which the API does not push
  */
-record AdminQueue<S>(Queue<S> queue, JsonbCodec<S> codec) {
+record AdminQueue<S>(Queue<S> queue, JsonbCodec<S> codec, boolean opened) {
 
   AdminQueue {
     Objects.requireNonNull(queue, "queue");
     Objects.requireNonNull(codec, "codec");
+  }
+
+  /**
+   * A queue this application opens.
+   *
+   * @param queue the queue
+   * @param codec the JSON-B codec for the queue's state type that reads the API's input
+   */
+  AdminQueue(Queue<S> queue, JsonbCodec<S> codec) {
+    this(queue, codec, true);
   }
 
   /**

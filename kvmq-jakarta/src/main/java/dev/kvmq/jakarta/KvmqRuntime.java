@@ -18,6 +18,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.spi.Bean;
 import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.inject.Inject;
+import jakarta.json.JsonValue;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import jakarta.transaction.TransactionSynchronizationRegistry;
@@ -73,6 +74,8 @@ public class KvmqRuntime {
   private final Map<String, ScheduledThreadPoolExecutor> queuePools = new ConcurrentHashMap<>();
 
   private final Map<String, QueueEntry> queues = new ConcurrentHashMap<>();
+  // Queues of the store that nothing here opens, as the admin API reads them (unopenedQueues).
+  private final Map<String, AdminQueue<?>> unopened = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
   // MicroProfile Metrics (Payara), else the OpenTelemetry meter (WildFly with MicroProfile
   // Telemetry), else null
@@ -470,17 +473,7 @@ public class KvmqRuntime {
     QueueEntry e = queues.get(name);
     if (e == null) {
       QueueSettings settings = extension.settings(name, config);
-      // Stored jobs are read leniently: a job pushed before a field left its state type still
-      // runs. Input (a push over the admin API) is read strictly unless the queue opted out.
-      Queue<Object> q =
-          FlowLimits.of(name, config)
-              .applyTo(Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)))
-              .tracing(observation())
-              .heldTimeout(TransactionPush.heldTimeout(name, config))
-              .defaultTimeout(settings.control().timeout().orElse(null))
-              .nonRetryable(settings.control().nonRetryable())
-              .retention(settings.control().retention())
-              .build();
+      Queue<Object> q = build(s, name, type, settings);
       JsonbCodec<Object> input =
           new JsonbCodec<>(settings.ignoreUnknownProperties() ? lenientJsonb : jsonb, type);
       activity(name);
@@ -489,6 +482,7 @@ public class KvmqRuntime {
       }
       e = new QueueEntry(new AdminQueue<>(q, input), type, settings);
       queues.put(name, e);
+      unopened.remove(name);
       if (!extension.handles(name)) {
         try {
           if (q.counts().queued() > 0) {
@@ -534,8 +528,8 @@ public class KvmqRuntime {
               + "\" has jobs but no @QueueHandler for it "
               + "runs in this application; they wait until one runs (here, or on another server of"
               + " the same store). A handler removed or a queue renamed leaves its jobs so; the"
-              + " admin API shows a queue once the application injects a JobQueue of it"
-              + " (@QueueName)");
+              + " admin API lists the queue (\"opened\": false), where its jobs can be read and"
+              + " deleted");
     }
   }
 
@@ -565,18 +559,77 @@ public class KvmqRuntime {
     return names;
   }
 
+  /**
+   * A queue as this application configures it ({@code kvmq.queue.NAME.*}), with a JSON-B codec for
+   * {@code type}. Stored jobs are read leniently: a job pushed before a field left its state type
+   * still runs. Input (a push over the admin API) is read strictly unless the queue opted out.
+   */
+  private Queue<Object> build(KvStore s, String name, Type type, QueueSettings settings) {
+    return FlowLimits.of(name, config)
+        .applyTo(Queue.builder(s, name, new JsonbCodec<Object>(lenientJsonb, type)))
+        .tracing(observation())
+        .heldTimeout(TransactionPush.heldTimeout(name, config))
+        .defaultTimeout(settings.control().timeout().orElse(null))
+        .nonRetryable(settings.control().nonRetryable())
+        .retention(settings.control().retention())
+        .build();
+  }
+
   /** The queues opened so far (by handlers and injections). */
   Collection<Queue<?>> queues() {
     return queues.values().stream().<Queue<?>>map(QueueEntry::queue).toList();
+  }
+
+  /**
+   * The queues of the store that nothing in this application opens (a handler removed, a queue
+   * renamed, a queue of another application on the same store), for the admin API: their jobs can
+   * be read, retried, cancelled and deleted there. Their state type is not known here, so their
+   * states are read as JSON values ({@link JsonValue}); a state that is not JSON is shown as stored
+   * ({@code undecodedState}). The admin API pushes to none of them ({@link AdminQueue#opened()}).
+   *
+   * @return one per such queue, in name order
+   */
+  List<AdminQueue<?>> unopenedQueues() {
+    List<AdminQueue<?>> found = new ArrayList<>();
+    for (String name : Queue.names(store())) {
+      if (!queues.containsKey(name)) {
+        found.add(unopened(name));
+      }
+    }
+    return found;
+  }
+
+  private synchronized AdminQueue<?> unopened(String name) {
+    QueueEntry e = queues.get(name);
+    if (e != null) {
+      return e.admin(); // opened meanwhile
+    }
+    return unopened.computeIfAbsent(
+        name,
+        n -> {
+          Queue<Object> q = build(store(), n, JsonValue.class, extension.settings(n, config));
+          return new AdminQueue<>(q, new JsonbCodec<Object>(lenientJsonb, JsonValue.class), false);
+        });
   }
 
   Optional<Queue<?>> queue(String name) {
     return Optional.ofNullable(queues.get(name)).map(QueueEntry::queue);
   }
 
-  /** The queue of this name with the JSON-B codec it was made with, for the admin REST API. */
+  /**
+   * The queue of this name with the JSON-B codec it was made with, for the admin REST API; for a
+   * queue of the store that nothing here opens, the one {@link #unopenedQueues()} gives.
+   */
   Optional<AdminQueue<?>> adminQueue(String name) {
-    return Optional.ofNullable(queues.get(name)).map(QueueEntry::admin);
+    QueueEntry e = queues.get(name);
+    if (e != null) {
+      return Optional.of(e.admin());
+    }
+    AdminQueue<?> known = unopened.get(name);
+    if (known != null) {
+      return Optional.of(known);
+    }
+    return Queue.names(store()).contains(name) ? Optional.of(unopened(name)) : Optional.empty();
   }
 
   /** What this application's workers did on the queue of this name since it started. */
@@ -717,6 +770,7 @@ public class KvmqRuntime {
       }
     }
     queues.clear();
+    unopened.clear();
   }
 
   /** Touches the PostgreSQL store's classes only when it is configured. */

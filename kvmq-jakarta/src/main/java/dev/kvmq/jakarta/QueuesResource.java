@@ -78,17 +78,24 @@ public class QueuesResource {
   public QueuesResource() {}
 
   /**
-   * Lists the queues this application knows (those with a handler or an injection point).
+   * Lists the queues: those this application opens (with a handler or an injection point), and
+   * those the store holds that nothing here opens ({@code "opened": false}: a handler removed, a
+   * queue renamed), whose jobs wait for a handler that may never come.
    *
-   * @return {@code [{name, paused, waiting, delayed, processing, dead, held}]}
+   * @return {@code [{name, opened, paused, waiting, delayed, processing, dead, held}]}, by name
    */
   @GET
   public String queues() {
     admin();
+    java.util.SortedMap<String, JsonObject> byName = new java.util.TreeMap<>();
+    for (Queue<?> q : runtime.queues()) {
+      byName.put(q.name(), summary(q, true));
+    }
+    for (AdminQueue<?> q : runtime.unopenedQueues()) {
+      byName.putIfAbsent(q.queue().name(), summary(q.queue(), q.opened()));
+    }
     JsonArrayBuilder a = Json.createArrayBuilder();
-    runtime.queues().stream()
-        .sorted((x, y) -> x.name().compareTo(y.name()))
-        .forEach(q -> a.add(summary(q)));
+    byName.values().forEach(a::add);
     return a.build().toString();
   }
 
@@ -96,13 +103,14 @@ public class QueuesResource {
    * One queue's summary.
    *
    * @param name the queue
-   * @return {@code {name, paused, waiting, delayed, processing, dead, held}}
+   * @return {@code {name, opened, paused, waiting, delayed, processing, dead, held}}
    */
   @GET
   @Path("{q}")
   public String queue(@PathParam("q") String name) {
     admin();
-    return summary(find(name).queue()).toString();
+    AdminQueue<?> q = find(name);
+    return summary(q.queue(), q.opened()).toString();
   }
 
   /**
@@ -140,7 +148,8 @@ public class QueuesResource {
    *     taken, with the job that holds it and {@code "outcome": "duplicate"} (nothing written), or
    *     {@code "outcome": "debounced"} (that waiting job, given the push's state and due time)
    * @throws WebApplicationException 400 problem naming the field for bad input (nothing is pushed),
-   *     404 for an unknown queue
+   *     404 for an unknown queue, 409 for a queue this application does not open ({@code "opened":
+   *     false} in the listing)
    */
   @POST
   @Path("{q}/jobs")
@@ -148,6 +157,14 @@ public class QueuesResource {
   public Response push(@PathParam("q") String name, InputStream body) {
     admin();
     AdminQueue<?> q = find(name);
+    if (!q.opened()) {
+      throw Problem.conflict(
+          "queue \""
+              + name
+              + "\" is not opened by this application (no @QueueHandler, no JobQueue injected):"
+              + " its state type is unknown here, so the admin API does not push to it. Its jobs"
+              + " can be read, retried, cancelled and deleted; nothing was pushed");
+    }
     try {
       JsonObject pushed = push(q, readObject(body));
       int status = CREATED.equals(pushed.getString("outcome")) ? 201 : 200;
@@ -536,8 +553,8 @@ public class QueuesResource {
 
   /**
    * A server-sent event per change of the queue: event {@code queue} with the summary ({@code
-   * {name, paused, waiting, delayed, processing, dead, held}}), first at once, then after each
-   * change (changes that come close together are reported once).
+   * {name, opened, paused, waiting, delayed, processing, dead, held}}), first at once, then after
+   * each change (changes that come close together are reported once).
    *
    * @param name the queue
    * @param sink the client's event stream
@@ -548,7 +565,9 @@ public class QueuesResource {
   @Produces(MediaType.SERVER_SENT_EVENTS)
   public void events(@PathParam("q") String name, @Context SseEventSink sink, @Context Sse sse) {
     admin();
-    Queue<?> q = find(name).queue();
+    AdminQueue<?> found = find(name);
+    Queue<?> q = found.queue();
+    boolean opened = found.opened();
     AtomicInteger pending = new AtomicInteger();
     Subscription[] sub = new Subscription[1];
     // closed by the runtime when the application stops: the client reconnects to the next one
@@ -576,7 +595,7 @@ public class QueuesResource {
                     sse.newEventBuilder()
                         .name("queue")
                         .mediaType(MediaType.APPLICATION_JSON_TYPE)
-                        .data(String.class, summary(q).toString())
+                        .data(String.class, summary(q, opened).toString())
                         .build());
               } catch (RuntimeException e) {
                 if (sub[0] != null) {
@@ -894,10 +913,11 @@ public class QueuesResource {
     return v;
   }
 
-  private JsonObject summary(Queue<?> q) {
+  private static JsonObject summary(Queue<?> q, boolean opened) {
     QueueCounts c = q.counts();
     return Json.createObjectBuilder()
         .add("name", q.name())
+        .add("opened", opened)
         .add("paused", q.isPaused())
         .add("waiting", c.waiting())
         .add("delayed", c.delayed())

@@ -9,6 +9,7 @@ import dev.kvmq.Queue;
 import dev.kvmq.QueueCounts;
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.testkit.FakeClock;
+import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
@@ -84,6 +85,41 @@ class QueuesResourceTest {
     JsonObject good = QueuesResource.job(q, q.queue().job(fits).orElseThrow(), -1);
     assertThat(good.containsKey("undecodedState")).isFalse();
     assertThat(good.getJsonObject("state").getString("id")).isEqualTo("o-1");
+  }
+
+  /**
+   * A queue nothing in the application opens is read as the runtime reads it for the admin API
+   * (states as JSON values, {@code KvmqRuntime.unopenedQueues}): whatever JSON was stored comes
+   * back as that JSON, and a state that is not JSON is shown as stored.
+   */
+  @Test
+  void aQueueOfUnknownTypeShowsItsStatesAsTheJsonTheyWereStoredAs() {
+    Queue<String> elsewhere =
+        Queue.builder(store, "retired", dev.kvmq.Codecs.utf8()).clock(clock).build();
+    String object = elsewhere.push("{\"sku\":\"a-1\",\"qty\":2,\"tags\":[\"x\"]}").id();
+    clock.advance(java.time.Duration.ofMillis(1));
+    String array = elsewhere.push("[1, \"two\", null]").id();
+    clock.advance(java.time.Duration.ofMillis(1));
+    String text = elsewhere.push("plain text").id();
+    AdminQueue<Object> q = queue("retired", jakarta.json.JsonValue.class);
+    AdminQueue<Object> unopened = new AdminQueue<>(q.queue(), q.codec(), false);
+
+    JsonObject first = QueuesResource.job(unopened, q.queue().job(object).orElseThrow(), -1);
+    JsonObject second = QueuesResource.job(unopened, q.queue().job(array).orElseThrow(), -1);
+    JsonObject third = QueuesResource.job(unopened, q.queue().job(text).orElseThrow(), -1);
+
+    assertThat(first.getJsonObject("state"))
+        .isEqualTo(
+            Json.createObjectBuilder()
+                .add("sku", "a-1")
+                .add("qty", 2)
+                .add("tags", Json.createArrayBuilder().add("x"))
+                .build());
+    assertThat(first.containsKey("undecodedState")).isFalse();
+    assertThat(second.getJsonArray("state"))
+        .isEqualTo(Json.createArrayBuilder().add(1).add("two").addNull().build());
+    assertThat(third.isNull("state")).isTrue();
+    assertThat(third.getJsonObject("undecodedState").getString("text")).isEqualTo("plain text");
   }
 
   @Test

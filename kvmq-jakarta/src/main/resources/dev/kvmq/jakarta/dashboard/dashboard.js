@@ -246,8 +246,14 @@
       cells.chart.append(spark);
       const button = el('button', { type: 'button' });
       cells.action.append(button);
+      const nameCell = el('th', { scope: 'row' }, el('a', { href: '#/queue/' + encodeURIComponent(s.name), text: s.name }));
+      if (s.opened === false) {
+        nameCell.append(' ', el('span', { class: 'badge unopened', text: 'no handler here',
+          title: 'No @QueueHandler or JobQueue of this queue in this application: its jobs wait for one.'
+            + ' They can be read, retried, cancelled and deleted here, not pushed.' }));
+      }
       const tr = el('tr', { 'data-queue': s.name },
-        el('th', { scope: 'row' }, el('a', { href: '#/queue/' + encodeURIComponent(s.name), text: s.name })),
+        nameCell,
         cells.state, cells.waiting, cells.delayed, cells.processing, cells.dead, cells.completed, cells.failed,
         cells.chart, cells.action);
       body.append(tr);

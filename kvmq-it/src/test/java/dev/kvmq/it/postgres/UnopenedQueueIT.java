@@ -1,0 +1,179 @@
+package dev.kvmq.it.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvmq.Codecs;
+import dev.kvmq.Queue;
+import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.Wars;
+import dev.kvmq.it.queue.TestUsers;
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.store.postgres.PostgresKvStore;
+import jakarta.json.Json;
+import jakarta.json.JsonArray;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonValue;
+import java.io.StringReader;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A queue whose jobs are in the store but that nothing in the application opens (its handler was
+ * removed, or it was renamed; here: pushed by another process on the same PostgreSQL), seen through
+ * the admin API on Payara: listed with {@code "opened": false} beside the application's own queue
+ * ({@code "opened": true}), its jobs readable with their states as JSON (a state that is not JSON
+ * shown as stored), deletable, and no push accepted (409, nothing written).
+ */
+@OnPayara
+class UnopenedQueueIT {
+
+  private static final String ADMIN =
+      "Basic "
+          + Base64.getEncoder()
+              .encodeToString(("admin:" + TestUsers.PASSWORD).getBytes(StandardCharsets.UTF_8));
+
+  private static final String RETIRED = "retired-" + Long.toHexString(System.nanoTime());
+
+  @Deployment(testable = false)
+  static WebArchive war() {
+    String url = PgServer.start();
+    String webXml =
+        KvmqWars.SECURE_WEB_XML.replace(
+            "</web-app>",
+            """
+              <data-source>
+                <name>java:app/jdbc/kvmq</name>
+                <class-name>org.postgresql.ds.PGSimpleDataSource</class-name>
+                <url>%1$s</url>
+                <user>postgres</user>
+                <password>postgres</password>
+                <transactional>false</transactional>
+              </data-source>
+              <data-source>
+                <name>%2$s</name>
+                <class-name>org.postgresql.ds.PGSimpleDataSource</class-name>
+                <url>%1$s</url>
+                <user>postgres</user>
+                <password>postgres</password>
+              </data-source>
+            </web-app>
+            """
+                .formatted(url, PostgresTransactionalPushIT.APP_DATASOURCE));
+    return Wars.withKvmq(Wars.testWar("kvmq-unopened.war"))
+        .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
+        .addClasses(TestUsers.class, PlacedOrder.class, OrderHandler.class)
+        .addAsResource(
+            new StringAsset(
+                "kvmq.rest.enabled=true\n"
+                    + "kvmq.store=postgres\n"
+                    + "kvmq.postgres.datasource=java:app/jdbc/kvmq\n"),
+            "META-INF/microprofile-config.properties")
+        .addAsWebInfResource(new StringAsset(webXml), "web.xml")
+        .addAsWebInfResource(
+            new StringAsset(KvmqWars.SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
+  }
+
+  @ArquillianResource URL base;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  @Test
+  void aQueueNothingOpensIsListedReadAndCleanedButNotPushedTo() throws Exception {
+    PGSimpleDataSource source = new PGSimpleDataSource();
+    source.setUrl(PgServer.start());
+    source.setUser("postgres");
+    source.setPassword("postgres");
+    try (PostgresKvStore store = PostgresKvStore.builder(source).build()) {
+      // another process pushes, with no handler in the application: two JSON states, one not
+      Queue<String> elsewhere = Queue.builder(store, RETIRED, Codecs.utf8()).build();
+      String first = elsewhere.push("{\"sku\":\"a-1\",\"qty\":2}").id();
+      String second = elsewhere.push("[1,2,3]").id();
+      String plain = elsewhere.push("plain text, not JSON").id();
+
+      Map<String, JsonObject> listed =
+          array(send("GET", "kvmq/queues", null, 200)).stream()
+              .map(JsonValue::asJsonObject)
+              .collect(Collectors.toMap(o -> o.getString("name"), Function.identity()));
+      assertThat(listed).containsKeys(RETIRED, "orders");
+      assertThat(listed.get(RETIRED).getBoolean("opened")).isFalse();
+      assertThat(listed.get(RETIRED).getInt("waiting")).isEqualTo(3);
+      assertThat(listed.get("orders").getBoolean("opened")).isTrue();
+      assertThat(object(send("GET", "kvmq/queues/" + RETIRED, null, 200)).getBoolean("opened"))
+          .isFalse();
+
+      Map<String, JsonObject> jobs =
+          array(send("GET", "kvmq/queues/" + RETIRED + "/jobs", null, 200)).stream()
+              .map(JsonValue::asJsonObject)
+              .collect(Collectors.toMap(o -> o.getString("id"), Function.identity()));
+      assertThat(jobs).containsOnlyKeys(first, second, plain);
+      assertThat(jobs.get(first).getJsonObject("state").getString("sku")).isEqualTo("a-1");
+      assertThat(jobs.get(first).getJsonObject("state").getInt("qty")).isEqualTo(2);
+      assertThat(jobs.get(second).getJsonArray("state")).hasSize(3);
+      assertThat(jobs.get(plain).isNull("state")).isTrue();
+      assertThat(jobs.get(plain).getJsonObject("undecodedState").getString("text"))
+          .isEqualTo("plain text, not JSON");
+
+      String refused =
+          send("POST", "kvmq/queues/" + RETIRED + "/jobs", "{\"state\":{\"sku\":\"b\"}}", 409);
+      assertThat(refused).contains("not opened by this application", "nothing was pushed");
+      assertThat(elsewhere.counts().waiting()).as("nothing pushed").isEqualTo(3);
+
+      send("DELETE", "kvmq/queues/" + RETIRED + "/jobs/" + plain, null, 204);
+      assertThat(elsewhere.job(plain)).as("deleted through the admin API").isEmpty();
+      assertThat(object(send("GET", "kvmq/queues/" + RETIRED, null, 200)).getInt("waiting"))
+          .isEqualTo(2);
+      send("GET", "kvmq/queues/no-such-queue-" + RETIRED, null, 404);
+
+      send("DELETE", "kvmq/queues/" + RETIRED + "/jobs?status=waiting", null, 200);
+      assertThat(elsewhere.counts().waiting()).isZero();
+    }
+  }
+
+  private String send(String method, String path, String body, int expected) throws Exception {
+    URI root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(root.resolve(path))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", ADMIN)
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body));
+    if (body != null) {
+      b.header("Content-Type", "application/json");
+    }
+    HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(method + " " + path + ": " + r.body()).isEqualTo(expected);
+    return r.body();
+  }
+
+  private static JsonArray array(String json) {
+    try (JsonReader r = Json.createReader(new StringReader(json))) {
+      return r.readArray();
+    }
+  }
+
+  private static JsonObject object(String json) {
+    try (JsonReader r = Json.createReader(new StringReader(json))) {
+      return r.readObject();
+    }
+  }
+}
