@@ -48,6 +48,44 @@ public final class PgServer {
     return "jdbc:postgresql://localhost:" + postgres.getPort() + "/postgres";
   }
 
+  /**
+   * A web.xml {@code <data-source>} on this server's database, as user {@code postgres}.
+   *
+   * @param name its JNDI name
+   * @param className the JDBC DataSource class (a local or an XA one)
+   * @param url the JDBC URL ({@link #start()})
+   * @param transactional false for one the server must not enlist in transactions
+   * @return the element
+   */
+  static String dataSource(String name, String className, String url, boolean transactional) {
+    return """
+          <data-source>
+            <name>%s</name>
+            <class-name>%s</class-name>
+            <url>%s</url>
+            <user>postgres</user>
+            <password>postgres</password>
+            <transactional>%s</transactional>
+          </data-source>
+        """
+        .formatted(name, className, url, transactional);
+  }
+
+  /**
+   * A web.xml with these elements.
+   *
+   * @param elements e.g. {@link #dataSource}s
+   * @return the descriptor
+   */
+  static String webXml(String... elements) {
+    return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+        %s</web-app>
+        """
+        .formatted(String.join("", elements));
+  }
+
   /** Runs statements, e.g. DDL. */
   static synchronized void execute(String sql) {
     try (Connection c = postgres.getPostgresDatabase().getConnection();

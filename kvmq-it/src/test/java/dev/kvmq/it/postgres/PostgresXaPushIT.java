@@ -2,7 +2,6 @@ package dev.kvmq.it.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kvmq.Job;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.Wait;
@@ -10,19 +9,6 @@ import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
-import jakarta.transaction.UserTransaction;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.Optional;
-import java.util.Random;
-import java.util.Set;
-import java.util.TreeSet;
-import javax.naming.InitialContext;
-import javax.naming.NamingException;
-import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
@@ -46,6 +32,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 class PostgresXaPushIT {
 
   private static final String JOBS_DATASOURCE = "java:app/jdbc/jobs";
+  private static final String XA = "org.postgresql.xa.PGXADataSource";
   private static final String PREFIX = "xa2pc-";
   private static final int TRANSACTIONS = 40;
 
@@ -53,37 +40,14 @@ class PostgresXaPushIT {
   static WebArchive war() {
     String url = PgServer.start();
     String webXml =
-        """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
-          <data-source>
-            <name>java:app/jdbc/kvmq</name>
-            <class-name>org.postgresql.ds.PGSimpleDataSource</class-name>
-            <url>%1$s</url>
-            <user>postgres</user>
-            <password>postgres</password>
-            <transactional>false</transactional>
-          </data-source>
-          <data-source>
-            <name>%2$s</name>
-            <class-name>org.postgresql.xa.PGXADataSource</class-name>
-            <url>%1$s</url>
-            <user>postgres</user>
-            <password>postgres</password>
-          </data-source>
-          <data-source>
-            <name>%3$s</name>
-            <class-name>org.postgresql.xa.PGXADataSource</class-name>
-            <url>%1$s</url>
-            <user>postgres</user>
-            <password>postgres</password>
-          </data-source>
-        </web-app>
-        """
-            .formatted(url, PostgresTransactionalPushIT.APP_DATASOURCE, JOBS_DATASOURCE);
+        PgServer.webXml(
+            PgServer.dataSource(
+                "java:app/jdbc/kvmq", PostgresTransactionalPushIT.SIMPLE, url, false),
+            PgServer.dataSource(PostgresTransactionalPushIT.APP_DATASOURCE, XA, url, true),
+            PgServer.dataSource(JOBS_DATASOURCE, XA, url, true));
     return Wars.withKvmq(Wars.testWar("kvmq-pg-xa.war"))
         .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
-        .addClasses(PlacedOrder.class, OrderHandler.class)
+        .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class)
         .addAsResource(
             new StringAsset(
                 "kvmq.store=postgres\n"
@@ -103,35 +67,7 @@ class PostgresXaPushIT {
   @Test
   @Order(1)
   void rowsAndJobsCommitInTwoPhasesTogetherAndRollBackTogether() throws Exception {
-    execute(
-        "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY);"
-            + " CREATE TABLE IF NOT EXISTS handled (id text PRIMARY KEY)");
-    UserTransaction ut = userTransaction();
-    Random random = new Random(19);
-    Set<String> committed = new TreeSet<>();
-    for (int i = 0; i < TRANSACTIONS; i++) {
-      String id = PREFIX + i;
-      ut.begin();
-      try (Connection c = app().getConnection();
-          PreparedStatement ps = c.prepareStatement("INSERT INTO orders (id) VALUES (?)")) {
-        ps.setString(1, id);
-        ps.executeUpdate();
-      }
-      Optional<Job<PlacedOrder>> job = orders.push(new PlacedOrder(id));
-      assertThat(job).as("in-transaction: the job is returned at once").isPresent();
-      if (random.nextInt(3) == 0) {
-        ut.rollback();
-      } else {
-        ut.commit();
-        committed.add(id);
-      }
-    }
-    assertThat(committed).hasSizeBetween(TRANSACTIONS / 3, TRANSACTIONS - 1);
-
-    Wait.until(
-        "every committed order's job ran",
-        () -> ids("SELECT id FROM handled WHERE id LIKE '" + PREFIX + "%'").equals(committed));
-    assertThat(ids("SELECT id FROM orders WHERE id LIKE '" + PREFIX + "%'")).isEqualTo(committed);
+    OrderTransactions.commitAndRollBackAtRandom(orders, PREFIX, TRANSACTIONS, 19);
   }
 
   @Test
@@ -149,43 +85,8 @@ class PostgresXaPushIT {
     assertThat(PgServer.query("SELECT count(*) FROM pg_prepared_xacts"))
         .as("branches left prepared")
         .isZero();
-    assertThat(
-            PgServer.query(
-                "SELECT count(*) FROM orders o FULL JOIN handled h ON o.id = h.id"
-                    + " WHERE (o.id IS NULL OR h.id IS NULL)"
-                    + " AND coalesce(o.id, h.id) LIKE '"
-                    + PREFIX
-                    + "%'"))
+    assertThat(PgServer.query(OrderTransactions.unmatched(PREFIX)))
         .as("rows without a job that ran, or jobs that ran without a row")
         .isZero();
-  }
-
-  private static UserTransaction userTransaction() throws NamingException {
-    return (UserTransaction) new InitialContext().lookup("java:comp/UserTransaction");
-  }
-
-  private static DataSource app() throws NamingException {
-    return (DataSource) new InitialContext().lookup(PostgresTransactionalPushIT.APP_DATASOURCE);
-  }
-
-  private static void execute(String sql) throws NamingException, SQLException {
-    try (Connection c = app().getConnection();
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
-  }
-
-  private static Set<String> ids(String sql) {
-    Set<String> ids = new TreeSet<>();
-    try (Connection c = app().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
-      }
-    } catch (NamingException | SQLException e) {
-      throw new IllegalStateException(sql + " failed", e);
-    }
-    return ids;
   }
 }

@@ -56,25 +56,14 @@ class UnopenedQueueIT {
     String webXml =
         KvmqWars.SECURE_WEB_XML.replace(
             "</web-app>",
-            """
-              <data-source>
-                <name>java:app/jdbc/kvmq</name>
-                <class-name>org.postgresql.ds.PGSimpleDataSource</class-name>
-                <url>%1$s</url>
-                <user>postgres</user>
-                <password>postgres</password>
-                <transactional>false</transactional>
-              </data-source>
-              <data-source>
-                <name>%2$s</name>
-                <class-name>org.postgresql.ds.PGSimpleDataSource</class-name>
-                <url>%1$s</url>
-                <user>postgres</user>
-                <password>postgres</password>
-              </data-source>
-            </web-app>
-            """
-                .formatted(url, PostgresTransactionalPushIT.APP_DATASOURCE));
+            PgServer.dataSource(
+                    "java:app/jdbc/kvmq", PostgresTransactionalPushIT.SIMPLE, url, false)
+                + PgServer.dataSource(
+                    PostgresTransactionalPushIT.APP_DATASOURCE,
+                    PostgresTransactionalPushIT.SIMPLE,
+                    url,
+                    true)
+                + "</web-app>");
     return Wars.withKvmq(Wars.testWar("kvmq-unopened.war"))
         .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
         .addClasses(TestUsers.class, PlacedOrder.class, OrderHandler.class)
