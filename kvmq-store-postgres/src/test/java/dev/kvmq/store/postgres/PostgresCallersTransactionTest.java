@@ -17,7 +17,6 @@ import dev.kvmq.store.KvEntry;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -342,16 +341,8 @@ class PostgresCallersTransactionTest {
     }
   }
 
-  private List<String> orders() throws SQLException {
-    List<String> ids = new ArrayList<>();
-    try (Connection c = db.pool().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id FROM " + schema + ".orders ORDER BY id")) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
-      }
-    }
-    return ids;
+  private List<String> orders() {
+    return db.texts("SELECT id FROM " + schema + ".orders ORDER BY id");
   }
 
   private void start(Queue<String> q, Set<String> ran) {

@@ -191,16 +191,8 @@ class PostgresXaBranchTest {
     }
   }
 
-  private List<String> orders() throws SQLException {
-    List<String> ids = new ArrayList<>();
-    try (Connection c = db.pool().getConnection();
-        Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id FROM " + schema + ".orders ORDER BY id")) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
-      }
-    }
-    return ids;
+  private List<String> orders() {
+    return db.texts("SELECT id FROM " + schema + ".orders ORDER BY id");
   }
 
   private void startWorker(Set<String> ran) {

@@ -102,6 +102,21 @@ final class TestDatabase implements AutoCloseable {
     }
   }
 
+  /** The first column of every row of {@code sql}'s result, as text, in the result's order. */
+  java.util.List<String> texts(String sql) {
+    java.util.List<String> texts = new java.util.ArrayList<>();
+    try (Connection c = postgres.getPostgresDatabase().getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      while (rs.next()) {
+        texts.add(rs.getString(1));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+    }
+    return texts;
+  }
+
   /** The first column of the first row of {@code sql}'s result, a number. */
   long queryLong(String sql) {
     return Long.parseLong(queryText(sql));
