@@ -55,6 +55,15 @@ class PostgresTransactionalPushIT {
         PgServer.webXml(
             PgServer.dataSource("java:app/jdbc/kvmq", SIMPLE, url, false),
             PgServer.dataSource(APP_DATASOURCE, SIMPLE, url, true));
+    return war(name, webXml, APP_DATASOURCE);
+  }
+
+  /**
+   * A WAR with kvmq on PostgreSQL ({@code java:app/jdbc/kvmq}), the {@code orders} queue and its
+   * handler, the DataSources of {@code webXml}, and {@code jtaDataSource} as {@code
+   * kvmq.postgres.jta-datasource}.
+   */
+  static WebArchive war(String name, String webXml, String jtaDataSource) {
     return Wars.withKvmq(Wars.testWar(name))
         .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
         .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class)
@@ -63,7 +72,7 @@ class PostgresTransactionalPushIT {
                 "kvmq.store=postgres\n"
                     + "kvmq.postgres.datasource=java:app/jdbc/kvmq\n"
                     + "kvmq.postgres.jta-datasource="
-                    + APP_DATASOURCE
+                    + jtaDataSource
                     + "\n"
                     // the tests count job records left: a job that ran must be gone, not kept
                     + "kvmq.queue.orders.keep-completed=none\n"),

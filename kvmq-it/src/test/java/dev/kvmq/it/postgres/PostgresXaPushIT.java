@@ -3,15 +3,12 @@ package dev.kvmq.it.postgres;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.Wait;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
-import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -45,19 +42,7 @@ class PostgresXaPushIT {
                 "java:app/jdbc/kvmq", PostgresTransactionalPushIT.SIMPLE, url, false),
             PgServer.dataSource(PostgresTransactionalPushIT.APP_DATASOURCE, XA, url, true),
             PgServer.dataSource(JOBS_DATASOURCE, XA, url, true));
-    return Wars.withKvmq(Wars.testWar("kvmq-pg-xa.war"))
-        .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
-        .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class)
-        .addAsResource(
-            new StringAsset(
-                "kvmq.store=postgres\n"
-                    + "kvmq.postgres.datasource=java:app/jdbc/kvmq\n"
-                    + "kvmq.postgres.jta-datasource="
-                    + JOBS_DATASOURCE
-                    + "\n"
-                    + "kvmq.queue.orders.keep-completed=none\n"),
-            "META-INF/microprofile-config.properties")
-        .addAsWebInfResource(new StringAsset(webXml), "web.xml");
+    return PostgresTransactionalPushIT.war("kvmq-pg-xa.war", webXml, JOBS_DATASOURCE);
   }
 
   @Inject
