@@ -29,7 +29,7 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * none, for a browser without a user). Every HTTP request the page makes and every response status
  * is recorded through WebDriver BiDi events, to show what the page fetches.
  */
-final class Browser implements AutoCloseable {
+public final class Browser implements AutoCloseable {
 
   static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
@@ -37,7 +37,9 @@ final class Browser implements AutoCloseable {
   /** A request the page made: when (System.nanoTime), method and URL. */
   record Request(long atNanos, String method, String url) {}
 
-  final ChromeDriver driver;
+  /** The driver, for the test to look at pages with. */
+  public final ChromeDriver driver;
+
   private final Network network;
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private final Map<String, Integer> statuses = new ConcurrentHashMap<>();
@@ -50,7 +52,7 @@ final class Browser implements AutoCloseable {
    * @param password the user's password
    * @param log chromedriver's log file
    */
-  Browser(Path profile, String user, String password, Path log) {
+  public Browser(Path profile, String user, String password, Path log) {
     assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
         .as(
             "the dashboard tests need Debian's chromium and chromedriver at %s and %s: "

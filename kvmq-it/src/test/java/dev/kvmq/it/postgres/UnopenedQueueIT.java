@@ -6,8 +6,10 @@ import dev.kvmq.Codecs;
 import dev.kvmq.Queue;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
+import dev.kvmq.it.dashboard.Browser;
 import dev.kvmq.it.queue.TestUsers;
 import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.Wait;
 import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.json.Json;
 import jakarta.json.JsonArray;
@@ -21,8 +23,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -31,6 +36,8 @@ import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
@@ -38,7 +45,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * removed, or it was renamed; here: pushed by another process on the same PostgreSQL), seen through
  * the admin API on Payara: listed with {@code "opened": false} beside the application's own queue
  * ({@code "opened": true}), its jobs readable with their states as JSON (a state that is not JSON
- * shown as stored), deletable, and no push accepted (409, nothing written).
+ * shown as stored), deletable, and no push accepted (409, nothing written); in a real browser, the
+ * dashboard marks it and shows those states.
  */
 @OnPayara
 class UnopenedQueueIT {
@@ -119,6 +127,8 @@ class UnopenedQueueIT {
       assertThat(jobs.get(plain).getJsonObject("undecodedState").getString("text"))
           .isEqualTo("plain text, not JSON");
 
+      dashboardShows();
+
       String refused =
           send("POST", "kvmq/queues/" + RETIRED + "/jobs", "{\"state\":{\"sku\":\"b\"}}", 409);
       assertThat(refused).contains("not opened by this application", "nothing was pushed");
@@ -132,6 +142,61 @@ class UnopenedQueueIT {
 
       send("DELETE", "kvmq/queues/" + RETIRED + "/jobs?status=waiting", null, 200);
       assertThat(elsewhere.counts().waiting()).isZero();
+    }
+  }
+
+  /**
+   * In a real browser: the overview marks the queue "no handler here" (and not the application's
+   * own), and the queue's page shows the JSON states and the stored text of the one that is not
+   * JSON, with why as its tooltip.
+   */
+  private void dashboardShows() throws Exception {
+    String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve("unopened-" + System.nanoTime()));
+    try (Browser browser =
+        new Browser(
+            Files.createDirectories(work.resolve("profile")),
+            "admin",
+            TestUsers.PASSWORD,
+            work.resolve("chromedriver.log"))) {
+      browser.driver.get(root + "kvmq/dashboard");
+      WebElement retired =
+          Wait.until(
+              "the retired queue's row",
+              () ->
+                  browser.driver.findElement(
+                      By.cssSelector("#queues tbody tr[data-queue='" + RETIRED + "'] th")),
+              WebElement::isDisplayed);
+      assertThat(retired.findElement(By.cssSelector(".unopened")).getText())
+          .isEqualTo("no handler here");
+      assertThat(
+              browser.driver.findElements(
+                  By.cssSelector("#queues tbody tr[data-queue='orders'] .unopened")))
+          .as("the application's own queue is not marked")
+          .isEmpty();
+
+      retired.findElement(By.cssSelector("a")).click();
+      Wait.until(
+          "the queue's jobs",
+          () ->
+              browser.driver.findElements(By.cssSelector("#jobs tbody td code")).stream()
+                  .map(e -> e.getAttribute("textContent"))
+                  .toList(),
+          t -> t.size() == 3);
+      List<WebElement> codes = browser.driver.findElements(By.cssSelector("#jobs tbody td code"));
+      assertThat(codes.stream().map(e -> e.getAttribute("textContent")))
+          .containsExactlyInAnyOrder(
+              "{\"sku\":\"a-1\",\"qty\":2}", "[1,2,3]", "plain text, not JSON");
+      WebElement undecoded =
+          codes.stream()
+              .filter(e -> e.getAttribute("textContent").equals("plain text, not JSON"))
+              .findFirst()
+              .orElseThrow();
+      assertThat(undecoded.getAttribute("title")).startsWith("Does not decode: ");
     }
   }
 
