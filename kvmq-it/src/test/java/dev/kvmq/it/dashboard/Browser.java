@@ -52,6 +52,30 @@ public final class Browser implements AutoCloseable {
    * @param password the user's password
    * @param log chromedriver's log file
    */
+  /**
+   * Starts a browser with a fresh profile and its chromedriver log in a new directory {@code
+   * name-<nanos>} of the ITs' work directory ({@code kvmq.it.work}, else {@code target/it-work}).
+   *
+   * @param name what the directory is named after
+   * @param user the user to sign in as, or null to send no credentials
+   * @param password the user's password
+   * @return the browser
+   * @throws java.io.IOException if the directories can't be made
+   */
+  public static Browser inWorkDirectory(String name, String user, String password)
+      throws java.io.IOException {
+    Path work =
+        Files.createDirectories(
+            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
+                .toAbsolutePath()
+                .resolve(name + "-" + System.nanoTime()));
+    return new Browser(
+        Files.createDirectories(work.resolve("profile")),
+        user,
+        password,
+        work.resolve("chromedriver.log"));
+  }
+
   public Browser(Path profile, String user, String password, Path log) {
     assertThat(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER))
         .as(

@@ -13,7 +13,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
@@ -86,17 +85,7 @@ class DashboardEscapingIT {
         () -> get(root + "kvmq/queues/" + encode(QUEUE)),
         b -> b.contains("\"dead\":" + MARKUP.size()));
 
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("escaping-" + System.nanoTime()));
-    try (Browser browser =
-        new Browser(
-            Files.createDirectories(work.resolve("profile")),
-            "admin",
-            TestUsers.PASSWORD,
-            work.resolve("chromedriver.log"))) {
+    try (Browser browser = Browser.inWorkDirectory("escaping", "admin", TestUsers.PASSWORD)) {
       browser.driver.executeCdpCommand(
           "Page.addScriptToEvaluateOnNewDocument", Map.of("source", WATCH));
 

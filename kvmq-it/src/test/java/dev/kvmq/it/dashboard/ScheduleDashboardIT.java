@@ -12,8 +12,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -48,17 +46,7 @@ class ScheduleDashboardIT {
   void theSchedulesTableShowsAndControlsTheQueuesSchedules() throws Exception {
     String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
     String api = root + "kvmq/queues/" + ScheduledHandler.QUEUE + "/schedules/new-year";
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("sched-ui-" + System.nanoTime()));
-    try (Browser browser =
-        new Browser(
-            Files.createDirectories(work.resolve("profile")),
-            "admin",
-            TestUsers.PASSWORD,
-            work.resolve("chromedriver.log"))) {
+    try (Browser browser = Browser.inWorkDirectory("sched-ui", "admin", TestUsers.PASSWORD)) {
       browser.driver.get(root + "kvmq/dashboard#/queue/" + ScheduledHandler.QUEUE);
       // read in one go: the table may be drawn again between two reads (a stale row)
       java.util.List<String> first =

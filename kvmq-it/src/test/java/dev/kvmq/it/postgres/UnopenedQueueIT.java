@@ -23,8 +23,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
@@ -152,17 +150,7 @@ class UnopenedQueueIT {
    */
   private void dashboardShows() throws Exception {
     String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
-    Path work =
-        Files.createDirectories(
-            Path.of(System.getProperty("kvmq.it.work", "target/it-work"))
-                .toAbsolutePath()
-                .resolve("unopened-" + System.nanoTime()));
-    try (Browser browser =
-        new Browser(
-            Files.createDirectories(work.resolve("profile")),
-            "admin",
-            TestUsers.PASSWORD,
-            work.resolve("chromedriver.log"))) {
+    try (Browser browser = Browser.inWorkDirectory("unopened", "admin", TestUsers.PASSWORD)) {
       browser.driver.get(root + "kvmq/dashboard");
       WebElement retired =
           Wait.until(
