@@ -3,13 +3,16 @@ package dev.kvmq.it;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * Starts Payara Micro as a process, for the ITs that restart servers, run two at once, or read why
@@ -168,6 +171,35 @@ public final class Payaras {
       return null;
     }
     return payara;
+  }
+
+  /**
+   * The stacks of the server's threads that are in code of a package, for a failure message.
+   *
+   * @param payara the running server
+   * @param frame a package prefix, e.g. {@code dev.kvmq}
+   * @return those threads' stacks, or a line saying why there are none
+   */
+  public static String threadsIn(ServerProcess payara, String frame) {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    try {
+      Process p =
+          new ProcessBuilder(jcmd.toString(), Long.toString(payara.handle().pid()), "Thread.print")
+              .redirectErrorStream(true)
+              .start();
+      String dump = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      p.waitFor(30, TimeUnit.SECONDS);
+      String threads =
+          Arrays.stream(dump.split("\\n\\s*\\n"))
+              .filter(block -> block.contains("at " + frame))
+              .collect(Collectors.joining("\n\n"));
+      return threads.isEmpty() ? "(no thread in " + frame + ")" : threads;
+    } catch (IOException e) {
+      return "(no thread dump: " + e + ")";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "(no thread dump: interrupted)";
+    }
   }
 
   private static void threadDump(ServerProcess payara, Path file) {

@@ -81,20 +81,31 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /**
+   * The end of the log, for a failure message.
+   *
+   * @param chars the most characters to return
+   * @return the log's last {@code chars} characters
+   * @throws UncheckedIOException if it cannot be read
+   */
+  public String logTail(int chars) {
+    String text = log();
+    return text.substring(Math.max(0, text.length() - chars));
+  }
+
+  /**
    * Fails if the process has ended: for probes that wait for it to become ready.
    *
    * @throws AssertionError with the end of the log if it has ended
    */
   public void assertAlive() {
     if (!process.isAlive()) {
-      String text = log();
       throw new AssertionError(
           "the process ended with exit code "
               + process.exitValue()
               + "; log "
               + log
               + " ends with:\n"
-              + text.substring(Math.max(0, text.length() - 4000)));
+              + logTail(4000));
     }
   }
 

@@ -12,7 +12,8 @@ import java.util.function.Predicate;
  *
  * <p>A test never sleeps for a guessed time. It states what it waits for and the longest it may
  * take; the poll returns as soon as the condition holds, and a timeout fails with the description
- * and the last value seen. The short pause between two polls is the only pause in the test code.
+ * and the last value seen (or the exception the last poll threw). The short pause between two polls
+ * is the only pause in the test code.
  */
 public final class Wait {
 
@@ -61,9 +62,16 @@ public final class Wait {
         lastError = e;
       }
       if (System.nanoTime() - deadline >= 0) {
+        // The last exception goes into the message too: a build's summary shows only that.
         AssertionError failure =
             new AssertionError(
-                "Timed out after " + timeout + " waiting for " + what + "; last value: " + last);
+                "Timed out after "
+                    + timeout
+                    + " waiting for "
+                    + what
+                    + "; last value: "
+                    + last
+                    + (lastError == null ? "" : "; last exception: " + lastError));
         if (lastError != null) {
           failure.initCause(lastError);
         }

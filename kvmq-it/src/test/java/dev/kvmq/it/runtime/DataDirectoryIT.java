@@ -92,15 +92,7 @@ class DataDirectoryIT {
     String id;
     String frozenId;
     try (ServerProcess payara = Payaras.start(work, war, port, frozen, options, "datadir-1.log")) {
-      id =
-          Wait.until(
-              "the application to answer",
-              Duration.ofMinutes(2),
-              () -> {
-                payara.assertAlive();
-                return get(port, "op=delay");
-              },
-              s -> !s.isEmpty());
+      id = awaitAnswer(payara, port, "op=delay");
       Optional<InetAddress> other = nonLoopbackAddress();
       if (other.isPresent()) {
         assertThatThrownBy(
@@ -131,15 +123,7 @@ class DataDirectoryIT {
       assertThat(warnings).as("one line for the queue, not one per job").hasSize(1);
     }
     try (ServerProcess payara = Payaras.start(work, war, port, dataDir, options, "datadir-2.log")) {
-      String status =
-          Wait.until(
-              "the application to answer again",
-              Duration.ofMinutes(2),
-              () -> {
-                payara.assertAlive();
-                return get(port, "op=status&id=" + id);
-              },
-              s -> !s.isEmpty());
+      String status = awaitAnswer(payara, port, "op=status&id=" + id);
       assertThat(status).as("the delayed job after a restart").isEqualTo("DELAYED");
       Wait.until(
           "the job of the group whose limit of 0 is gone to run",
@@ -152,6 +136,37 @@ class DataDirectoryIT {
       assertThat(payara.log().lines().filter(l -> l.contains("\"nobody-handles-this\" has jobs")))
           .as("the waiting jobs of a queue without handler, found at start")
           .hasSize(1);
+    }
+  }
+
+  /**
+   * Polls the servlet until it answers, for 2 minutes.
+   *
+   * @return its first answer
+   * @throws AssertionError if it did not answer, with the stacks of the threads in kvmq's code and
+   *     the end of Payara's log: once in a CI run, a Payara Micro 6 that had logged "ready in" did
+   *     not answer for 2 minutes, and why was not seen
+   */
+  private String awaitAnswer(ServerProcess payara, int port, String query) {
+    try {
+      return Wait.until(
+          "the application to answer ?" + query,
+          Duration.ofMinutes(2),
+          () -> {
+            payara.assertAlive();
+            return get(port, query);
+          },
+          s -> !s.isEmpty());
+    } catch (AssertionError e) {
+      throw new AssertionError(
+          e.getMessage()
+              + "\nthreads in kvmq's code:\n"
+              + Payaras.threadsIn(payara, "dev.kvmq")
+              + "\n"
+              + payara.logFile()
+              + " ends with:\n"
+              + payara.logTail(6000),
+          e);
     }
   }
 
