@@ -1,5 +1,6 @@
 package dev.kvmq.it.postgres;
 
+import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import jakarta.annotation.Resource;

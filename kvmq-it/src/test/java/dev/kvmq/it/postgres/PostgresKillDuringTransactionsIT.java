@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvmq.it.Payaras;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.PgServer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -7,6 +7,7 @@ import dev.kvmq.JobOptions;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.store.postgres.PostgresKvStore;

@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderHandler;
+import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.PgServer;
+import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.store.postgres.PostgresKvStore;
@@ -32,7 +36,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PostgresTransactionalPushIT {
 
-  static final String APP_DATASOURCE = "java:app/jdbc/app";
+  static final String APP_DATASOURCE = OrderTransactions.APP_DATASOURCE;
 
   static final String SIMPLE = "org.postgresql.ds.PGSimpleDataSource";
 

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.PgServer;
+import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import jakarta.inject.Inject;

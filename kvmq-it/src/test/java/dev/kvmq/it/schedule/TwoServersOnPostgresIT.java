@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
-import dev.kvmq.it.postgres.PgServer;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.store.postgres.PostgresKvStore;
 import java.nio.file.Path;
 import java.time.Duration;

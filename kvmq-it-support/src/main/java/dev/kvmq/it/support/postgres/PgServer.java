@@ -1,4 +1,4 @@
-package dev.kvmq.it.postgres;
+package dev.kvmq.it.support.postgres;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -9,8 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * The real PostgreSQL of {@link PostgresOnPayaraIT} and the schedule ITs, started on the test's
- * side (never in the WAR) and stopped when the test JVM exits.
+ * The real PostgreSQL of the ITs on PostgreSQL (Payara's and WildFly's), one per test JVM, started
+ * on the test's side (never in the WAR) and stopped when the test JVM exits.
  */
 public final class PgServer {
 
@@ -26,7 +26,7 @@ public final class PgServer {
   public static synchronized String start() {
     if (postgres == null) {
       try {
-        // prepared transactions: PostgresXaPushIT commits XA branches in two phases
+        // prepared transactions: the XA ITs commit branches in two phases
         postgres =
             EmbeddedPostgres.builder().setServerConfig("max_prepared_transactions", "16").start();
       } catch (IOException e) {
@@ -57,7 +57,8 @@ public final class PgServer {
    * @param transactional false for one the server must not enlist in transactions
    * @return the element
    */
-  static String dataSource(String name, String className, String url, boolean transactional) {
+  public static String dataSource(
+      String name, String className, String url, boolean transactional) {
     return """
           <data-source>
             <name>%s</name>
@@ -77,7 +78,7 @@ public final class PgServer {
    * @param elements e.g. {@link #dataSource}s
    * @return the descriptor
    */
-  static String webXml(String... elements) {
+  public static String webXml(String... elements) {
     return """
         <?xml version="1.0" encoding="UTF-8"?>
         <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
@@ -86,8 +87,13 @@ public final class PgServer {
         .formatted(String.join("", elements));
   }
 
-  /** Runs statements, e.g. DDL. */
-  static synchronized void execute(String sql) {
+  /**
+   * Runs statements, e.g. DDL.
+   *
+   * @param sql the statements
+   * @throws IllegalStateException if they fail
+   */
+  public static synchronized void execute(String sql) {
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement()) {
       s.execute(sql);
@@ -96,8 +102,14 @@ public final class PgServer {
     }
   }
 
-  /** The first column of every row of a query. */
-  static synchronized java.util.Set<String> strings(String sql) {
+  /**
+   * The first column of every row of a query.
+   *
+   * @param sql the query
+   * @return the values, sorted
+   * @throws IllegalStateException if it fails
+   */
+  public static synchronized java.util.Set<String> strings(String sql) {
     java.util.Set<String> found = new java.util.TreeSet<>();
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement();
@@ -116,6 +128,7 @@ public final class PgServer {
    *
    * @param sql the query
    * @return the first column of its first row
+   * @throws IllegalStateException if it fails
    */
   public static synchronized long query(String sql) {
     try (Connection c = postgres.getPostgresDatabase().getConnection();

@@ -1,4 +1,4 @@
-package dev.kvmq.it.postgres;
+package dev.kvmq.it.support.postgres;
 
 /**
  * The payload of the test queue {@code orders}: the job that belongs to one business row.

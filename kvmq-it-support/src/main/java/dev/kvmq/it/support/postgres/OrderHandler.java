@@ -1,4 +1,4 @@
-package dev.kvmq.it.postgres;
+package dev.kvmq.it.support.postgres;
 
 import dev.kvmq.Job;
 import dev.kvmq.JobContext;
@@ -19,7 +19,7 @@ import javax.sql.DataSource;
 @QueueHandler(value = "orders", concurrency = 2)
 public class OrderHandler implements JobHandler<PlacedOrder> {
 
-  @Resource(lookup = PostgresTransactionalPushIT.APP_DATASOURCE)
+  @Resource(lookup = OrderTransactions.APP_DATASOURCE)
   DataSource app;
 
   @Override

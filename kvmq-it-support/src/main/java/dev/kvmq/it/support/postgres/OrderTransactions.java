@@ -1,4 +1,4 @@
-package dev.kvmq.it.postgres;
+package dev.kvmq.it.support.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,14 +20,17 @@ import javax.naming.NamingException;
 import javax.sql.DataSource;
 
 /**
- * The in-server part of the transactional push ITs ({@link PostgresTransactionalPushIT}, {@link
- * PostgresXaPushIT}): an order's row (in {@code orders}, through the application's DataSource
- * {@value PostgresTransactionalPushIT#APP_DATASOURCE}) and its job pushed in one JTA transaction,
- * many times, with random rollbacks; then the rows and the jobs that ran ({@code handled}, written
- * by {@link OrderHandler}) must match one to one. Each IT names its orders with a prefix of its
- * own, since the tables are shared.
+ * The in-server part of the transactional push ITs (on Payara {@code PostgresTransactionalPushIT}
+ * and {@code PostgresXaPushIT}, on WildFly {@code PostgresXaOnWildFlyIT}): an order's row (in
+ * {@code orders}, through the application's DataSource {@value #APP_DATASOURCE}) and its job pushed
+ * in one JTA transaction, many times, with random rollbacks; then the rows and the jobs that ran
+ * ({@code handled}, written by {@link OrderHandler}) must match one to one. Each IT names its
+ * orders with a prefix of its own, since the tables are shared.
  */
-final class OrderTransactions {
+public final class OrderTransactions {
+
+  /** The application's own DataSource, which the test WARs define in their {@code web.xml}. */
+  public static final String APP_DATASOURCE = "java:app/jdbc/app";
 
   private OrderTransactions() {}
 
@@ -36,9 +39,15 @@ final class OrderTransactions {
    * its job, a third of them rolled back at random, and waits until exactly the committed orders'
    * jobs have run.
    *
+   * @param orders the queue {@code orders}, as the test injects it
+   * @param prefix the start of every order's id
+   * @param transactions how many transactions
+   * @param seed the seed of the rollbacks
    * @return the committed orders' ids
+   * @throws Exception if a transaction or a statement fails
+   * @throws AssertionError if the jobs that ran don't match the committed rows in time
    */
-  static Set<String> commitAndRollBackAtRandom(
+  public static Set<String> commitAndRollBackAtRandom(
       JobQueue<PlacedOrder> orders, String prefix, int transactions, long seed) throws Exception {
     execute(
         "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY);"
@@ -73,20 +82,29 @@ final class OrderTransactions {
     return committed;
   }
 
-  /** The count of orders of {@code prefix} with no job that ran, or jobs with no order. */
-  static String unmatched(String prefix) {
+  /**
+   * A query: the count of orders of {@code prefix} with no job that ran, or jobs with no order.
+   *
+   * @param prefix the start of the orders' ids
+   * @return the SQL
+   */
+  public static String unmatched(String prefix) {
     return "SELECT count(*) FROM orders o FULL JOIN handled h ON o.id = h.id"
         + " WHERE (o.id IS NULL OR h.id IS NULL) AND coalesce(o.id, h.id) LIKE '"
         + prefix
         + "%'";
   }
 
-  static UserTransaction userTransaction() throws NamingException {
+  /**
+   * @return the server's {@code UserTransaction}
+   * @throws NamingException if it has none in {@code java:comp}
+   */
+  public static UserTransaction userTransaction() throws NamingException {
     return (UserTransaction) new InitialContext().lookup("java:comp/UserTransaction");
   }
 
   private static DataSource app() throws NamingException {
-    return (DataSource) new InitialContext().lookup(PostgresTransactionalPushIT.APP_DATASOURCE);
+    return (DataSource) new InitialContext().lookup(APP_DATASOURCE);
   }
 
   private static void execute(String sql) throws NamingException, SQLException {
