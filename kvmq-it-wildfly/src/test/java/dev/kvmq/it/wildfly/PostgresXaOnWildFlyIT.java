@@ -1,0 +1,128 @@
+package dev.kvmq.it.wildfly;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kvmq.it.support.KvmqWars;
+import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderHandler;
+import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.PgServer;
+import dev.kvmq.it.support.postgres.PlacedOrder;
+import dev.kvmq.jakarta.JobQueue;
+import dev.kvmq.jakarta.QueueName;
+import dev.kvmq.store.postgres.PostgresKvStore;
+import jakarta.inject.Inject;
+import jakarta.transaction.UserTransaction;
+import org.assertj.core.api.Assertions;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.container.test.api.RunAsClient;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * kvmq on PostgreSQL on WildFly, with pushes in the application's JTA transaction through an XA
+ * DataSource, as on Payara ({@code PostgresXaPushIT} of kvmq-it). The WAR carries the PostgreSQL
+ * driver and defines three DataSources in its {@code web.xml} on one real PostgreSQL: kvmq's own
+ * ({@code kvmq.postgres.datasource}, not transactional), the application's and the jobs' ({@code
+ * kvmq.postgres.jta-datasource}), both pgjdbc's {@code PGXADataSource}: two XA resources in one
+ * transaction, so WildFly's transaction manager prepares both branches and commits them in two
+ * phases. Many transactions with random rollbacks: afterwards the rows and the jobs that ran match
+ * one to one, no job is left and no branch is left prepared. A push in a transaction marked for
+ * rollback is refused and writes nothing.
+ */
+@ExtendWith(ArquillianExtension.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PostgresXaOnWildFlyIT {
+
+  private static final String XA = "org.postgresql.xa.PGXADataSource";
+  private static final String SIMPLE = "org.postgresql.ds.PGSimpleDataSource";
+  private static final String KVMQ_DATASOURCE = "java:app/jdbc/kvmq";
+  private static final String JOBS_DATASOURCE = "java:app/jdbc/jobs";
+  private static final String PREFIX = "wildfly-xa-";
+  private static final int TRANSACTIONS = 40;
+
+  @Deployment
+  static WebArchive war() {
+    String url = PgServer.start();
+    String webXml =
+        PgServer.webXml(
+            PgServer.dataSource(KVMQ_DATASOURCE, SIMPLE, url, false),
+            PgServer.dataSource(OrderTransactions.APP_DATASOURCE, XA, url, true),
+            PgServer.dataSource(JOBS_DATASOURCE, XA, url, true));
+    return KvmqWars.withKvmq(ShrinkWrap.create(WebArchive.class, "kvmq-pg-xa.war"))
+        .addAsLibraries(
+            KvmqWars.jarOf(PostgresKvStore.class),
+            KvmqWars.jarOf(org.postgresql.Driver.class),
+            KvmqWars.jarOf(Assertions.class))
+        .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class, Wait.class)
+        .addAsResource(
+            new StringAsset(
+                "kvmq.store=postgres\n"
+                    + "kvmq.postgres.datasource="
+                    + KVMQ_DATASOURCE
+                    + "\n"
+                    + "kvmq.postgres.jta-datasource="
+                    + JOBS_DATASOURCE
+                    + "\n"
+                    // the tests count job records left: a job that ran must be gone, not kept
+                    + "kvmq.queue.orders.keep-completed=none\n"),
+            "META-INF/microprofile-config.properties")
+        .addAsWebInfResource(new StringAsset(webXml), "web.xml");
+  }
+
+  @Inject
+  @QueueName("orders")
+  JobQueue<PlacedOrder> orders;
+
+  @Test
+  @Order(1)
+  void rowsAndJobsCommitInTwoPhasesTogetherAndRollBackTogether() throws Exception {
+    OrderTransactions.commitAndRollBackAtRandom(orders, PREFIX, TRANSACTIONS, 23);
+  }
+
+  @Test
+  @Order(2)
+  void aPushInATransactionMarkedForRollbackIsRefusedAndWritesNothing() throws Exception {
+    UserTransaction ut = OrderTransactions.userTransaction();
+    long before = orders.counts().queued();
+    ut.begin();
+    try {
+      ut.setRollbackOnly();
+      assertThatThrownBy(() -> orders.push(new PlacedOrder(PREFIX + "doomed")))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("marked for rollback")
+          .hasMessageContaining("nothing was pushed");
+    } finally {
+      ut.rollback();
+    }
+    assertThat(orders.counts().queued()).isEqualTo(before);
+  }
+
+  @Test
+  @Order(3)
+  @RunAsClient
+  void noJobIsLeftNoBranchIsLeftPreparedAndNoneRanWithoutItsRow() {
+    Wait.until(
+        "no orders job left in kvmq_kv",
+        () ->
+            PgServer.query(
+                    "SELECT count(*) FROM kvmq_kv WHERE position(convert_to('"
+                        + PREFIX
+                        + "', 'UTF8') in value) > 0")
+                == 0);
+    assertThat(PgServer.query("SELECT count(*) FROM pg_prepared_xacts"))
+        .as("branches left prepared")
+        .isZero();
+    assertThat(PgServer.query(OrderTransactions.unmatched(PREFIX)))
+        .as("rows without a job that ran, or jobs that ran without a row")
+        .isZero();
+  }
+}
