@@ -1,10 +1,8 @@
 package dev.kvmq.it.wildfly;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.kvmq.it.support.KvmqWars;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderChecks;
 import dev.kvmq.it.support.postgres.OrderHandler;
 import dev.kvmq.it.support.postgres.OrderTransactions;
 import dev.kvmq.it.support.postgres.PgServer;
@@ -13,7 +11,6 @@ import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
-import jakarta.transaction.UserTransaction;
 import org.assertj.core.api.Assertions;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
@@ -91,38 +88,13 @@ class PostgresXaOnWildFlyIT {
   @Test
   @Order(2)
   void aPushInATransactionMarkedForRollbackIsRefusedAndWritesNothing() throws Exception {
-    UserTransaction ut = OrderTransactions.userTransaction();
-    long before = orders.counts().queued();
-    ut.begin();
-    try {
-      ut.setRollbackOnly();
-      assertThatThrownBy(() -> orders.push(new PlacedOrder(PREFIX + "doomed")))
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("marked for rollback")
-          .hasMessageContaining("nothing was pushed");
-    } finally {
-      ut.rollback();
-    }
-    assertThat(orders.counts().queued()).isEqualTo(before);
+    OrderTransactions.aPushMarkedForRollbackIsRefused(orders, PREFIX + "doomed");
   }
 
   @Test
   @Order(3)
   @RunAsClient
   void noJobIsLeftNoBranchIsLeftPreparedAndNoneRanWithoutItsRow() {
-    Wait.until(
-        "no orders job left in kvmq_kv",
-        () ->
-            PgServer.query(
-                    "SELECT count(*) FROM kvmq_kv WHERE position(convert_to('"
-                        + PREFIX
-                        + "', 'UTF8') in value) > 0")
-                == 0);
-    assertThat(PgServer.query("SELECT count(*) FROM pg_prepared_xacts"))
-        .as("branches left prepared")
-        .isZero();
-    assertThat(PgServer.query(OrderTransactions.unmatched(PREFIX)))
-        .as("rows without a job that ran, or jobs that ran without a row")
-        .isZero();
+    OrderChecks.nothingLeftAndEveryRowHadItsJob(PREFIX);
   }
 }

@@ -1,11 +1,8 @@
 package dev.kvmq.it.postgres;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
-import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderChecks;
 import dev.kvmq.it.support.postgres.OrderHandler;
 import dev.kvmq.it.support.postgres.OrderTransactions;
 import dev.kvmq.it.support.postgres.PgServer;
@@ -14,7 +11,6 @@ import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
-import jakarta.transaction.UserTransaction;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
@@ -98,33 +94,12 @@ class PostgresTransactionalPushIT {
   @Order(2)
   @RunAsClient
   void noJobIsLeftAndNoneRanWithoutItsRow() {
-    Wait.until(
-        "no orders job left in kvmq_kv",
-        () ->
-            PgServer.query(
-                    "SELECT count(*) FROM kvmq_kv"
-                        + " WHERE position(convert_to('order-', 'UTF8') in value) > 0")
-                == 0);
-    assertThat(PgServer.query(OrderTransactions.unmatched(PREFIX)))
-        .as("rows without a job that ran, or jobs that ran without a row")
-        .isZero();
+    OrderChecks.nothingLeftAndEveryRowHadItsJob(PREFIX);
   }
 
   @Test
   @Order(3)
   void aPushInATransactionMarkedForRollbackIsRefusedAndWritesNothing() throws Exception {
-    UserTransaction ut = OrderTransactions.userTransaction();
-    long before = orders.counts().queued();
-    ut.begin();
-    try {
-      ut.setRollbackOnly();
-      assertThatThrownBy(() -> orders.push(new PlacedOrder("doomed")))
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("marked for rollback")
-          .hasMessageContaining("nothing was pushed");
-    } finally {
-      ut.rollback();
-    }
-    assertThat(orders.counts().queued()).isEqualTo(before);
+    OrderTransactions.aPushMarkedForRollbackIsRefused(orders, PREFIX + "doomed");
   }
 }

@@ -1,9 +1,7 @@
 package dev.kvmq.it.postgres;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import dev.kvmq.it.OnPayara;
-import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.postgres.OrderChecks;
 import dev.kvmq.it.support.postgres.OrderTransactions;
 import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.it.support.postgres.PlacedOrder;
@@ -62,19 +60,6 @@ class PostgresXaPushIT {
   @Order(2)
   @RunAsClient
   void noJobIsLeftNoBranchIsLeftPreparedAndNoneRanWithoutItsRow() {
-    Wait.until(
-        "no orders job left in kvmq_kv",
-        () ->
-            PgServer.query(
-                    "SELECT count(*) FROM kvmq_kv WHERE position(convert_to('"
-                        + PREFIX
-                        + "', 'UTF8') in value) > 0")
-                == 0);
-    assertThat(PgServer.query("SELECT count(*) FROM pg_prepared_xacts"))
-        .as("branches left prepared")
-        .isZero();
-    assertThat(PgServer.query(OrderTransactions.unmatched(PREFIX)))
-        .as("rows without a job that ran, or jobs that ran without a row")
-        .isZero();
+    OrderChecks.nothingLeftAndEveryRowHadItsJob(PREFIX);
   }
 }

@@ -1,6 +1,7 @@
 package dev.kvmq.it.support.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.Job;
 import dev.kvmq.it.support.Wait;
@@ -80,6 +81,32 @@ public final class OrderTransactions {
         () -> ids("SELECT id FROM handled" + mine).equals(committed));
     assertThat(ids("SELECT id FROM orders" + mine)).isEqualTo(committed);
     return committed;
+  }
+
+  /**
+   * Pushes in a transaction marked for rollback: the push must be refused, saying why, and write
+   * nothing.
+   *
+   * @param orders the queue {@code orders}, as the test injects it
+   * @param id the order's id
+   * @throws Exception if the transaction can't be begun or rolled back
+   * @throws AssertionError if the push was not refused so, or the queue's count changed
+   */
+  public static void aPushMarkedForRollbackIsRefused(JobQueue<PlacedOrder> orders, String id)
+      throws Exception {
+    UserTransaction ut = userTransaction();
+    long before = orders.counts().queued();
+    ut.begin();
+    try {
+      ut.setRollbackOnly();
+      assertThatThrownBy(() -> orders.push(new PlacedOrder(id)))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("marked for rollback")
+          .hasMessageContaining("nothing was pushed");
+    } finally {
+      ut.rollback();
+    }
+    assertThat(orders.counts().queued()).isEqualTo(before);
   }
 
   /**
