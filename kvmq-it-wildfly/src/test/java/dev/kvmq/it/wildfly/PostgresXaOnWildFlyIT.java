@@ -1,22 +1,19 @@
 package dev.kvmq.it.wildfly;
 
 import dev.kvmq.it.support.KvmqWars;
-import dev.kvmq.it.support.Wait;
 import dev.kvmq.it.support.postgres.OrderChecks;
-import dev.kvmq.it.support.postgres.OrderHandler;
 import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.OrderWars;
 import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
 import org.assertj.core.api.Assertions;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
-import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -39,40 +36,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PostgresXaOnWildFlyIT {
 
-  private static final String XA = "org.postgresql.xa.PGXADataSource";
-  private static final String SIMPLE = "org.postgresql.ds.PGSimpleDataSource";
-  private static final String KVMQ_DATASOURCE = "java:app/jdbc/kvmq";
-  private static final String JOBS_DATASOURCE = "java:app/jdbc/jobs";
   private static final String PREFIX = "wildfly-xa-";
   private static final int TRANSACTIONS = 40;
 
   @Deployment
   static WebArchive war() {
-    String url = PgServer.start();
-    String webXml =
-        PgServer.webXml(
-            PgServer.dataSource(KVMQ_DATASOURCE, SIMPLE, url, false),
-            PgServer.dataSource(OrderTransactions.APP_DATASOURCE, XA, url, true),
-            PgServer.dataSource(JOBS_DATASOURCE, XA, url, true));
-    return KvmqWars.withKvmq(ShrinkWrap.create(WebArchive.class, "kvmq-pg-xa.war"))
-        .addAsLibraries(
-            KvmqWars.jarOf(PostgresKvStore.class),
-            KvmqWars.jarOf(org.postgresql.Driver.class),
-            KvmqWars.jarOf(Assertions.class))
-        .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class, Wait.class)
-        .addAsResource(
-            new StringAsset(
-                "kvmq.store=postgres\n"
-                    + "kvmq.postgres.datasource="
-                    + KVMQ_DATASOURCE
-                    + "\n"
-                    + "kvmq.postgres.jta-datasource="
-                    + JOBS_DATASOURCE
-                    + "\n"
-                    // the tests count job records left: a job that ran must be gone, not kept
-                    + "kvmq.queue.orders.keep-completed=none\n"),
-            "META-INF/microprofile-config.properties")
-        .addAsWebInfResource(new StringAsset(webXml), "web.xml");
+    WebArchive war =
+        KvmqWars.withKvmq(ShrinkWrap.create(WebArchive.class, "kvmq-pg-xa.war"))
+            .addAsLibraries(KvmqWars.jarOf(Assertions.class));
+    return OrderWars.withOrders(
+        war, OrderWars.xaWebXml(PgServer.start()), OrderWars.JOBS_DATASOURCE);
   }
 
   @Inject

@@ -3,17 +3,15 @@ package dev.kvmq.it.postgres;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.support.postgres.OrderChecks;
-import dev.kvmq.it.support.postgres.OrderHandler;
 import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.OrderWars;
 import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
-import dev.kvmq.store.postgres.PostgresKvStore;
 import jakarta.inject.Inject;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
-import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -34,7 +32,7 @@ class PostgresTransactionalPushIT {
 
   static final String APP_DATASOURCE = OrderTransactions.APP_DATASOURCE;
 
-  static final String SIMPLE = "org.postgresql.ds.PGSimpleDataSource";
+  static final String SIMPLE = OrderWars.SIMPLE;
 
   private static final String PREFIX = "order-";
 
@@ -53,31 +51,18 @@ class PostgresTransactionalPushIT {
   static WebArchive war(String name, String url) {
     String webXml =
         PgServer.webXml(
-            PgServer.dataSource("java:app/jdbc/kvmq", SIMPLE, url, false),
+            PgServer.dataSource(OrderWars.KVMQ_DATASOURCE, SIMPLE, url, false),
             PgServer.dataSource(APP_DATASOURCE, SIMPLE, url, true));
     return war(name, webXml, APP_DATASOURCE);
   }
 
   /**
-   * A WAR with kvmq on PostgreSQL ({@code java:app/jdbc/kvmq}), the {@code orders} queue and its
-   * handler, the DataSources of {@code webXml}, and {@code jtaDataSource} as {@code
-   * kvmq.postgres.jta-datasource}.
+   * A WAR with kvmq on PostgreSQL, the {@code orders} queue and its handler, the DataSources of
+   * {@code webXml}, and {@code jtaDataSource} as {@code kvmq.postgres.jta-datasource} ({@link
+   * OrderWars#withOrders}).
    */
   static WebArchive war(String name, String webXml, String jtaDataSource) {
-    return Wars.withKvmq(Wars.testWar(name))
-        .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
-        .addClasses(PlacedOrder.class, OrderHandler.class, OrderTransactions.class)
-        .addAsResource(
-            new StringAsset(
-                "kvmq.store=postgres\n"
-                    + "kvmq.postgres.datasource=java:app/jdbc/kvmq\n"
-                    + "kvmq.postgres.jta-datasource="
-                    + jtaDataSource
-                    + "\n"
-                    // the tests count job records left: a job that ran must be gone, not kept
-                    + "kvmq.queue.orders.keep-completed=none\n"),
-            "META-INF/microprofile-config.properties")
-        .addAsWebInfResource(new StringAsset(webXml), "web.xml");
+    return OrderWars.withOrders(Wars.withKvmq(Wars.testWar(name)), webXml, jtaDataSource);
   }
 
   @Inject

@@ -3,6 +3,7 @@ package dev.kvmq.it.postgres;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.support.postgres.OrderChecks;
 import dev.kvmq.it.support.postgres.OrderTransactions;
+import dev.kvmq.it.support.postgres.OrderWars;
 import dev.kvmq.it.support.postgres.PgServer;
 import dev.kvmq.it.support.postgres.PlacedOrder;
 import dev.kvmq.jakarta.JobQueue;
@@ -29,21 +30,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PostgresXaPushIT {
 
-  private static final String JOBS_DATASOURCE = "java:app/jdbc/jobs";
-  private static final String XA = "org.postgresql.xa.PGXADataSource";
   private static final String PREFIX = "xa2pc-";
   private static final int TRANSACTIONS = 40;
 
   @Deployment
   static WebArchive war() {
-    String url = PgServer.start();
-    String webXml =
-        PgServer.webXml(
-            PgServer.dataSource(
-                "java:app/jdbc/kvmq", PostgresTransactionalPushIT.SIMPLE, url, false),
-            PgServer.dataSource(PostgresTransactionalPushIT.APP_DATASOURCE, XA, url, true),
-            PgServer.dataSource(JOBS_DATASOURCE, XA, url, true));
-    return PostgresTransactionalPushIT.war("kvmq-pg-xa.war", webXml, JOBS_DATASOURCE);
+    return PostgresTransactionalPushIT.war(
+        "kvmq-pg-xa.war", OrderWars.xaWebXml(PgServer.start()), OrderWars.JOBS_DATASOURCE);
   }
 
   @Inject
