@@ -107,7 +107,10 @@ public final class QueueBenchChild {
               + d
               + ", "
               + forces
-              + " forces per shape: 4 KiB appended, 8 KiB overwritten in a preallocated file");
+              + " forces per shape: 4 KiB appended, 8 KiB overwritten in a preallocated file,"
+              + " 4 KiB appended one every "
+              + ForceProbe.PACE_MICROS / 1000
+              + " ms");
       for (Map.Entry<String, Double> e : ForceProbe.measure(d, forces).entrySet()) {
         result(e.getKey(), e.getValue());
       }

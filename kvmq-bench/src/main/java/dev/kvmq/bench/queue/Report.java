@@ -350,6 +350,16 @@ final class Report {
             + num(med(d, "force_overwrite_p90_ms"))
             + ", p99 "
             + num(med(d, "force_overwrite_p99_ms"))
+            + "; appended one every "
+            + ForceProbe.PACE_MICROS / 1000
+            + " ms (the pace of the pickup scenario's forces) p50 "
+            + num(med(d, "force_paced_p50_ms"))
+            + ", p99 "
+            + num(med(d, "force_paced_p99_ms"))
+            + ", p99.9 "
+            + num(med(d, "force_paced_p999_ms"))
+            + ", max "
+            + num(med(d, "force_paced_max_ms"))
             + ". Floor of one commit group (p50): kvmq EclipseStore FSYNC, 2 appended forces"
             + " (data file, then transactions log) = "
             + num(2 * append)

@@ -160,6 +160,10 @@ class ReportTest {
     put(results, "disk", "settings", "FileChannel.force(false) in /tmp");
     put(results, "disk", "force_append_p50_ms", "0.30");
     put(results, "disk", "force_overwrite_p50_ms", "0.15");
+    put(results, "disk", "force_paced_p50_ms", "0.40");
+    put(results, "disk", "force_paced_p99_ms", "2.10", "1.50", "2.60");
+    put(results, "disk", "force_paced_p999_ms", "4.00");
+    put(results, "disk", "force_paced_max_ms", "9.50");
 
     String table = print(results);
 
@@ -167,6 +171,11 @@ class ReportTest {
     assertThat(table).contains("appended p50 0.30");
     assertThat(table).contains("kvmq EclipseStore FSYNC, 2 appended forces");
     assertThat(table).contains("= 0.60 ms; every system on PostgreSQL, 1 WAL force = 0.15 ms");
+    // forces spread over time, at the pickup's pace: the median of the runs' p99s
+    assertThat(table)
+        .contains(
+            "appended one every 5 ms (the pace of the pickup scenario's forces) p50 0.40, p99 2.10,"
+                + " p99.9 4.00, max 9.50.");
     // the disk is no system of the tables
     assertThat(table).doesNotContain("| disk |");
   }
