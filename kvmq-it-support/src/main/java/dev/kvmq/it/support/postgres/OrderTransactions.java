@@ -50,9 +50,7 @@ public final class OrderTransactions {
    */
   public static Set<String> commitAndRollBackAtRandom(
       JobQueue<PlacedOrder> orders, String prefix, int transactions, long seed) throws Exception {
-    execute(
-        "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY);"
-            + " CREATE TABLE IF NOT EXISTS handled (id text PRIMARY KEY)");
+    createTables();
     UserTransaction ut = userTransaction();
     Random random = new Random(seed);
     Set<String> committed = new TreeSet<>();
@@ -81,6 +79,30 @@ public final class OrderTransactions {
         () -> ids("SELECT id FROM handled" + mine).equals(committed));
     assertThat(ids("SELECT id FROM orders" + mine)).isEqualTo(committed);
     return committed;
+  }
+
+  /**
+   * Creates the application's tables {@code orders} and {@code handled} (where {@link OrderHandler}
+   * writes), if they are not there.
+   *
+   * @throws NamingException if the application's DataSource is not bound
+   * @throws SQLException if the statements fail
+   */
+  public static void createTables() throws NamingException, SQLException {
+    execute(
+        "CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY);"
+            + " CREATE TABLE IF NOT EXISTS handled (id text PRIMARY KEY)");
+  }
+
+  /**
+   * The ids in {@code handled} that start with {@code prefix}: the orders whose job ran.
+   *
+   * @param prefix the start of the ids
+   * @return the ids, sorted
+   * @throws IllegalStateException if the query fails
+   */
+  public static Set<String> handled(String prefix) {
+    return ids("SELECT id FROM handled WHERE id LIKE '" + prefix + "%'");
   }
 
   /**
