@@ -1,9 +1,9 @@
 package dev.kvmq.it;
 
+import dev.kvmq.it.support.Jcmd;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -181,39 +180,23 @@ public final class Payaras {
    * @return those threads' stacks, or a line saying why there are none
    */
   public static String threadsIn(ServerProcess payara, String frame) {
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     try {
-      Process p =
-          new ProcessBuilder(jcmd.toString(), Long.toString(payara.handle().pid()), "Thread.print")
-              .redirectErrorStream(true)
-              .start();
-      String dump = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      p.waitFor(30, TimeUnit.SECONDS);
+      String dump = Jcmd.run(payara.handle().pid(), "Thread.print");
       String threads =
           Arrays.stream(dump.split("\\n\\s*\\n"))
               .filter(block -> block.contains("at " + frame))
               .collect(Collectors.joining("\n\n"));
       return threads.isEmpty() ? "(no thread in " + frame + ")" : threads;
-    } catch (IOException e) {
+    } catch (RuntimeException | AssertionError e) {
       return "(no thread dump: " + e + ")";
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return "(no thread dump: interrupted)";
     }
   }
 
   private static void threadDump(ServerProcess payara, Path file) {
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     try {
-      new ProcessBuilder(jcmd.toString(), Long.toString(payara.handle().pid()), "Thread.print")
-          .redirectErrorStream(true)
-          .redirectOutput(file.toFile())
-          .start()
-          .waitFor(30, TimeUnit.SECONDS);
-    } catch (IOException e) {
+      Files.writeString(file, Jcmd.run(payara.handle().pid(), "Thread.print"));
+    } catch (IOException | RuntimeException | AssertionError e) {
       System.err.println("no thread dump of the stuck Payara Micro: " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.kvmq.it.wildfly;
 
 import dev.kvmq.it.support.Fact;
+import dev.kvmq.it.support.Jcmd;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
@@ -10,7 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -246,8 +246,8 @@ public final class WildFlyServer implements AutoCloseable {
    *
    * @param command the command and its arguments
    * @return what it printed
-   * @throws AssertionError if the server's JVM is not found, or the command fails or takes over 60
-   *     s
+   * @throws AssertionError if the server's JVM is not found, or the command fails (see {@link
+   *     Jcmd#run})
    */
   public String jcmd(String... command) {
     ProcessHandle jvm =
@@ -256,23 +256,7 @@ public final class WildFlyServer implements AutoCloseable {
             .filter(h -> h.info().command().map(c -> c.endsWith("/java")).orElse(false))
             .findFirst()
             .orElseThrow(() -> new AssertionError("no java process under " + process.pid()));
-    List<String> line = new ArrayList<>();
-    line.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
-    line.add(Long.toString(jvm.pid()));
-    line.addAll(List.of(command));
-    try {
-      Process p = new ProcessBuilder(line).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        throw new AssertionError(line + " failed: " + out);
-      }
-      return out;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted", e);
-    }
+    return Jcmd.run(jvm.pid(), command);
   }
 
   /**
