@@ -1,6 +1,7 @@
 package dev.kvmq.it;
 
 import dev.kvmq.it.support.Jcmd;
+import dev.kvmq.it.support.ServerJvm;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
@@ -90,6 +91,7 @@ public final class Payaras {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Djava.io.tmpdir=" + tmp);
+    command.addAll(ServerJvm.options());
     properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
     command.addAll(
         List.of(

@@ -2,6 +2,7 @@ package dev.kvmq.it.wildfly;
 
 import dev.kvmq.it.support.Fact;
 import dev.kvmq.it.support.Jcmd;
+import dev.kvmq.it.support.ServerJvm;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
@@ -166,6 +167,12 @@ public final class WildFlyServer implements AutoCloseable {
                 ProcessBuilder.Redirect.appendTo(
                     work.resolve("server-" + starts + ".log").toFile()));
     builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    // The ITs' server JVM options, appended to the default heap sizing of bin/standalone.conf
+    // (which uses the variable only to build its default JAVA_OPTS, and keeps the rest of them;
+    // setting JAVA_OPTS itself would replace them all).
+    builder
+        .environment()
+        .put("JBOSS_JAVA_SIZING", ("-Xms64m -Xmx512m " + ServerJvm.line()).strip());
     // standalone.sh passes SIGTERM on to the server's JVM and waits for it only in this mode.
     builder.environment().put("LAUNCH_JBOSS_IN_BACKGROUND", "true");
     process = builder.start();
@@ -340,6 +347,12 @@ public final class WildFlyServer implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(log.toFile());
     builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+    // The ITs' server JVM options, appended to the default heap sizing of bin/standalone.conf
+    // (which uses the variable only to build its default JAVA_OPTS, and keeps the rest of them;
+    // setting JAVA_OPTS itself would replace them all).
+    builder
+        .environment()
+        .put("JBOSS_JAVA_SIZING", ("-Xms64m -Xmx512m " + ServerJvm.line()).strip());
     Process cliProcess = builder.start();
     try {
       if (!cliProcess.waitFor(2, TimeUnit.MINUTES)) {

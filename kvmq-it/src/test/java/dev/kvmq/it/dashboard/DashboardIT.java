@@ -2,6 +2,7 @@ package dev.kvmq.it.dashboard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.support.ServerJvm;
 import dev.kvmq.it.support.ServerProcess;
 import dev.kvmq.it.support.Wait;
 import java.io.IOException;
@@ -90,7 +91,12 @@ class DashboardIT {
     env.put("KVMQ_ADMIN_PASSWORD", PASSWORD);
     env.put("KVMQ_GUEST_PASSWORD", GUEST_PASSWORD);
     env.put("KVMQ_DEMO_SKIP_BUILD", "1");
-    env.put("JAVA_OPTS", "-Djava.io.tmpdir=" + Files.createDirectories(work.resolve("tmp")));
+    env.put(
+        "JAVA_OPTS",
+        "-Djava.io.tmpdir="
+            + Files.createDirectories(work.resolve("tmp"))
+            + " "
+            + ServerJvm.line());
     demo =
         ServerProcess.start(
             List.of("bash", root.resolve("run-demo.sh").toString()),
