@@ -87,7 +87,33 @@ final class History {
    * its result are not touched here.
    */
   static JobRecord.Draft fit(JobRecord.Draft d) {
-    if (d.attempts.isEmpty() || d.build().encode().length <= KvStore.MAX_VALUE_BYTES) {
+    return fit(d, d.build().encode().length);
+  }
+
+  /**
+   * Makes {@code d} fit the store's value limit: {@link #fit} first, and if that is not enough, the
+   * job's last error keeps its type and time and loses its message ({@link
+   * Transitions#MESSAGE_DROPPED}). With its state within {@link Queue#MAX_STATE_BYTES} and every
+   * other field within its own limit, the record then fits: a transition that lengthens a job's
+   * history (a claim's new attempt, a failure's error) never makes it too large to store.
+   *
+   * @param encoded the length of {@code d} as it is, encoded
+   */
+  static JobRecord.Draft shrink(JobRecord.Draft d, int encoded) {
+    if (encoded <= KvStore.MAX_VALUE_BYTES) {
+      return d;
+    }
+    fit(d, encoded);
+    if (d.error != null
+        && !d.error.message().equals(Transitions.MESSAGE_DROPPED)
+        && d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
+      d.error = new JobError(d.error.type(), Transitions.MESSAGE_DROPPED, d.error.failedAt());
+    }
+    return d;
+  }
+
+  private static JobRecord.Draft fit(JobRecord.Draft d, int encoded) {
+    if (d.attempts.isEmpty() || encoded <= KvStore.MAX_VALUE_BYTES) {
       return d;
     }
     List<Attempt> bare = new ArrayList<>(d.attempts.size());

@@ -430,8 +430,10 @@ final class QueueCommands<S> {
     for (JobStatus status : statuses) {
       switch (status) {
         case WAITING -> {
-          ranges.add(keys.ready());
+          // the parked first: taking a group's admitted job (ready, or an expired lease) admits
+          // its first parked job into the ready index, behind a walk of it that has passed there
           ranges.add(keys.parkedAll());
+          ranges.add(keys.ready());
           ranges.add(keys.delayedDue(now));
           ranges.add(keys.leasedExpired(now));
         }

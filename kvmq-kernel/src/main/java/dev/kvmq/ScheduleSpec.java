@@ -189,7 +189,10 @@ public sealed interface ScheduleSpec permits ScheduleSpec.Cron, ScheduleSpec.Fix
      * {@inheritDoc}
      *
      * <p>The search is bounded: the calendar repeats every 400 years, so a day pattern with no
-     * match in 400 years (February 30) has none ever, and the answer is empty.
+     * match in 400 years (February 30) has none ever, and the answer is empty. It also keeps two
+     * days from each end of {@link LocalDateTime}'s range (years -999999999 and 999999999), where a
+     * zone's offset could leave it: no slot is found in those days, and a {@code t} before them is
+     * searched from their end.
      *
      * @throws NullPointerException if {@code t} is null
      */

@@ -755,7 +755,7 @@ final class Transitions {
       d.attempts = History.ended(r.attempts, now, null);
       d.holdsUnique = false; // released above
       d.parked = false;
-      JobRecord kept = History.fit(d).build();
+      JobRecord kept = History.shrink(d, d.build().encode().length).build();
       TransitionTable.check(Event.COMPLETE, Node.of(r), Node.COMPLETED);
       op.set(job, kept.encode()).delete(k.indexOf(r)).set(k.indexOf(kept), QueueKeys.EMPTY);
       after = Optional.of(kept);
@@ -861,11 +861,7 @@ final class Transitions {
       d.holdsUnique = false; // a dead letter's scope is over: move deletes the key's entry
       d.finishedAt = now;
     }
-    History.fit(d);
-    if (d.build().encode().length > KvStore.MAX_VALUE_BYTES) {
-      d.error = new JobError(error.type(), MESSAGE_DROPPED, error.failedAt());
-    }
-    return move(Event.FAIL, k, read(h), d, g);
+    return move(Event.FAIL, k, read(h), d, g); // shrinks the record if it outgrew the store
   }
 
   /** A dead letter goes back to the queue with its retries restored. */
@@ -1139,11 +1135,16 @@ final class Transitions {
     JobRecord before = read.record();
     g.move(before, d);
     JobRecord after = d.build();
+    byte[] value = after.encode();
+    if (value.length > KvStore.MAX_VALUE_BYTES) { // grown by its history: keep less of it
+      after = History.shrink(d, value.length).build();
+      value = after.encode();
+    }
     TransitionTable.check(event, Node.of(before), Node.of(after));
     Key oldIndex = k.indexOf(before);
     Key newIndex = k.indexOf(after);
     Key job = k.job(before.id);
-    op.check(job, read.versionstamp()).set(job, after.encode());
+    op.check(job, read.versionstamp()).set(job, value);
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);
     }

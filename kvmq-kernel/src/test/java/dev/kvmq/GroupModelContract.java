@@ -202,8 +202,10 @@ public abstract class GroupModelContract {
           settle(false);
         } else if (op < 80) {
           pauseGroup();
-        } else if (op < 85) {
+        } else if (op < 84) {
           delete();
+        } else if (op < 86) {
+          deleteAllWaiting();
         } else if (op < 88) {
           replay();
         } else if (op < 90) {
@@ -508,6 +510,45 @@ public abstract class GroupModelContract {
         changed.add(m.group);
       }
       topUp(changed, Set.of(m.id));
+    }
+
+    /**
+     * {@code deleteAll} of the waiting jobs, of one group or of all: every job that is waiting when
+     * it starts is deleted, the parked ones of a group included, though deleting the group's
+     * admitted ones (the ready, the expired leases) admits its parked ones meanwhile.
+     */
+    void deleteAllWaiting() {
+      long now = now();
+      String group = r.nextBoolean() ? null : "g" + r.nextInt(3);
+      JobFilter filter =
+          group == null
+              ? JobFilter.status(JobStatus.WAITING)
+              : JobFilter.status(JobStatus.WAITING).group(group);
+      List<M> taken =
+          model.values().stream()
+              .filter(m -> group == null || group.equals(m.group))
+              .filter(
+                  m ->
+                      switch (m.state) {
+                        case READY, PARKED -> true;
+                        case DELAYED -> m.delayUntil <= now;
+                        case LEASED -> m.leaseUntil <= now;
+                        case DEAD -> false;
+                      })
+              .toList();
+      assertThat(queue.deleteAll(filter))
+          .as("deleteAll %s of %d waiting jobs", filter, taken.size())
+          .isEqualTo(taken.size());
+      Set<String> changed = new HashSet<>();
+      Set<String> touched = new HashSet<>();
+      for (M m : taken) {
+        model.remove(m.id);
+        touched.add(m.id);
+        if (m.group != null && m.state != S.DELAYED) {
+          changed.add(m.group);
+        }
+      }
+      topUp(changed, touched);
     }
 
     void replay() {

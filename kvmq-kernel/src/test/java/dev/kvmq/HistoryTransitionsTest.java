@@ -201,6 +201,70 @@ class HistoryTransitionsTest {
     assertThat(d.attempts.get(d.attempts.size() - 1).number()).isEqualTo(Attempt.KEPT);
   }
 
+  /**
+   * A claim adds an attempt and a failure an error: on a record of the largest state, whose kept
+   * attempts and last error fill it, neither may make it too large for the store. The claim keeps
+   * the new attempt (the older ones lose their messages, then go) and, if it must, the last error's
+   * message; the failure after it the same.
+   */
+  @Test
+  void aClaimOrAFailureNeverMakesTheRecordTooLargeToStore() {
+    String wide = "\u20AC"; // 3 bytes in UTF-8
+    JobRecord.Draft d =
+        pushed(
+                JobOptions.defaults()
+                    .retry(20, Backoff.NONE)
+                    .unique(UniqueKey.whileWaitingOrRunning(wide.repeat(UniqueKey.MAX_KEY_LENGTH))))
+            .draft();
+    d.payload = new byte[Queue.MAX_STATE_BYTES];
+    String node = wide.repeat(Queue.MAX_NODE_LENGTH);
+    List<Attempt> attempts = new ArrayList<>();
+    for (int i = 1; i <= Attempt.KEPT; i++) {
+      attempts.add(
+          new Attempt(
+              i,
+              Instant.ofEpochMilli(t0),
+              Optional.of(Instant.ofEpochMilli(t0)),
+              node,
+              Optional.of(new JobError("E", "m", Instant.ofEpochMilli(t0)))));
+    }
+    d.attempts = List.copyOf(attempts);
+    d.attempt = Attempt.KEPT;
+    // a last error as long as still fits beside them
+    String message = "";
+    for (int step = 1 << 14; step > 0; step /= 2) {
+      d.error = new JobError("E", message + wide.repeat(step), Instant.ofEpochMilli(t0));
+      if (d.build().encode().length <= dev.kvmq.store.KvStore.MAX_VALUE_BYTES) {
+        message += wide.repeat(step);
+      }
+    }
+    d.error = new JobError("E", message, Instant.ofEpochMilli(t0));
+    JobRecord full = d.build();
+    assertThat(full.encode().length).isLessThanOrEqualTo(dev.kvmq.store.KvStore.MAX_VALUE_BYTES);
+
+    JobRecord leased = claimedOn(full, t0 + 1, node);
+    assertThat(leased.encode().length)
+        .as("the claimed record")
+        .isLessThanOrEqualTo(dev.kvmq.store.KvStore.MAX_VALUE_BYTES);
+    assertThat(leased.state).isEqualTo(JobRecord.State.LEASED);
+    assertThat(leased.attempts).last().satisfies(a -> assertThat(a.number()).isEqualTo(11));
+    assertThat(leased.error.type()).isEqualTo("E");
+
+    JobRecord failed =
+        after(
+            Transitions.fail(
+                keys,
+                hold(leased, 2, leased.token),
+                t0 + 2,
+                new JobError("F", wide.repeat(100_000), Instant.ofEpochMilli(t0 + 2)),
+                0));
+    assertThat(failed.encode().length)
+        .as("the failed record")
+        .isLessThanOrEqualTo(dev.kvmq.store.KvStore.MAX_VALUE_BYTES);
+    assertThat(failed.error.type()).isEqualTo("F");
+    assertThat(failed.attempts).last().satisfies(a -> assertThat(a.number()).isEqualTo(11));
+  }
+
   @Test
   void pastRetentionTakesTheOldestPastTheAgeOrBeyondTheCount() {
     List<KvEntry> index = new ArrayList<>();

@@ -87,6 +87,62 @@ class WorkerRobustnessTest {
     assertThat(queue.push("small")).isNotNull();
   }
 
+  /**
+   * A job of the largest state, with the longest group, unique key and node name (in characters of
+   * 3 bytes in UTF-8, the most a {@code char} takes) and errors longer than a record holds, failed
+   * until its claims outgrew the store's value limit: at the 10th claim the new attempt did not
+   * fit, the claim failed on every pass, the job stayed waiting with its unique key held, and the
+   * worker called the store failing. Every claim and failure must fit, and the job end as a dead
+   * letter after its 13 attempts.
+   */
+  @Test
+  void aJobOfTheLargestFieldsThatAlwaysFailsBecomesADeadLetter() {
+    String wide = "\u20AC"; // 3 bytes in UTF-8
+    Queue<String> big =
+        Queue.builder(store, "big", Codecs.utf8())
+            .clock(clock)
+            .node(wide.repeat(Queue.MAX_NODE_LENGTH))
+            .build();
+    big.worker(
+            (job, ctx) -> {
+              if (!job.state().equals("small")) {
+                throw new IllegalStateException(wide.repeat(10_000));
+              }
+            },
+            WorkerOptions.defaults(),
+            scheduler)
+        .addListener(events::add)
+        .start();
+    Job<String> job =
+        big.push(
+            "z".repeat(Queue.MAX_STATE_BYTES),
+            JobOptions.defaults()
+                .retry(12, Backoff.NONE)
+                .group(wide.repeat(JobOptions.MAX_GROUP_LENGTH))
+                .unique(UniqueKey.whileWaitingOrRunning(wide.repeat(UniqueKey.MAX_KEY_LENGTH))));
+    scheduler.runUntilIdle();
+
+    Job<String> dead = big.job(job.id()).orElseThrow();
+    assertThat(dead.status()).isEqualTo(JobStatus.DEAD);
+    assertThat(dead.attempt()).isEqualTo(13);
+    assertThat(dead.attempts())
+        .isNotEmpty()
+        .last()
+        .satisfies(a -> assertThat(a.number()).isEqualTo(13));
+    assertThat(dead.lastError().orElseThrow().type())
+        .isEqualTo(IllegalStateException.class.getName());
+    assertThat(dead.holdsUniqueKey()).as("a dead letter's key is free").isFalse();
+    assertThat(events).filteredOn(e -> e instanceof JobEvent.Failed).hasSize(13);
+    assertThat(store.get(big.keys.job(job.id())).orElseThrow().value().length)
+        .isLessThanOrEqualTo(dev.kvmq.store.KvStore.MAX_VALUE_BYTES);
+
+    Job<String> small = big.push("small");
+    scheduler.runUntilIdle();
+    assertThat(events)
+        .as("the queue keeps running")
+        .anyMatch(e -> e instanceof JobEvent.Completed && e.job().id().equals(small.id()));
+  }
+
   /** A store error while renewing ended the repeating renewal task for good. */
   @Test
   void renewalsGoOnAfterAStoreErrorDuringARenewal() {
