@@ -601,7 +601,7 @@ public final class PostgresKvStore implements KvStore {
       try {
         c = dataSource.getConnection();
       } catch (SQLException e) {
-        throw failure(what, "can't get a connection", e);
+        throw failure(what, "can't get a connection" + listenerHoldsOne(), e);
       }
       Jdbc.Attempt attempt = new Jdbc.Attempt();
       try {
@@ -631,6 +631,21 @@ public final class PostgresKvStore implements KvStore {
         Jdbc.closeQuietly(c);
       }
     }
+  }
+
+  /**
+   * What a failure to borrow a connection should know when this store's listener holds one of the
+   * same DataSource's connections for as long as it runs: a pool sized for the calls alone runs out
+   * (a new user's pool of one failed every call).
+   */
+  private String listenerHoldsOne() {
+    synchronized (this) {
+      if (listener == null || listenerDataSource != dataSource) {
+        return "";
+      }
+    }
+    return "; the store's change listener holds one connection of this DataSource while it runs:"
+        + " size the pool for it, or give the listener its own (listenerDataSource)";
   }
 
   private KvStoreException failure(String what, String note, SQLException e) {

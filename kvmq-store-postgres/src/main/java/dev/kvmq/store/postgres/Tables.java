@@ -28,7 +28,7 @@ final class Tables {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]*");
   private static final Pattern DEFAULT_TABLE =
       Pattern.compile(
-          "\\bkvmq_(kv|meta|versionstamp|schema_version|commit|key_parts|job_fields|jobs)\\b");
+          "\\bkvmq_(kv|meta|versionstamp|schema_version|commit|key_parts|mutf8|job_fields|jobs)\\b");
   private static final int MAX_SCHEMA = 20;
   private static final int MAX_PREFIX = 30;
 

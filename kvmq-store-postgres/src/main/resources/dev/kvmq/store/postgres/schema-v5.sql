@@ -332,6 +332,67 @@ $$;
 
 -- The fields of a job record (the kernel's JobRecord, formats 1 and 2) that an operator
 -- asks about; all NULL if the bytes are not such a record. Times are epoch milliseconds.
+-- The text of a string of a record: Java's modified UTF-8 (DataOutput.writeUTF), which is
+-- UTF-8 but for a NUL (C0 80, here U+FFFD: a text can't hold a NUL) and a character beyond
+-- the BMP (a surrogate pair, 3 bytes each, here the character's 4 bytes); an unpaired
+-- surrogate is U+FFFD too. NULL only if the result does not convert to the database's
+-- encoding.
+CREATE OR REPLACE FUNCTION kvmq_mutf8(bytes bytea) RETURNS text
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+  n       integer := length(bytes);
+  i       integer := 0;
+  run     integer := 0;  -- where the plain bytes not yet copied start
+  b       integer;
+  hi      integer;
+  lo      integer;
+  cp      integer;
+  utf8    bytea := ''::bytea;
+  four    bytea;
+BEGIN
+  BEGIN
+    RETURN convert_from(bytes, 'UTF8');  -- the usual case
+  EXCEPTION WHEN OTHERS THEN
+    NULL;                                -- decoded below
+  END;
+  WHILE i < n LOOP
+    b := get_byte(bytes, i);
+    IF b = 192 AND i + 1 < n AND get_byte(bytes, i + 1) = 128 THEN
+      utf8 := utf8 || substring(bytes FROM run + 1 FOR i - run) || '\xefbfbd'::bytea;
+      i := i + 2;
+      run := i;
+    ELSIF b = 237 AND i + 2 < n AND (get_byte(bytes, i + 1) & 224) = 160 THEN
+      -- a surrogate (ED A0-BF xx): a high one followed by a low one is one character
+      utf8 := utf8 || substring(bytes FROM run + 1 FOR i - run);
+      hi := 53248 | ((get_byte(bytes, i + 1) & 63) << 6) | (get_byte(bytes, i + 2) & 63);
+      IF hi < 56320 AND i + 5 < n AND get_byte(bytes, i + 3) = 237
+         AND (get_byte(bytes, i + 4) & 240) = 176 THEN
+        lo := 53248 | ((get_byte(bytes, i + 4) & 63) << 6) | (get_byte(bytes, i + 5) & 63);
+        cp := 65536 + ((hi - 55296) << 10) + (lo - 56320);
+        four := '\x00000000'::bytea;
+        four := set_byte(four, 0, 240 | (cp >> 18));
+        four := set_byte(four, 1, 128 | ((cp >> 12) & 63));
+        four := set_byte(four, 2, 128 | ((cp >> 6) & 63));
+        four := set_byte(four, 3, 128 | (cp & 63));
+        utf8 := utf8 || four;
+        i := i + 6;
+      ELSE
+        utf8 := utf8 || '\xefbfbd'::bytea;
+        i := i + 3;
+      END IF;
+      run := i;
+    ELSE
+      i := i + 1;
+    END IF;
+  END LOOP;
+  utf8 := utf8 || substring(bytes FROM run + 1);
+  RETURN convert_from(utf8, 'UTF8');
+EXCEPTION WHEN OTHERS THEN
+  RETURN NULL;
+END
+$$;
+
 -- state is the record's state ordinal: 0 ready, 1 delayed, 2 leased, 3 dead, 4 held,
 -- 5 cancelled, 6 completed.
 CREATE OR REPLACE FUNCTION kvmq_job_fields(
@@ -387,20 +448,13 @@ BEGIN
   -- (4 x 8), and the error flag: at p + 37 + 16 + 8 + 32 = p + 93
   p := p + 93;
   IF n > p AND get_byte(bytes, p) = 1 THEN
-    BEGIN
-      len := get_byte(bytes, p + 1) * 256 + get_byte(bytes, p + 2);
-      error_type := convert_from(substring(bytes FROM p + 4 FOR len), 'UTF8');
-      p := p + 3 + len;
-      len := get_byte(bytes, p) * 256 + get_byte(bytes, p + 1);
-      error_message := convert_from(substring(bytes FROM p + 3 FOR len), 'UTF8');
-      p := p + 2 + len;
-      failed_at := ('x' || encode(substring(bytes FROM p + 1 FOR 8), 'hex'))::bit(64)::bigint;
-    EXCEPTION WHEN OTHERS THEN
-      -- modified UTF-8 that is not UTF-8 (a NUL, a character beyond the BMP): left out
-      error_type := NULL;
-      error_message := NULL;
-      failed_at := NULL;
-    END;
+    len := get_byte(bytes, p + 1) * 256 + get_byte(bytes, p + 2);
+    error_type := kvmq_mutf8(substring(bytes FROM p + 4 FOR len));
+    p := p + 3 + len;
+    len := get_byte(bytes, p) * 256 + get_byte(bytes, p + 1);
+    error_message := kvmq_mutf8(substring(bytes FROM p + 3 FOR len));
+    p := p + 2 + len;
+    failed_at := ('x' || encode(substring(bytes FROM p + 1 FOR 8), 'hex'))::bit(64)::bigint;
   END IF;
 END
 $$;
