@@ -2,6 +2,7 @@ package dev.kvmq.it.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.AdminApi;
 import dev.kvmq.it.Payaras;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
@@ -17,13 +18,9 @@ import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -51,19 +48,13 @@ import org.junit.jupiter.api.Test;
 @Tag("payara")
 class PostgresOutageOnPayaraIT {
 
-  private static final String ADMIN =
-      "Basic "
-          + Base64.getEncoder()
-              .encodeToString(("admin:" + TestUsers.PASSWORD).getBytes(StandardCharsets.UTF_8));
-
   /** A log record at WARNING (900) or SEVERE (1000) of a kvmq logger, as Payara prints it. */
   private static final Pattern KVMQ_WARNING_OR_WORSE =
       Pattern.compile(
           "\\[(dev\\.kvmq[\\w.$]*)\\S*\\] \\[tid: [^\\]]*\\] \\[timeMillis: \\d+\\]"
               + " \\[levelValue: (900|1000)\\]");
 
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final AdminApi api = new AdminApi();
 
   @Test
   void theApiAnswers503DuringAnOutageAndEveryJobRunsAfterIt() throws Exception {
@@ -250,26 +241,7 @@ class PostgresOutageOnPayaraIT {
   }
 
   private HttpResponse<String> send(String method, URI uri, String body) {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(uri)
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", ADMIN)
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body));
-    if (body != null) {
-      b.header("Content-Type", "application/json");
-    }
-    try {
-      return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new UncheckedIOException(uri + " failed", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+    return api.send(method, uri, body);
   }
 
   private static JsonObject object(HttpResponse<String> r) {

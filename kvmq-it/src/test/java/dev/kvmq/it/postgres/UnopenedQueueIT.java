@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.Codecs;
 import dev.kvmq.Queue;
+import dev.kvmq.it.AdminApi;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
 import dev.kvmq.it.dashboard.Browser;
@@ -22,12 +23,6 @@ import jakarta.json.JsonValue;
 import java.io.StringReader;
 import java.net.URI;
 import java.net.URL;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -51,11 +46,6 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 @OnPayara
 class UnopenedQueueIT {
-
-  private static final String ADMIN =
-      "Basic "
-          + Base64.getEncoder()
-              .encodeToString(("admin:" + TestUsers.PASSWORD).getBytes(StandardCharsets.UTF_8));
 
   private static final String RETIRED = "retired-" + Long.toHexString(System.nanoTime());
 
@@ -89,8 +79,7 @@ class UnopenedQueueIT {
 
   @ArquillianResource URL base;
 
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final AdminApi api = new AdminApi();
 
   @Test
   void aQueueNothingOpensIsListedReadAndCleanedButNotPushedTo() throws Exception {
@@ -191,23 +180,9 @@ class UnopenedQueueIT {
     }
   }
 
-  private String send(String method, String path, String body, int expected) throws Exception {
+  private String send(String method, String path, String body, int expected) {
     URI root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(root.resolve(path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", ADMIN)
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body));
-    if (body != null) {
-      b.header("Content-Type", "application/json");
-    }
-    HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(method + " " + path + ": " + r.body()).isEqualTo(expected);
-    return r.body();
+    return api.send(method, root.resolve(path), body, expected);
   }
 
   private static JsonArray array(String json) {
