@@ -755,9 +755,14 @@ final class Transitions {
       d.attempts = History.ended(r.attempts, now, null);
       d.holdsUnique = false; // released above
       d.parked = false;
-      JobRecord kept = History.shrink(d, d.build().encode().length).build();
+      JobRecord kept = d.build();
+      byte[] value = kept.encode();
+      if (value.length > KvStore.MAX_VALUE_BYTES) { // grown by its history: keep less of it
+        kept = History.shrink(d, value.length).build();
+        value = kept.encode();
+      }
       TransitionTable.check(Event.COMPLETE, Node.of(r), Node.COMPLETED);
-      op.set(job, kept.encode()).delete(k.indexOf(r)).set(k.indexOf(kept), QueueKeys.EMPTY);
+      op.set(job, value).delete(k.indexOf(r)).set(k.indexOf(kept), QueueKeys.EMPTY);
       after = Optional.of(kept);
     } else {
       TransitionTable.check(Event.COMPLETE, Node.of(r), Node.ABSENT);
