@@ -82,20 +82,12 @@ final class History {
   }
 
   /**
-   * Makes {@code d} fit the store's value limit by what it keeps of its attempts: first their error
-   * messages go, then the older attempts (the latest stays). The job's own fields, its error and
-   * its result are not touched here.
-   */
-  static JobRecord.Draft fit(JobRecord.Draft d) {
-    return fit(d, d.build().encode().length);
-  }
-
-  /**
-   * Makes {@code d} fit the store's value limit: {@link #fit} first, and if that is not enough, the
-   * job's last error keeps its type and time and loses its message ({@link
-   * Transitions#MESSAGE_DROPPED}). With its state within {@link Queue#MAX_STATE_BYTES} and every
-   * other field within its own limit, the record then fits: a transition that lengthens a job's
-   * history (a claim's new attempt, a failure's error) never makes it too large to store.
+   * Makes {@code d} fit the store's value limit: its attempts' messages, then its older attempts
+   * first (the latest stays), and if that is not enough, the job's last error keeps its type and
+   * time and loses its message ({@link Transitions#MESSAGE_DROPPED}). With its state within {@link
+   * Queue#MAX_STATE_BYTES} and every other field within its own limit, the record then fits: a
+   * transition that lengthens a job's history (a claim's new attempt, a failure's error) never
+   * makes it too large to store.
    *
    * @param encoded the length of {@code d} as it is, encoded
    */
@@ -112,6 +104,11 @@ final class History {
     return d;
   }
 
+  /**
+   * Makes {@code d} fit the store's value limit by what it keeps of its attempts: first their error
+   * messages go, then the older attempts (the latest stays). The job's own fields, its error and
+   * its result are not touched here.
+   */
   private static JobRecord.Draft fit(JobRecord.Draft d, int encoded) {
     if (d.attempts.isEmpty() || encoded <= KvStore.MAX_VALUE_BYTES) {
       return d;

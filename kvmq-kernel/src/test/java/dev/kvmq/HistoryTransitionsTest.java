@@ -194,7 +194,7 @@ class HistoryTransitionsTest {
     }
     d.attempts = List.copyOf(attempts);
     d.result = "r".repeat(Queue.MAX_RESULT_BYTES);
-    History.fit(d);
+    History.shrink(d, d.build().encode().length);
     assertThat(d.build().encode().length)
         .isLessThanOrEqualTo(dev.kvmq.store.KvStore.MAX_VALUE_BYTES);
     assertThat(d.attempts).isNotEmpty();
