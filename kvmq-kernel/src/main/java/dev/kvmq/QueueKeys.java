@@ -3,6 +3,7 @@ package dev.kvmq;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvStore;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The key layout of one queue (design.md, "Key layout: claims must not scan").
@@ -21,7 +22,7 @@ import dev.kvmq.store.KvStore;
  * ["kvmq", queue, "held", heldAt, id]              written in an open transaction, not released
  * ["kvmq", queue, "group", "record", group]         a group's admitted and parked counts
  * ["kvmq", queue, "group", "parked", group, rank(priority), id]  ready, no free slot in its group
- * ["kvmq", queue, "group", "paused", group]        the group's starts paused until (a handler's pause)
+ * ["kvmq", queue, "group", "paused", utf8(group)]  the group's starts paused until (a handler's pause)
  * ["kvmq", queue, "group", "waking", until, group] the group admits no job before until (blocked)
  * ["kvmq", queue, "rate", "slot", i]               a start slot of the rate limit: when taken
  * ["kvmq", queue, "rate", "taken", takenAt, i]     the same slots, oldest taken first
@@ -212,9 +213,18 @@ final class QueueKeys {
     return KeyRange.prefix(root.append("group", "record"));
   }
 
-  /** Present while a handler paused the starts of {@code group}: until when (epoch ms, a long). */
+  /**
+   * Present while a handler paused the starts of {@code group}: until when (epoch ms, a long).
+   *
+   * <p>Its last part is the group's name as UTF-8 bytes, not as a string (a group's name is valid
+   * text, so the bytes are its name exactly). Every claim of the group's jobs checks this key, and
+   * the PostgreSQL store locks a key by its first two parts and its last: as a string, it would
+   * share the lock of the group's record ({@link #group}), which an application transaction that
+   * pushed a job of the group holds until it ends, and every claim that takes a job of the group
+   * would wait for that transaction.
+   */
   Key groupPaused(String group) {
-    return root.append("group", "paused", group);
+    return root.append("group", "paused", group.getBytes(StandardCharsets.UTF_8));
   }
 
   /**

@@ -106,8 +106,9 @@ final class FlowChecker extends ForwardingKvStore {
       Key groupPaused = keys.root.append("group", "paused");
       if (key.startsWith(groupPaused) && key.size() == groupPaused.size() + 1 && !m.isDelete()) {
         groupPausesSeen++;
-        groupPausedUntil.merge(
-            key.getString(key.size() - 1), Transitions.decodeTime(m.value()), Math::max);
+        String group =
+            new String((byte[]) key.get(key.size() - 1), java.nio.charset.StandardCharsets.UTF_8);
+        groupPausedUntil.merge(group, Transitions.decodeTime(m.value()), Math::max);
       }
       if (!key.startsWith(jobPrefix) || key.size() != jobPrefix.size() + 1) {
         continue;

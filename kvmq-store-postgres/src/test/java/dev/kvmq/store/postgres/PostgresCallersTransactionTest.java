@@ -36,8 +36,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A push in a transaction the caller holds ({@link PostgresKvStore#inTransaction}): the job and a
  * business row commit together or not at all, workers wake up only for a committed job (the NOTIFY
- * is the transaction's), they neither see nor wait for an uncommitted one, and a push on a closed
- * connection, an auto-commit connection or a failed transaction is refused and writes nothing.
+ * is the transaction's), they neither see nor wait for an uncommitted one, nor do their claims of
+ * jobs of its group, and a push on a closed connection, an auto-commit connection or a failed
+ * transaction is refused and writes nothing.
  */
 @PostgresTest
 class PostgresCallersTransactionTest {
@@ -178,6 +179,30 @@ class PostgresCallersTransactionTest {
     TestDatabase.await("the committed job ran", WAIT, () -> ran.contains("pending"));
     TestDatabase.await(
         "the queue is empty", WAIT, () -> queue.counts().equals(new QueueCounts(0, 0, 0, 0)));
+  }
+
+  @Test
+  void workersStartAGroupsJobsWhileATransactionThatPushedOneOfTheGroupIsOpen() throws SQLException {
+    Queue<String> grouped = Queue.builder(a, "grouped", Codecs.utf8()).groupLimit(2).build();
+    grouped.push("g-ready", JobOptions.defaults().group("g"));
+    grouped.push("plain-ready");
+    Connection c = transaction();
+    // writes the group's record in the open transaction: its lock lasts until the commit
+    grouped.withStore(a.inTransaction(c)).push("g-pending", JobOptions.defaults().group("g"));
+    Set<String> started = ConcurrentHashMap.newKeySet();
+
+    start(grouped, started);
+
+    // a claim checks the group's pause of starts, which must not share the record's lock
+    TestDatabase.await(
+        "the worker started the group's ready job and the plain one, the transaction open",
+        Duration.ofSeconds(20),
+        () -> started.containsAll(List.of("g-ready", "plain-ready")));
+    assertThat(started).doesNotContain("g-pending");
+    c.commit();
+    TestDatabase.await("the committed job ran", WAIT, () -> started.contains("g-pending"));
+    TestDatabase.await(
+        "the queue is empty", WAIT, () -> grouped.counts().equals(new QueueCounts(0, 0, 0, 0)));
   }
 
   @Test
