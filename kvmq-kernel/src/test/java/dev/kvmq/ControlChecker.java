@@ -41,14 +41,23 @@ final class ControlChecker {
   /** Chains a cancel may have ended early (applied or not). */
   private final Set<String> cancelledChains = new LinkedHashSet<>();
 
+  /** Chains no operator and no handler cancels, snoozes or fails for good. */
+  private Set<String> spared = Set.of();
+
   ControlChecker(Queue<String> queue, List<String> problems) {
     this.queue = queue;
     this.problems = problems;
   }
 
+  /** From now on, the jobs of these chains (a live view) are left to fail on their own. */
+  void spare(Set<String> chains) {
+    this.spared = chains;
+  }
+
   /** An operator cancels one job of the queue's listing (waiting, delayed, processing, held). */
   void cancelOne(SplittableRandom r) {
-    List<JobEntry<String>> jobs = queue.jobs();
+    List<JobEntry<String>> jobs =
+        queue.jobs().stream().filter(e -> !spared.contains(e.job().state())).toList();
     if (jobs.isEmpty()) {
       return;
     }
@@ -61,6 +70,9 @@ final class ControlChecker {
     JobStatus[] live = {JobStatus.WAITING, JobStatus.DELAYED, JobStatus.PROCESSING, JobStatus.HELD};
     JobFilter filter = JobFilter.status(live[r.nextInt(live.length)], live[r.nextInt(live.length)]);
     List<JobEntry<String>> before = queue.jobs();
+    if (before.stream().anyMatch(e -> spared.contains(e.job().state()))) {
+      return;
+    }
     try {
       queue.cancelAll(filter);
     } catch (KvStoreException e) {
@@ -78,6 +90,9 @@ final class ControlChecker {
    */
   void whileRunning(Job<String> job, JobContext<String> ctx, SplittableRandom outcomes) {
     int x = outcomes.nextInt(100);
+    if (spared.contains(job.state())) {
+      return;
+    }
     if (x < 4) {
       cancel(job.id(), job.state());
     } else if (x < 8) {

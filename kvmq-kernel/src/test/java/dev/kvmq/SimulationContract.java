@@ -46,7 +46,12 @@ import org.junit.jupiter.api.Test;
  *       cancel jobs in every state, handlers' own jobs among them while they run), every cancelled
  *       job stays cancelled; a dead letter used all its retries, or failed for good, or is a poison
  *       job whose lease expired the queue's limit of times (small here, so that crashes and outages
- *       reach it).
+ *       reach it);
+ *   <li>no record outgrows the store: one run in forty pushes a job of the largest state, the
+ *       longest group and unique key, on the node of the longest name, that fails 15 to 22 times
+ *       with a long message, more history than its record has room for; its history shrinks ({@link
+ *       History#shrink}) and it ends as a dead letter (no operator cancels it), leaving the queue
+ *       drained.
  * </ul>
  *
  * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
@@ -185,6 +190,7 @@ public abstract class SimulationContract {
 
   private void simulate() {
     long[] handedOff = new long[1];
+    int[] bigShrunk = new int[1];
     Seeds.forEach(
         "invariantsHoldUnderFailedCommitsAndCrashedWorkers",
         runs(),
@@ -200,6 +206,7 @@ public abstract class SimulationContract {
             Sim sim = new Sim(new FaultyStore(raw), r);
             sim.run();
             handedOff[0] += sim.handedOff;
+            bigShrunk[0] += sim.bigShrunk;
           } finally {
             raw.close();
           }
@@ -209,7 +216,19 @@ public abstract class SimulationContract {
       // too, handed to workers that then run them, crash, stop or lose their commits
       assertThat(handedOff[0]).as("pushes handed off to an idle worker").isPositive();
     }
+    if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
+      // about 50 runs push a big chain; some of those end before their history outgrows the record
+      assertThat(bigShrunk[0])
+          .as("dead letters of the largest state whose attempts' messages had no room")
+          .isPositive();
+    }
   }
+
+  /** A character of 3 bytes in UTF-8 (and in a record's modified UTF-8). */
+  static final String WIDE = "\u20AC";
+
+  /** The message a job of the largest state fails with: 30,000 bytes, kept cut to 2,000 chars. */
+  static final String TOO_LONG_MESSAGE = WIDE.repeat(10_000);
 
   /** The simulated queue's held-job policy: release after this long. */
   static final long HELD_TIMEOUT = 10_000;
@@ -245,6 +264,18 @@ public abstract class SimulationContract {
     /** Chains held, whose transaction the simulation has not ended yet: their job ids. */
     final Map<String, String> openTransactions = new java.util.LinkedHashMap<>();
 
+    /** Chains of the largest state, that fail every attempt ({@link #pushBig}). */
+    final Set<String> big = new java.util.HashSet<>();
+
+    /**
+     * The step that pushes a big chain, -1 for none. A run with one names its node with the most
+     * characters, each 3 bytes, which every attempt of a record keeps.
+     */
+    final int bigAt;
+
+    /** Big chains that ended dead, their attempts' messages dropped to fit the record. */
+    int bigShrunk;
+
     /** Chains whose rollback (drop) was acknowledged: they must never run. */
     final Set<String> dropped = new LinkedHashSet<>();
 
@@ -258,17 +289,19 @@ public abstract class SimulationContract {
       this.r = r;
       this.faults = r.split();
       Retention retention = HistoryChecker.randomRetention(r.split());
+      this.bigAt = r.nextInt(40) == 0 ? r.nextInt(150) : -1;
       this.queue =
           Queue.builder(new RacingFirings(store, r.split()), "sim", Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
               .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
               .retention(retention)
-              .node("sim-node")
+              .node(bigAt < 0 ? "sim-node" : WIDE.repeat(Queue.MAX_NODE_LENGTH))
               .maxLeaseExpiries(1 + r.nextInt(3))
               .build();
       this.history = new HistoryChecker(queue);
       this.control = new ControlChecker(queue, problems);
+      control.spare(big);
     }
 
     void run() {
@@ -283,6 +316,9 @@ public abstract class SimulationContract {
           op -> faults.nextInt(100) < failPercent,
           r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
       for (int step = 0; step < 150; step++) {
+        if (step == bigAt) {
+          pushBig();
+        }
         int a = r.nextInt(100);
         if (a < 25) {
           pushChain();
@@ -382,15 +418,19 @@ public abstract class SimulationContract {
                 String chain = job.state();
                 Long held = heldSince.get(chain);
                 if (held != null && clock.millis() < held + HELD_TIMEOUT) {
-                  problems.add("held chain " + chain + " ran before its release or the timeout");
+                  problems.add(
+                      "held chain " + label(chain) + " ran before its release or the timeout");
                 }
                 if (dropped.contains(chain)) {
-                  problems.add("chain " + chain + " ran after its transaction rolled back");
+                  problems.add("chain " + label(chain) + " ran after its transaction rolled back");
                 }
                 idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
                 maxToken.merge(job.id(), ctx.token(), Math::max);
                 history.ran(job, ctx, outcomes);
                 control.whileRunning(job, ctx, outcomes);
+                if (big.contains(chain)) {
+                  throw new IllegalStateException(TOO_LONG_MESSAGE);
+                }
                 if (outcomes.nextInt(100) < failPercent) {
                   throw new IllegalStateException("simulated failure");
                 }
@@ -436,6 +476,40 @@ public abstract class SimulationContract {
       } catch (KvStoreException e) {
         unacknowledged.add(chain); // stored or not: either is fine, but if it runs it runs right
       }
+    }
+
+    /**
+     * A job of the largest state ({@link Queue#MAX_STATE_BYTES}), whose every attempt fails with
+     * {@link #TOO_LONG_MESSAGE}: its later failures make its record outgrow the store's value limit
+     * unless its history shrinks. Its state is its chain's name, padded. No operator cancels it,
+     * and its handler only fails: a job whose failure can't be stored would stay, and the run fail.
+     */
+    void pushBig() {
+      String name = "b" + chains++ + ":";
+      String chain = name + "z".repeat(Queue.MAX_STATE_BYTES - name.length());
+      big.add(chain);
+      repeatsOf.put(chain, 0);
+      try {
+        // the longest group and unique key, the widest node: about 10 attempts fill what the
+        // largest state leaves of a record (an attempt's message is cut to 200 chars, the job's
+        // last error's to 2,000, 3 bytes each here), and a record keeps 10 attempts
+        queue.push(
+            chain,
+            JobOptions.defaults()
+                .retry(14 + r.nextInt(8), Backoff.NONE)
+                .group(WIDE.repeat(JobOptions.MAX_GROUP_LENGTH - 8) + name)
+                .unique(
+                    UniqueKey.whileWaitingOrRunning(
+                        WIDE.repeat(UniqueKey.MAX_KEY_LENGTH - 8) + name)));
+      } catch (KvStoreException e) {
+        unacknowledged.add(chain);
+      }
+    }
+
+    /** A chain's name for a message: a big chain's without its padding. */
+    static String label(String chain) {
+      int colon = chain.indexOf(':');
+      return colon < 0 ? chain : chain.substring(0, colon);
     }
 
     /** A job pushed in a simulated application transaction: held until the transaction ends. */
@@ -620,12 +694,19 @@ public abstract class SimulationContract {
       control.check();
       Set<String> dead = new LinkedHashSet<>(control.cancelledChains());
       Set<String> mayNotHaveRun = new LinkedHashSet<>(control.cancelledChains());
+      Set<String> deadLetters = new java.util.HashSet<>();
       for (Job<String> d : queue.deadLetters()) {
         assertThat(d.lastError()).isPresent();
         control.checkDeadLetter(d);
         dead.add(d.state());
+        deadLetters.add(d.state());
         if (ControlChecker.poison(d)) {
           mayNotHaveRun.add(d.state());
+        }
+        if (big.contains(d.state())
+            && d.attempts().stream()
+                .anyMatch(a -> a.error().map(e -> e.message().isEmpty()).orElse(false))) {
+          bigShrunk++;
         }
       }
       for (Map.Entry<String, Integer> chain : repeatsOf.entrySet()) {
@@ -633,13 +714,16 @@ public abstract class SimulationContract {
         if (ran.isEmpty() && unacknowledged.contains(chain.getKey())) {
           continue; // the failed push was not applied
         }
+        if (big.contains(chain.getKey()) && !deadLetters.contains(chain.getKey())) {
+          problems.add("big chain " + label(chain.getKey()) + " did not end as a dead letter");
+        }
         if (dead.contains(chain.getKey())) {
           assertThat(ran.size())
-              .as("a dead or cancelled chain %s stops early", chain.getKey())
+              .as("a dead or cancelled chain %s stops early", label(chain.getKey()))
               .isBetween(mayNotHaveRun.contains(chain.getKey()) ? 0 : 1, chain.getValue() + 1);
         } else {
           assertThat(ran.size())
-              .as("runs of chain %s with %d repeats", chain.getKey(), chain.getValue())
+              .as("runs of chain %s with %d repeats", label(chain.getKey()), chain.getValue())
               .isEqualTo(chain.getValue() + 1);
         }
       }
