@@ -33,7 +33,8 @@ final class Settler<S> {
   /**
    * What a run's outcome is to be: complete, fail (for good when {@code permanent}), or snooze.
    *
-   * @param failure what the attempt failed with, or null to complete or snooze
+   * @param failure what the attempt failed with, or null to complete or snooze; with a snooze, the
+   *     error its attempt ends with (a failure after the worker said it is stopping)
    * @param permanent the failure makes the job a dead letter whatever retries it has left
    * @param snoozeMillis for a snooze, the delay; -1 otherwise
    */
@@ -46,8 +47,10 @@ final class Settler<S> {
   /**
    * The outcome of a run from what the handler did: a run over its timeout fails with a {@link
    * JobTimeoutException} whatever it did (retries apply); a failure is for good when the handler
-   * said so or threw a type the queue calls non-retryable; a normal return completes, or fails for
-   * good, or snoozes, as the handler asked last.
+   * said so or threw a type the queue calls non-retryable; any other failure after the worker told
+   * the handler {@link JobContext.CancelReason#WORKER_STOPPING} gives the job back, as a snooze of
+   * zero whose attempt ends with the failure; a normal return completes, or fails for good, or
+   * snoozes, as the handler asked last.
    */
   private Decision decide(Lease<S> lease, Throwable failure) {
     if (lease.overran(core.now())) {
@@ -61,6 +64,11 @@ final class Settler<S> {
       boolean permanent = asked instanceof Lease.Permanent;
       for (Class<? extends Throwable> type : core.queue.nonRetryable) {
         permanent |= type.isInstance(failure);
+      }
+      if (!permanent
+          && lease.cancelReason().orElse(null) == JobContext.CancelReason.WORKER_STOPPING) {
+        // cut off by the stop, as told: given back, due at once, no retry used
+        return new Decision(failure, false, 0);
       }
       return new Decision(failure, permanent, -1);
     }
@@ -154,7 +162,13 @@ final class Settler<S> {
       return Transitions.defer(core.keys, held, queue, group, book);
     }
     if (decision.snooze()) {
-      return Transitions.snooze(core.keys, held, now, decision.snoozeMillis(), book);
+      return Transitions.snooze(
+          core.keys,
+          held,
+          now,
+          decision.snoozeMillis(),
+          book,
+          decision.failure() == null ? null : error(decision.failure(), now));
     }
     Throwable failure = decision.failure();
     if (failure == null) {

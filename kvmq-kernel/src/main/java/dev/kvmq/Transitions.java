@@ -304,13 +304,23 @@ final class Transitions {
    * waits frees its slot, one that is ready at once keeps it.
    */
   static Plan snooze(QueueKeys k, Holding h, long now, long delayMillis, GroupBook g) {
+    return snooze(k, h, now, delayMillis, g, null);
+  }
+
+  /**
+   * As {@link #snooze(QueueKeys, Holding, long, long, GroupBook)}, the attempt ending with {@code
+   * error} (null: without one): a handler that failed after its worker said it is stopping gives
+   * its job back so, with no retry used and the job's last error unchanged.
+   */
+  static Plan snooze(
+      QueueKeys k, Holding h, long now, long delayMillis, GroupBook g, JobError error) {
     if (!holds(h)) {
       return LEASE_LOST;
     }
     JobRecord.Draft d = h.record().draft().leaseUntil(0);
     d.delayUntil = now + delayMillis;
     d.state = delayMillis > 0 ? JobRecord.State.DELAYED : JobRecord.State.READY;
-    d.attempts = History.ended(h.record().attempts, now, null); // a run, ended without error
+    d.attempts = History.ended(h.record().attempts, now, error);
     return move(Event.SNOOZE, k, read(h), d, g);
   }
 
