@@ -55,6 +55,9 @@ public class KvmqRuntime {
 
   private static final System.Logger LOG = System.getLogger(KvmqRuntime.class.getName());
 
+  /** How long an undeploy waits at least for the observers of a queue's last events. */
+  static final Duration LAST_EVENTS = Duration.ofSeconds(2);
+
   @Inject KvmqExtension extension;
 
   @Inject BeanManager beans;
@@ -77,6 +80,8 @@ public class KvmqRuntime {
   // Queues of the store that nothing here opens, as the admin API reads them (unopenedQueues).
   private final Map<String, AdminQueue<?>> unopened = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
+  // Each queue's CDI events, fired in order on a thread of their own (EventLane), by queue.
+  private final Map<String, EventLane> lanes = new ConcurrentHashMap<>();
   // MicroProfile Metrics (Payara), else the OpenTelemetry meter (WildFly with MicroProfile
   // Telemetry), else null
   private volatile QueueMetrics metrics;
@@ -668,13 +673,54 @@ public class KvmqRuntime {
     }
     Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
-    try {
-      selected.fire(event);
-    } finally {
-      // an @Observes observer that throws (logged by the worker) must not cost the
-      // @ObservesAsync observers their event
-      selected.fireAsync(event);
+    // not on this thread, which commits the worker's outcomes: a slow observer would hold them up
+    lanes
+        .computeIfAbsent(queue, q -> new EventLane(q, threads))
+        .fire(
+            () -> {
+              try {
+                selected.fire(event);
+              } catch (RuntimeException x) {
+                LOG.log(
+                    System.Logger.Level.ERROR,
+                    "a job listener of queue "
+                        + queue
+                        + " failed on job "
+                        + e.job().id()
+                        + "; ignored",
+                    x);
+              } finally {
+                // an @Observes observer that throws must not cost the @ObservesAsync observers
+                // their event
+                selected.fireAsync(event);
+              }
+            });
+  }
+
+  /**
+   * Fires the events the workers reported, waiting until {@code deadline} (nanoTime) and at least
+   * {@link #LAST_EVENTS} for each queue.
+   */
+  private void closeLanes(long deadline) {
+    for (Map.Entry<String, EventLane> lane : lanes.entrySet()) {
+      try {
+        Duration left = Duration.ofNanos(deadline - System.nanoTime());
+        int dropped = lane.getValue().close(left.compareTo(LAST_EVENTS) > 0 ? left : LAST_EVENTS);
+        if (dropped > 0) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "kvmq: "
+                  + dropped
+                  + " events of queue "
+                  + lane.getKey()
+                  + " were not fired: their observers were still busy when the application"
+                  + " stopped");
+        }
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+      }
     }
+    lanes.clear();
   }
 
   /**
@@ -725,6 +771,7 @@ public class KvmqRuntime {
     }
     streams.clear();
     Duration timeout = config != null ? config.shutdownTimeout() : Duration.ofSeconds(30);
+    long deadline = System.nanoTime() + timeout.toNanos();
     List<CompletableFuture<Void>> stopping = new ArrayList<>();
     for (Worker<?> w : workers) {
       stopping.add(w.stop());
@@ -744,6 +791,7 @@ public class KvmqRuntime {
       LOG.log(System.Logger.Level.ERROR, "kvmq: stopping a worker failed", e);
     }
     workers.clear();
+    closeLanes(deadline); // the workers reported their last events: fire them
     if (metrics != null) {
       metrics.close();
       metrics = null;

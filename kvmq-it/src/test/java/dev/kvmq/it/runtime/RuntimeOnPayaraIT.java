@@ -16,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -47,6 +48,8 @@ class RuntimeOnPayaraIT {
             RetryingHandler.class,
             TimedHandler.class,
             TypedObserver.class,
+            ObservedHandler.class,
+            SlowObserver.class,
             PushServlet.class);
   }
 
@@ -60,6 +63,10 @@ class RuntimeOnPayaraIT {
   @QueueName("retrying")
   JobQueue<Bill> retrying;
 
+  @Inject
+  @QueueName("observed")
+  JobQueue<Bill> observed;
+
   @ArquillianResource URL base;
 
   // ---- inside the server
@@ -72,6 +79,31 @@ class RuntimeOnPayaraIT {
         "the unscoped handler and the typed observer",
         () -> ledger.lines(),
         l -> l.contains("handled unscoped ada") && l.contains("completed ada 1250"));
+  }
+
+  /**
+   * A synchronous observer busy for three leases holds up no job's completion: the other job of its
+   * queue completes on its first attempt, its lease never lost, and its event comes after the slow
+   * one, in order. Before, observers ran on the thread that commits the worker's outcomes: the
+   * other job's completion waited for the observer, its lease expired, and it ran twice.
+   */
+  @Test
+  void aSlowObserverHoldsUpNoOtherJobsCompletion() {
+    observed.push(new Bill("slow", 1, 0));
+    Wait.until("the slow observer", () -> ledger.lines(), l -> l.contains("observing slow"));
+    Job<Bill> quick = observed.push(new Bill("quick", 1, 0)).orElseThrow();
+
+    Wait.until(
+        "quick to complete while the slow observer is busy",
+        () -> completed(observed.job(quick.id())) ? ledger.lines() : List.<String>of(),
+        l -> l.contains("handled quick attempt 1") && !l.contains("observed slow"));
+    List<String> lines =
+        Wait.until("both events observed", () -> ledger.lines(), l -> l.contains("observed quick"));
+    assertThat(lines)
+        .filteredOn(l -> l.startsWith("handled quick") || l.startsWith("lease lost"))
+        .containsExactly("handled quick attempt 1");
+    assertThat(lines.indexOf("observed slow")).isLessThan(lines.indexOf("observed quick"));
+    assertThat(observed.job(quick.id()).orElseThrow().attempt()).isEqualTo(1);
   }
 
   @Test
