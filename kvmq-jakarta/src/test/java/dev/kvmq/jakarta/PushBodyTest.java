@@ -41,6 +41,27 @@ class PushBodyTest {
                     4, Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1), 0.2)));
   }
 
+  /** docs/jakarta.md's example body is accepted (it once had a unique key with repeats). */
+  @Test
+  void theExampleBodyOfTheDocsIsAccepted() throws java.io.IOException {
+    String doc =
+        java.nio.file.Files.readString(
+            java.nio.file.Path.of("..", "docs", "jakarta.md"),
+            java.nio.charset.StandardCharsets.UTF_8);
+    String section = doc.substring(doc.indexOf("### The push body"));
+    String body =
+        section.substring(
+            section.indexOf("```json") + 7, section.indexOf("```", section.indexOf("```json") + 7));
+
+    JobOptions o = PushBody.options(json(body));
+
+    assertThat(o.group()).isEqualTo("customer-42");
+    assertThat(o.unique()).isEqualTo(UniqueKey.whileWaiting("mail-42"));
+    assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(o.retryCount()).isEqualTo(4);
+    assertThat(o.interruptOnCancel()).isTrue();
+  }
+
   @Test
   void defaultsDelayUntilForeverAndEachBackoffKind() {
     assertThat(PushBody.options(json("{\"state\": 1}"))).isEqualTo(JobOptions.defaults());
