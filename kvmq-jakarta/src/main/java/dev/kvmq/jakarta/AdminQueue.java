@@ -5,7 +5,6 @@ import jakarta.json.Json;
 import jakarta.json.JsonReader;
 import jakarta.json.JsonValue;
 import java.io.ByteArrayInputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
@@ -56,15 +55,15 @@ record AdminQueue<S>(Queue<S> queue, JsonbCodec<S> codec, boolean opened) {
   }
 
   /**
-   * Reads a state from the API's input JSON (unknown properties refused unless the queue opted
-   * out).
+   * Reads a state from the API's input JSON (unknown properties refused unless the queue opted out;
+   * a number or boolean JSON-B would change refused: {@link JsonbCodec#read}).
    *
    * @param json the state's JSON
    * @return the state
    * @throws jakarta.json.bind.JsonbException if the JSON does not fit the queue's state type
    */
   S fromJson(JsonValue json) {
-    return codec.decode(json.toString().getBytes(StandardCharsets.UTF_8));
+    return codec.read(json.toString());
   }
 
   /**

@@ -196,7 +196,8 @@ public class QueuesResource {
     } catch (
         RuntimeException
             e) { // JsonbException, or what JSON-B lets through: it read the client's JSON
-      // JsonbCodec's message names the property JSON-B could not map (docs/jakarta.md)
+      // JsonbCodec's message names the property JSON-B could not map or would have changed
+      // (docs/jakarta.md, JSON-B states)
       String why = e instanceof jakarta.json.bind.JsonbException ? e.getMessage() : null;
       throw PushBody.refused(
           "state",

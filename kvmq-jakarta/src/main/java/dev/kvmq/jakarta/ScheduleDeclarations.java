@@ -340,15 +340,18 @@ final class ScheduleDeclarations {
           configured("state").isPresent() || a == null ? prefix + "state" : "@QueueSchedule(state)";
       Object state;
       try {
-        state = jsonb.fromJson(json, stateType);
+        // read as input: what JSON-B would change silently (2147483648 for an int) is refused
+        state = new JsonbCodec<Object>(jsonb, stateType).read(json);
       } catch (RuntimeException e) { // JsonbException, or what JSON-B lets through
+        String why = String.valueOf(e.getMessage());
+        String fit = JsonbCodec.DOES_NOT_FIT + stateType.getTypeName() + ": ";
         problem(
             "KVMQ-011",
             source
                 + " does not decode to the queue's state type "
                 + stateType.getTypeName()
                 + ": "
-                + e.getMessage());
+                + (why.startsWith(fit) ? why.substring(fit.length()) : why));
         return null;
       }
       if (state == null) {

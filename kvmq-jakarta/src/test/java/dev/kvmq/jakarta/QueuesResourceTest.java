@@ -227,6 +227,58 @@ class QueuesResourceTest {
     }
   }
 
+  public static class Task {
+    public int failTimes;
+    public long sleepMs;
+    public boolean stubborn;
+  }
+
+  /**
+   * What a new user saw on Payara and WildFly: these pushes answered 201 and stored {@code
+   * -2147483648}, {@code 1215752191}, {@code 1}, {@code 5076944270305263616} and {@code false}.
+   * Each is refused now with a 400 naming the property and why, and nothing is stored; a state of
+   * the wrong JSON kind says what was expected (it said "Internal error: null").
+   */
+  @Test
+  void aStateJsonbWouldChangeIsRefusedNamingThePropertyAndNothingIsStored() throws Exception {
+    try (Jsonb strict = JsonbBuilder.create(JsonbCodec.config())) {
+      JsonbCodec<Task> codec = new JsonbCodec<>(strict, Task.class);
+      AdminQueue<Task> q =
+          new AdminQueue<>(Queue.builder(store, "probe", codec).clock(clock).build(), codec);
+      String fit = "state does not fit the queue's type: " + Task.class.getTypeName() + ": ";
+      String[][] refused = {
+        {"{\"failTimes\": 2147483648}", "failTimes: 2147483648 is out of range of int"},
+        {"{\"failTimes\": 99999999999}", "failTimes: 99999999999 is out of range of int"},
+        {"{\"failTimes\": 1.5}", "failTimes: 1.5 is not a whole number"},
+        {"{\"sleepMs\": 1e30}", "sleepMs: 1E+30 is out of range of long"},
+        {"{\"stubborn\": \"yes\"}", "stubborn: \"yes\" is not true or false"},
+        {"\"text\"", "expected a JSON object, got a string"},
+        {"5", "expected a JSON object, got a number"},
+      };
+      for (String[] r : refused) {
+        PushBody.Refused e =
+            catchThrowableOfType(
+                PushBody.Refused.class,
+                () -> QueuesResource.push(q, PushBodyTest.json("{\"state\": " + r[0] + "}")));
+        assertThat(e).as(r[0]).isNotNull();
+        assertThat(e.field).isEqualTo("state");
+        assertThat(e.getMessage()).as(r[0]).isEqualTo(fit + r[1]);
+      }
+      assertThat(q.queue().jobs()).isEmpty();
+
+      JsonObject job =
+          QueuesResource.push(
+              q,
+              PushBodyTest.json(
+                  "{\"state\": {\"failTimes\": 2147483647, \"sleepMs\": 9223372036854775807,"
+                      + " \"stubborn\": true}}"));
+      assertThat(job.getString("outcome")).isEqualTo(QueuesResource.CREATED);
+      Task stored = q.queue().job(job.getString("id")).orElseThrow().state();
+      assertThat(stored.failTimes).isEqualTo(Integer.MAX_VALUE);
+      assertThat(stored.sleepMs).isEqualTo(Long.MAX_VALUE);
+    }
+  }
+
   @Test
   void aPushWithAGroupAnswersCreatedAndTheJobShowsItsGroup() {
     AdminQueue<Order> q = queue("orders", Order.class);

@@ -62,6 +62,46 @@ class ScheduleDeclarationsTest {
     public void handle(Job<Report> job, JobContext<Report> context) {}
   }
 
+  public static class Probe {
+    public int failTimes;
+  }
+
+  @QueueHandler("probes")
+  public static class ProbeHandler implements JobHandler<Probe> {
+    @Override
+    public void handle(Job<Probe> job, JobContext<Probe> context) {}
+  }
+
+  /**
+   * A state in configuration that JSON-B would change (it wrapped 2147483648 to -2147483648, and
+   * the schedule's jobs carried that) is a KVMQ-011 naming the property; the limit is kept.
+   */
+  @Test
+  void aConfiguredStateJsonbWouldChangeIsAProblemNamingTheProperty() {
+    KvmqConfig config =
+        config(
+            Map.of(
+                "kvmq.queue.probes.schedule.wrapped.every", "PT1M",
+                "kvmq.queue.probes.schedule.wrapped.state", "{\"failTimes\": 2147483648}",
+                "kvmq.queue.probes.schedule.limit.every", "PT1M",
+                "kvmq.queue.probes.schedule.limit.state", "{\"failTimes\": 2147483647}"));
+    KvmqExtension ext = new KvmqExtension();
+    ext.check(List.of(ProbeHandler.class), null, config);
+    assertThat(ext.checkSchedules(config))
+        .singleElement()
+        .asString()
+        .isEqualTo(
+            "KVMQ-011: schedule \"wrapped\" of queue \"probes\" (handler "
+                + ProbeHandler.class.getName()
+                + "): kvmq.queue.probes.schedule.wrapped.state does not decode to the queue's state"
+                + " type "
+                + Probe.class.getTypeName()
+                + ": failTimes: 2147483648 is out of range of int");
+    List<Schedule<Object>> s = ext.schedules().get("probes").schedules();
+    assertThat(s).extracting(Schedule::name).containsExactly("limit");
+    assertThat(((Probe) s.get(0).state()).failTimes).isEqualTo(Integer.MAX_VALUE);
+  }
+
   @QueueSchedule(name = "orphan", every = "PT1M")
   public static class NotAHandler {}
 
