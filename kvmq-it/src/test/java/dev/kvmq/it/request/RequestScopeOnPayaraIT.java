@@ -6,7 +6,11 @@ import dev.kvmq.Job;
 import dev.kvmq.JobStatus;
 import dev.kvmq.it.OnPayara;
 import dev.kvmq.it.Wars;
+import dev.kvmq.it.support.KvmqWars;
 import dev.kvmq.it.support.Wait;
+import dev.kvmq.it.support.request.Scratch;
+import dev.kvmq.it.support.request.Tally;
+import dev.kvmq.it.support.request.Visit;
 import dev.kvmq.jakarta.JobQueue;
 import dev.kvmq.jakarta.QueueName;
 import jakarta.inject.Inject;
@@ -24,21 +28,16 @@ import org.junit.jupiter.api.Test;
  * instances, destroyed after the call. Before, each call failed with WELD-001303 (no active request
  * context) and the jobs ended as dead letters.
  *
- * <p>The WAR has no {@code beans.xml} (bean discovery "annotated"), like a new user's.
+ * <p>The handlers are kvmq-it-support's ({@code dev.kvmq.it.support.request}), which {@code
+ * RequestScopeOnWildFlyIT} runs on WildFly. The WAR has no {@code beans.xml} (bean discovery
+ * "annotated"), like a new user's.
  */
 @OnPayara
 class RequestScopeOnPayaraIT {
 
   @Deployment
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-request.war"))
-        .addClasses(
-            Visit.class,
-            Tally.class,
-            Tally.Call.class,
-            Scratch.class,
-            ScopedHandler.class,
-            WiredHandler.class);
+    return KvmqWars.withRequestScopeApp(Wars.withKvmq(Wars.testWar("kvmq-request.war")));
   }
 
   @Inject Tally tally;
@@ -56,8 +55,8 @@ class RequestScopeOnPayaraIT {
     Job<Visit> once = scoped.push(new Visit("once", 0)).orElseThrow();
     Job<Visit> twice = scoped.push(new Visit("twice", 1)).orElseThrow(); // fails its first attempt
 
-    assertThat(ended(scoped, once)).isEqualTo(JobStatus.COMPLETED);
-    assertThat(ended(scoped, twice)).isEqualTo(JobStatus.COMPLETED);
+    assertCompleted(ended(scoped, once));
+    assertCompleted(ended(scoped, twice));
 
     List<Tally.Call> calls = tally.calls("request-scoped");
     assertThat(calls)
@@ -71,8 +70,8 @@ class RequestScopeOnPayaraIT {
     Job<Visit> once = wired.push(new Visit("once", 0)).orElseThrow();
     Job<Visit> twice = wired.push(new Visit("twice", 1)).orElseThrow(); // fails its first attempt
 
-    assertThat(ended(wired, once)).isEqualTo(JobStatus.COMPLETED);
-    assertThat(ended(wired, twice)).isEqualTo(JobStatus.COMPLETED);
+    assertCompleted(ended(wired, once));
+    assertCompleted(ended(wired, twice));
 
     List<Tally.Call> calls = tally.calls("wired");
     assertThat(calls)
@@ -84,12 +83,18 @@ class RequestScopeOnPayaraIT {
     assertFreshAndDestroyed(calls, false);
   }
 
-  /** Waits until the job is completed or a dead letter; returns which. */
-  private static JobStatus ended(JobQueue<Visit> queue, Job<Visit> job) {
+  /** Waits until the job is completed or a dead letter; returns it then. */
+  private static Job<Visit> ended(JobQueue<Visit> queue, Job<Visit> job) {
     return Wait.until(
         "job " + job.state().label() + " of " + queue.name() + " to end",
-        () -> queue.job(job.id()).orElseThrow().status(),
-        s -> s == JobStatus.COMPLETED || s == JobStatus.DEAD);
+        () -> queue.job(job.id()).orElseThrow(),
+        j -> j.status() == JobStatus.COMPLETED || j.status() == JobStatus.DEAD);
+  }
+
+  private static void assertCompleted(Job<Visit> job) {
+    assertThat(job.status())
+        .as("job %s, attempts %s", job.state().label(), job.attempts())
+        .isEqualTo(JobStatus.COMPLETED);
   }
 
   /**

@@ -1,4 +1,4 @@
-package dev.kvmq.it.request;
+package dev.kvmq.it.support.request;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.RequestScoped;

@@ -1,4 +1,4 @@
-package dev.kvmq.it.request;
+package dev.kvmq.it.support.request;
 
 import dev.kvmq.Job;
 import dev.kvmq.JobContext;

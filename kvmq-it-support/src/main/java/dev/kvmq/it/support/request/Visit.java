@@ -1,4 +1,4 @@
-package dev.kvmq.it.request;
+package dev.kvmq.it.support.request;
 
 /**
  * The state of the test queues.
