@@ -13,8 +13,10 @@ import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.context.control.RequestContextController;
 import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.spi.Bean;
 import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.inject.Inject;
@@ -310,7 +312,7 @@ public class KvmqRuntime {
                 : beans.createInstance().select(spec.beanClass()).get());
     Worker<S> worker =
         queue.worker(
-            timed(spec.queue(), handler),
+            timed(spec.queue(), inRequestContext(handler)),
             spec.options(),
             queuePools.containsKey(spec.queue()) ? queuePools.get(spec.queue()) : executor);
     worker.addListener(this::fire);
@@ -361,6 +363,36 @@ public class KvmqRuntime {
                     : "; metrics on its meter"));
       }
     }
+  }
+
+  /**
+   * Runs each handler call in a CDI request context of its own, activated for the call and
+   * destroyed after it (its {@code @RequestScoped} beans with it), so that a {@code @RequestScoped}
+   * handler, or a handler that calls a {@code @RequestScoped} bean, works, with fresh instances at
+   * each attempt. The handler's reference is resolved once per worker: a {@code @RequestScoped}
+   * handler is a client proxy, which finds its instance in the context active at the call. Where a
+   * request context is already active on the thread, the call runs in that one and leaves it
+   * active.
+   */
+  private <S> JobHandler<S> inRequestContext(JobHandler<S> handler) {
+    Instance<RequestContextController> controllers =
+        beans.createInstance().select(RequestContextController.class);
+    return (job, context) -> {
+      RequestContextController controller = controllers.get(); // @Dependent: one per call
+      boolean activated = false;
+      try {
+        activated = controller.activate();
+        handler.handle(job, context);
+      } finally {
+        try {
+          if (activated) {
+            controller.deactivate();
+          }
+        } finally {
+          controllers.destroy(controller);
+        }
+      }
+    };
   }
 
   /** Measures each handler call, whatever its outcome, for the activity and the metrics. */

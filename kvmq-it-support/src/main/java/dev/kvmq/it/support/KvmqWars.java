@@ -8,6 +8,11 @@ import dev.kvmq.it.support.app.Journal;
 import dev.kvmq.it.support.app.Observers;
 import dev.kvmq.it.support.app.Task;
 import dev.kvmq.it.support.app.WorkHandler;
+import dev.kvmq.it.support.request.ScopedHandler;
+import dev.kvmq.it.support.request.Scratch;
+import dev.kvmq.it.support.request.Tally;
+import dev.kvmq.it.support.request.Visit;
+import dev.kvmq.it.support.request.WiredHandler;
 import dev.kvmq.it.support.secure.GuardedHandler;
 import dev.kvmq.it.support.secure.SecureAuthentication;
 import dev.kvmq.it.support.secure.SecureUsers;
@@ -79,6 +84,26 @@ public final class KvmqWars {
             ControlServlet.class,
             Wait.class)
         .addClass("dev.kvmq.it.support.app.Steps");
+  }
+
+  /**
+   * Adds the request-scope test application of {@code dev.kvmq.it.support.request}: the queues
+   * {@code request-scoped} ({@link ScopedHandler}, a {@code @RequestScoped} handler) and {@code
+   * wired} ({@link WiredHandler}, {@code @ApplicationScoped}), both calling the
+   * {@code @RequestScoped} {@link Scratch}, and the {@link Tally} of their calls.
+   *
+   * @param war the archive
+   * @return the same archive
+   */
+  public static WebArchive withRequestScopeApp(WebArchive war) {
+    return war.addClasses(
+        Visit.class,
+        Tally.class,
+        Tally.Call.class,
+        Scratch.class,
+        ScopedHandler.class,
+        WiredHandler.class,
+        Wait.class);
   }
 
   /**
