@@ -375,24 +375,40 @@ public class KvmqRuntime {
    * active.
    */
   private <S> JobHandler<S> inRequestContext(JobHandler<S> handler) {
-    Instance<RequestContextController> controllers =
-        beans.createInstance().select(RequestContextController.class);
-    return (job, context) -> {
-      RequestContextController controller = controllers.get(); // @Dependent: one per call
-      boolean activated = false;
+    Instance<RequestContextController> controllers = requestContexts();
+    return (job, context) -> inRequestContext(controllers, () -> handler.handle(job, context));
+  }
+
+  private Instance<RequestContextController> requestContexts() {
+    return beans.createInstance().select(RequestContextController.class);
+  }
+
+  /** Work that may throw, run in a request context. */
+  @FunctionalInterface
+  private interface Work {
+    void run() throws Exception;
+  }
+
+  /**
+   * Runs {@code work} in a CDI request context of its own, or in the one already active on this
+   * thread (left active).
+   */
+  private static void inRequestContext(Instance<RequestContextController> controllers, Work work)
+      throws Exception {
+    RequestContextController controller = controllers.get(); // @Dependent: one per call
+    boolean activated = false;
+    try {
+      activated = controller.activate();
+      work.run();
+    } finally {
       try {
-        activated = controller.activate();
-        handler.handle(job, context);
-      } finally {
-        try {
-          if (activated) {
-            controller.deactivate();
-          }
-        } finally {
-          controllers.destroy(controller);
+        if (activated) {
+          controller.deactivate();
         }
+      } finally {
+        controllers.destroy(controller);
       }
-    };
+    }
   }
 
   /** Measures each handler call, whatever its outcome, for the activity and the metrics. */
@@ -705,14 +721,16 @@ public class KvmqRuntime {
     }
     Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
+    Instance<RequestContextController> contexts = requestContexts();
     // not on this thread, which commits the worker's outcomes: a slow observer would hold them up
     lanes
         .computeIfAbsent(queue, q -> new EventLane(q, threads))
         .fire(
             () -> {
               try {
-                selected.fire(event);
-              } catch (RuntimeException x) {
+                // as a handler call, in a request context of its own
+                inRequestContext(contexts, () -> selected.fire(event));
+              } catch (Exception x) {
                 LOG.log(
                     System.Logger.Level.ERROR,
                     "a job listener of queue "

@@ -50,6 +50,7 @@ class RuntimeOnPayaraIT {
             TypedObserver.class,
             ObservedHandler.class,
             SlowObserver.class,
+            PerEvent.class,
             PushServlet.class);
   }
 
@@ -84,8 +85,9 @@ class RuntimeOnPayaraIT {
   /**
    * A synchronous observer busy for three leases holds up no job's completion: the other job of its
    * queue completes on its first attempt, its lease never lost, and its event comes after the slow
-   * one, in order. Before, observers ran on the thread that commits the worker's outcomes: the
-   * other job's completion waited for the observer, its lease expired, and it ran twice.
+   * one, in order, each in a request context of its own (the observer calls a request-scoped bean).
+   * Before, observers ran on the thread that commits the worker's outcomes: the other job's
+   * completion waited for the observer, its lease expired, and it ran twice.
    */
   @Test
   void aSlowObserverHoldsUpNoOtherJobsCompletion() {
@@ -104,6 +106,12 @@ class RuntimeOnPayaraIT {
         .containsExactly("handled quick attempt 1");
     assertThat(lines.indexOf("observed slow")).isLessThan(lines.indexOf("observed quick"));
     assertThat(observed.job(quick.id()).orElseThrow().attempt()).isEqualTo(1);
+    List<String> requests = lines.stream().filter(l -> l.startsWith("request ")).toList();
+    assertThat(requests)
+        .as("each event observed in a request context of its own")
+        .hasSize(2)
+        .doesNotHaveDuplicates();
+    assertThat(requests.get(0).split(" ")[1]).isNotEqualTo(requests.get(1).split(" ")[1]);
   }
 
   @Test

@@ -9,12 +9,14 @@ import jakarta.inject.Inject;
 
 /**
  * A synchronous observer that takes 6 s over one event (an application's slow audit call), three
- * times the queue's lease.
+ * times the queue's lease, and calls a request-scoped bean.
  */
 @ApplicationScoped
 public class SlowObserver {
 
   @Inject Ledger ledger;
+
+  @Inject PerEvent perEvent;
 
   void completed(@Observes @OnQueue("observed") JobCompleted event) throws InterruptedException {
     String customer = event.job(Bill.class).state().customer();
@@ -23,6 +25,7 @@ public class SlowObserver {
       Thread.sleep(6_000);
     }
     ledger.add("observed " + customer);
+    ledger.add("request " + perEvent.id() + " for " + customer);
   }
 
   void leaseLost(@Observes @OnQueue("observed") JobLeaseLost event) {
