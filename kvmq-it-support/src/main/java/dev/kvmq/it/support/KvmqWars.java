@@ -8,6 +8,7 @@ import dev.kvmq.it.support.app.Journal;
 import dev.kvmq.it.support.app.Observers;
 import dev.kvmq.it.support.app.Task;
 import dev.kvmq.it.support.app.WorkHandler;
+import dev.kvmq.it.support.request.RequestScopeChecks;
 import dev.kvmq.it.support.request.ScopedHandler;
 import dev.kvmq.it.support.request.Scratch;
 import dev.kvmq.it.support.request.Tally;
@@ -103,6 +104,7 @@ public final class KvmqWars {
         Scratch.class,
         ScopedHandler.class,
         WiredHandler.class,
+        RequestScopeChecks.class,
         Wait.class);
   }
 
