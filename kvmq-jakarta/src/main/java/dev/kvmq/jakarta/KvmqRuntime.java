@@ -28,6 +28,7 @@ import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -82,8 +83,10 @@ public class KvmqRuntime {
   // Queues of the store that nothing here opens, as the admin API reads them (unopenedQueues).
   private final Map<String, AdminQueue<?>> unopened = new ConcurrentHashMap<>();
   private final Map<String, QueueActivity> activity = new ConcurrentHashMap<>();
-  // Each queue's CDI events, fired in order on a thread of their own (EventLane), by queue.
-  private final Map<String, EventLane> lanes = new ConcurrentHashMap<>();
+  // Each queue's CDI events, fired in order on a thread of their own (EventLane), by queue;
+  // guarded by itself, with lanesClosed: no lane (no thread) is made once undeploy closed them.
+  private final Map<String, EventLane> lanes = new HashMap<>();
+  private boolean lanesClosed;
   // MicroProfile Metrics (Payara), else the OpenTelemetry meter (WildFly with MicroProfile
   // Telemetry), else null
   private volatile QueueMetrics metrics;
@@ -722,29 +725,33 @@ public class KvmqRuntime {
     Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
     Instance<RequestContextController> contexts = requestContexts();
+    EventLane lane;
+    synchronized (lanes) {
+      if (lanesClosed) {
+        LOG.log(
+            System.Logger.Level.DEBUG,
+            "kvmq: an event of queue " + queue + " came after its observers stopped; not fired");
+        return;
+      }
+      lane = lanes.computeIfAbsent(queue, q -> new EventLane(q, threads));
+    }
     // not on this thread, which commits the worker's outcomes: a slow observer would hold them up
-    lanes
-        .computeIfAbsent(queue, q -> new EventLane(q, threads))
-        .fire(
-            () -> {
-              try {
-                // as a handler call, in a request context of its own
-                inRequestContext(contexts, () -> selected.fire(event));
-              } catch (Exception x) {
-                LOG.log(
-                    System.Logger.Level.ERROR,
-                    "a job listener of queue "
-                        + queue
-                        + " failed on job "
-                        + e.job().id()
-                        + "; ignored",
-                    x);
-              } finally {
-                // an @Observes observer that throws must not cost the @ObservesAsync observers
-                // their event
-                selected.fireAsync(event);
-              }
-            });
+    lane.fire(
+        () -> {
+          try {
+            // as a handler call, in a request context of its own
+            inRequestContext(contexts, () -> selected.fire(event));
+          } catch (Exception x) {
+            LOG.log(
+                System.Logger.Level.ERROR,
+                "a job listener of queue " + queue + " failed on job " + e.job().id() + "; ignored",
+                x);
+          } finally {
+            // an @Observes observer that throws must not cost the @ObservesAsync observers
+            // their event
+            selected.fireAsync(event);
+          }
+        });
   }
 
   /**
@@ -752,7 +759,13 @@ public class KvmqRuntime {
    * {@link #LAST_EVENTS} for each queue.
    */
   private void closeLanes(long deadline) {
-    for (Map.Entry<String, EventLane> lane : lanes.entrySet()) {
+    Map<String, EventLane> open;
+    synchronized (lanes) {
+      lanesClosed = true;
+      open = new HashMap<>(lanes);
+      lanes.clear();
+    }
+    for (Map.Entry<String, EventLane> lane : open.entrySet()) {
       try {
         Duration left = Duration.ofNanos(deadline - System.nanoTime());
         int dropped = lane.getValue().close(left.compareTo(LAST_EVENTS) > 0 ? left : LAST_EVENTS);
@@ -770,7 +783,6 @@ public class KvmqRuntime {
         Thread.currentThread().interrupt();
       }
     }
-    lanes.clear();
   }
 
   /**
