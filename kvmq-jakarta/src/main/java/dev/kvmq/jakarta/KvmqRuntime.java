@@ -87,6 +87,7 @@ public class KvmqRuntime {
   // guarded by itself, with lanesClosed: no lane (no thread) is made once undeploy closed them.
   private final Map<String, EventLane> lanes = new HashMap<>();
   private boolean lanesClosed;
+  private volatile Instance<RequestContextController> requestContexts;
   // MicroProfile Metrics (Payara), else the OpenTelemetry meter (WildFly with MicroProfile
   // Telemetry), else null
   private volatile QueueMetrics metrics;
@@ -382,8 +383,14 @@ public class KvmqRuntime {
     return (job, context) -> inRequestContext(controllers, () -> handler.handle(job, context));
   }
 
+  /** Where each call gets its {@code @Dependent} controller; resolved once. */
   private Instance<RequestContextController> requestContexts() {
-    return beans.createInstance().select(RequestContextController.class);
+    Instance<RequestContextController> c = requestContexts;
+    if (c == null) {
+      c = beans.createInstance().select(RequestContextController.class);
+      requestContexts = c; // racing threads resolve the same instance: either is right
+    }
+    return c;
   }
 
   /** Work that may throw, run in a request context. */
