@@ -123,18 +123,34 @@ public sealed interface JobEvent<S>
    * @param <S> the state type
    * @param job the job as the worker held it
    * @param refusedOutcome what the worker tried to record
+   * @param cancelled true when the worker found the job cancelled (by {@link Queue#cancel} or
+   *     {@link Queue#cancelAll}, on any node) under its lease: the refusal is the cancel's
+   *     revocation, an operator's act, not a lease that ran out or was taken over
    */
-  record LeaseLost<S>(Job<S> job, RefusedOutcome refusedOutcome) implements JobEvent<S> {
+  record LeaseLost<S>(Job<S> job, RefusedOutcome refusedOutcome, boolean cancelled)
+      implements JobEvent<S> {
     /**
      * Checks the components.
      *
      * @param job the {@code job} component
      * @param refusedOutcome the {@code refusedOutcome} component
-     * @throws NullPointerException if a component is null
+     * @param cancelled the {@code cancelled} component
+     * @throws NullPointerException if {@code job} or {@code refusedOutcome} is null
      */
     public LeaseLost {
       Objects.requireNonNull(job, "job");
       Objects.requireNonNull(refusedOutcome, "refusedOutcome");
+    }
+
+    /**
+     * A lease lost with no cancel: {@code cancelled} false.
+     *
+     * @param job the job as the worker held it
+     * @param refusedOutcome what the worker tried to record
+     * @throws NullPointerException if a component is null
+     */
+    public LeaseLost(Job<S> job, RefusedOutcome refusedOutcome) {
+      this(job, refusedOutcome, false);
     }
   }
 }

@@ -61,12 +61,12 @@ final class Reporter<S> {
    * and (the first time only) the loss logged and reported.
    */
   void leaseLost(Lease<S> lease, JobEvent.RefusedOutcome outcome) {
+    // read before lose(), which marks an uncancelled lease LEASE_LOST
+    boolean cancelled = lease.cancelReason().orElse(null) == JobContext.CancelReason.CANCELLED;
     if (lease.lose()) {
       // an operator's cancel is not an outage: said at DEBUG
       LOG.log(
-          lease.cancelReason().orElse(null) == JobContext.CancelReason.CANCELLED
-              ? System.Logger.Level.DEBUG
-              : System.Logger.Level.WARNING,
+          cancelled ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
           "lost the lease on job "
               + lease.id
               + " of queue "
@@ -76,7 +76,9 @@ final class Reporter<S> {
               + "); its "
               + outcome.word()
               + " was refused");
-      emit(new JobEvent.LeaseLost<>(queue.toJob(lease.record(), queue.clock.millis()), outcome));
+      emit(
+          new JobEvent.LeaseLost<>(
+              queue.toJob(lease.record(), queue.clock.millis()), outcome, cancelled));
     }
   }
 

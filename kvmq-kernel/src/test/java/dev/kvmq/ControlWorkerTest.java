@@ -130,9 +130,11 @@ class ControlWorkerTest {
     assertThat(events)
         .singleElement()
         .satisfies(
-            e ->
-                assertThat(((JobEvent.LeaseLost<String>) e).refusedOutcome())
-                    .isEqualTo(JobEvent.RefusedOutcome.COMPLETE));
+            e -> {
+              JobEvent.LeaseLost<String> lost = (JobEvent.LeaseLost<String>) e;
+              assertThat(lost.refusedOutcome()).isEqualTo(JobEvent.RefusedOutcome.COMPLETE);
+              assertThat(lost.cancelled()).as("a cancel, not a lost lease").isTrue();
+            });
     scheduler.advance(Duration.ofMinutes(1));
     assertThat(queue.job(j.id()).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
   }
@@ -182,6 +184,42 @@ class ControlWorkerTest {
     assertThat(right.get()).as("no notification: not yet").isEmpty();
     assertThat(later.get()).contains(JobContext.CancelReason.CANCELLED);
     assertThat(queue.job(j.id()).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
+  }
+
+  /**
+   * A cancel the worker has not heard of when the handler returns (no notification, no renewal yet)
+   * is found by the refused completion's read of the record: the event says cancelled, not a lease
+   * lost.
+   */
+  @Test
+  void aCancelFoundOnlyByTheRefusedCompletionIsReportedAsACancel() {
+    KvStore quiet =
+        new ForwardingKvStore(memory) {
+          @Override
+          public boolean notifiesChanges() {
+            return false;
+          }
+        };
+    Queue<String> queue = builder(quiet).build();
+    AtomicReference<Optional<JobContext.CancelReason>> atReturn = new AtomicReference<>();
+    start(
+        queue,
+        (job, ctx) -> {
+          queue.cancel(job.id());
+          atReturn.set(ctx.cancelReason());
+        });
+    Job<String> j = queue.push("x");
+    scheduler.runUntilIdle();
+    assertThat(atReturn.get()).as("not heard before the handler returned").isEmpty();
+    assertThat(queue.job(j.id()).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
+    assertThat(events)
+        .singleElement()
+        .satisfies(
+            e -> {
+              JobEvent.LeaseLost<String> lost = (JobEvent.LeaseLost<String>) e;
+              assertThat(lost.refusedOutcome()).isEqualTo(JobEvent.RefusedOutcome.COMPLETE);
+              assertThat(lost.cancelled()).isTrue();
+            });
   }
 
   @Test
@@ -245,9 +283,11 @@ class ControlWorkerTest {
         .filteredOn(e -> e instanceof JobEvent.LeaseLost)
         .singleElement()
         .satisfies(
-            e ->
-                assertThat(((JobEvent.LeaseLost<String>) e).refusedOutcome())
-                    .isEqualTo(JobEvent.RefusedOutcome.START));
+            e -> {
+              JobEvent.LeaseLost<String> lost = (JobEvent.LeaseLost<String>) e;
+              assertThat(lost.refusedOutcome()).isEqualTo(JobEvent.RefusedOutcome.START);
+              assertThat(lost.cancelled()).as("a cancel, not a lost lease").isTrue();
+            });
   }
 
   // ---- timeouts

@@ -454,6 +454,10 @@ class WorkerTest {
           .extracting(e -> ((JobEvent.LeaseLost<String>) e).refusedOutcome())
           .containsExactlyInAnyOrder(
               JobEvent.RefusedOutcome.COMPLETE, JobEvent.RefusedOutcome.START);
+      assertThat(events)
+          .filteredOn(e -> e instanceof JobEvent.LeaseLost)
+          .as("taken over, not cancelled")
+          .noneMatch(e -> ((JobEvent.LeaseLost<String>) e).cancelled());
       assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));
     }
   }

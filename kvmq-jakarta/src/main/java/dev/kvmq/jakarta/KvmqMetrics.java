@@ -26,9 +26,11 @@ import org.eclipse.microprofile.metrics.Tag;
  *   <li>{@code kvmq.jobs} (gauge, tag {@code status}: waiting, delayed, processing, dead, held):
  *       the queue's depth, read from its indexes at each scrape;
  *   <li>{@code kvmq.jobs.started} (counter): handler runs started; {@code kvmq.jobs.completed},
- *       {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code kvmq.jobs.leaseLost} (counters):
- *       outcomes recorded by this application's workers since it started ({@code retried} and
- *       {@code dead} are the two kinds of failed attempt);
+ *       {@code kvmq.jobs.retried}, {@code kvmq.jobs.dead}, {@code kvmq.jobs.leaseLost}, {@code
+ *       kvmq.jobs.cancelled} (counters): outcomes of this application's workers since it started
+ *       ({@code retried} and {@code dead} are the two kinds of failed attempt; {@code leaseLost}
+ *       counts outcomes refused because the lease ran out or was taken over, {@code cancelled}
+ *       those refused because an operator cancelled the running job);
  *   <li>{@code kvmq.handler.duration.microseconds} (histogram, unit none): how long handler calls
  *       took, whatever their outcome, in whole microseconds;
  *   <li>{@code kvmq.pickup.latency.milliseconds} and {@code kvmq.claim.latency.milliseconds}
@@ -114,7 +116,8 @@ final class KvmqMetrics implements QueueMetrics {
     gauge(queue, q, "processing", QueueCounts::processing);
     gauge(queue, q, "dead", QueueCounts::dead);
     gauge(queue, q, "held", QueueCounts::held);
-    for (String outcome : List.of("started", "completed", "retried", "dead", "leaseLost")) {
+    for (String outcome :
+        List.of("started", "completed", "retried", "dead", "leaseLost", "cancelled")) {
       String metric = "kvmq.jobs." + outcome;
       registered.add(new MetricID(metric, q));
       counters.put(
@@ -194,6 +197,11 @@ final class KvmqMetrics implements QueueMetrics {
   @Override
   public void leaseLost(String queue) {
     inc(queue, "leaseLost");
+  }
+
+  @Override
+  public void cancelled(String queue) {
+    inc(queue, "cancelled");
   }
 
   @Override

@@ -711,24 +711,7 @@ public class KvmqRuntime {
 
   private void fire(JobEvent<?> e) {
     String queue = e.job().queue();
-    QueueActivity a = activity(queue);
-    QueueMetrics m = metrics;
-    if (e instanceof JobEvent.Completed<?>) {
-      a.completed(System.currentTimeMillis());
-      if (m != null) {
-        m.completed(queue);
-      }
-    } else if (e instanceof JobEvent.Failed<?> f) {
-      a.failed(f.dead(), System.currentTimeMillis());
-      if (m != null) {
-        m.failed(queue, f.dead());
-      }
-    } else if (e instanceof JobEvent.LeaseLost<?>) {
-      a.leaseLost();
-      if (m != null) {
-        m.leaseLost(queue);
-      }
-    }
+    count(e, activity(queue), metrics);
     Object event = cdiEvent(e);
     Event<Object> selected = events.select(new OnQueue.Literal(queue));
     Instance<RequestContextController> contexts = requestContexts();
@@ -793,6 +776,35 @@ public class KvmqRuntime {
   }
 
   /**
+   * Counts a worker's event in its queue's activity and, when there are metrics ({@code m} not
+   * null), in them: a lease lost to an operator's cancel counts as cancelled, not as lease lost.
+   */
+  static void count(JobEvent<?> e, QueueActivity a, QueueMetrics m) {
+    String queue = e.job().queue();
+    if (e instanceof JobEvent.Completed<?>) {
+      a.completed(System.currentTimeMillis());
+      if (m != null) {
+        m.completed(queue);
+      }
+    } else if (e instanceof JobEvent.Failed<?> f) {
+      a.failed(f.dead(), System.currentTimeMillis());
+      if (m != null) {
+        m.failed(queue, f.dead());
+      }
+    } else if (e instanceof JobEvent.LeaseLost<?> l && l.cancelled()) {
+      a.cancelled();
+      if (m != null) {
+        m.cancelled(queue);
+      }
+    } else if (e instanceof JobEvent.LeaseLost<?>) {
+      a.leaseLost();
+      if (m != null) {
+        m.leaseLost(queue);
+      }
+    }
+  }
+
+  /**
    * The CDI event of a worker's event: {@link JobCompleted}, {@link JobFailed}, {@link JobSnoozed}
    * or {@link JobLeaseLost}.
    */
@@ -806,7 +818,7 @@ public class KvmqRuntime {
       return new JobSnoozed(queue, z.job(), z.runsAt());
     }
     JobEvent.LeaseLost<?> l = (JobEvent.LeaseLost<?>) e;
-    return new JobLeaseLost(queue, l.job(), l.refusedOutcome().word());
+    return new JobLeaseLost(queue, l.job(), l.refusedOutcome().word(), l.cancelled());
   }
 
   /**

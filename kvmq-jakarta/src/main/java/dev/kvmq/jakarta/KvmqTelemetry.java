@@ -184,6 +184,7 @@ final class KvmqTelemetry implements JobTracing {
     private final LongCounter retried;
     private final LongCounter dead;
     private final LongCounter leaseLost;
+    private final LongCounter cancelled;
     private final LongHistogram duration;
     private final LongHistogram pickup;
     private final LongHistogram claim;
@@ -195,6 +196,7 @@ final class KvmqTelemetry implements JobTracing {
       retried = counter(meter, QueueMetrics.RETRIED, "retried");
       dead = counter(meter, QueueMetrics.DEAD, "dead");
       leaseLost = counter(meter, QueueMetrics.LEASE_LOST, "leaseLost");
+      cancelled = counter(meter, QueueMetrics.CANCELLED, "cancelled");
       duration =
           meter
               .histogramBuilder(QueueMetrics.DURATION)
@@ -285,6 +287,11 @@ final class KvmqTelemetry implements JobTracing {
     @Override
     public void leaseLost(String queue) {
       leaseLost.add(1, of(queue));
+    }
+
+    @Override
+    public void cancelled(String queue) {
+      cancelled.add(1, of(queue));
     }
 
     @Override

@@ -22,6 +22,7 @@ final class QueueActivity {
   private final LongAdder retried = new LongAdder();
   private final LongAdder dead = new LongAdder();
   private final LongAdder leaseLost = new LongAdder();
+  private final LongAdder cancelled = new LongAdder();
   private final LongAdder handlerCalls = new LongAdder();
   private final LongAdder handlerNanos = new LongAdder();
   private final LongAccumulator handlerMaxNanos = new LongAccumulator(Math::max, 0);
@@ -51,8 +52,14 @@ final class QueueActivity {
     count(epochMillis, false);
   }
 
+  /** An outcome refused because the lease ran out or was taken over. */
   void leaseLost() {
     leaseLost.increment();
+  }
+
+  /** An outcome refused because an operator cancelled the running job. */
+  void cancelled() {
+    cancelled.increment();
   }
 
   /** One handler call, however it ended. */
@@ -114,6 +121,7 @@ final class QueueActivity {
         r,
         d,
         leaseLost.sum(),
+        cancelled.sum(),
         calls,
         calls == 0 ? 0 : nanos / 1e6 / calls,
         handlerMaxNanos.get() / 1e6,
@@ -135,6 +143,7 @@ final class QueueActivity {
       long retried,
       long dead,
       long leaseLost,
+      long cancelled,
       long handlerCalls,
       double handlerMeanMillis,
       double handlerMaxMillis,

@@ -25,8 +25,11 @@ interface QueueMetrics {
   /** Counter: failures recorded with no retry left (new dead letters). */
   String DEAD = "kvmq.jobs.dead";
 
-  /** Counter: outcomes refused because the lease was lost. */
+  /** Counter: outcomes refused because the lease was lost (expired, taken over), not cancels. */
   String LEASE_LOST = "kvmq.jobs.leaseLost";
+
+  /** Counter: outcomes refused because an operator cancelled the job while it ran. */
+  String CANCELLED = "kvmq.jobs.cancelled";
 
   /** Histogram, whole microseconds: how long handler calls took, whatever their outcome. */
   String DURATION = "kvmq.handler.duration.microseconds";
@@ -57,6 +60,9 @@ interface QueueMetrics {
   void failed(String queue, boolean dead);
 
   void leaseLost(String queue);
+
+  /** A running job's outcome was refused because the job was cancelled. */
+  void cancelled(String queue);
 
   /** A handler call took {@code nanos}. */
   void handled(String queue, long nanos);

@@ -453,9 +453,9 @@ public class QueuesResource {
    *
    * @param name the queue
    * @param seconds how many seconds of per-second counts, 1 to 900 (default 300)
-   * @return {@code {queue, completed, failed, retried, dead, leaseLost, handler: {count, meanMs,
-   *     maxMs}, perSecond: {start, completed: [...], failed: [...]}}}, oldest second first; {@code
-   *     start} is the epoch second of the first count
+   * @return {@code {queue, completed, failed, retried, dead, leaseLost, cancelled, handler: {count,
+   *     meanMs, maxMs}, perSecond: {start, completed: [...], failed: [...]}}}, oldest second first;
+   *     {@code start} is the epoch second of the first count
    */
   @GET
   @Path("{q}/activity")
@@ -484,6 +484,7 @@ public class QueuesResource {
         .add("retried", s.retried())
         .add("dead", s.dead())
         .add("leaseLost", s.leaseLost())
+        .add("cancelled", s.cancelled())
         .add(
             "handler",
             Json.createObjectBuilder()

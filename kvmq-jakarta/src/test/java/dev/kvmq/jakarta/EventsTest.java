@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kvmq.Codecs;
 import dev.kvmq.Job;
 import dev.kvmq.JobError;
+import dev.kvmq.JobEvent;
 import dev.kvmq.JobStatus;
 import dev.kvmq.Queue;
 import dev.kvmq.Worker;
@@ -96,5 +97,83 @@ class EventsTest {
     scheduler.advance(Duration.ofMinutes(6));
     assertThat(fired).hasSize(2).last().isInstanceOf(JobCompleted.class);
     w.stop();
+  }
+
+  /**
+   * An operator's cancel of a running job fires {@link JobLeaseLost} with {@code cancelled} true
+   * and counts as cancelled, in the activity and in the metrics; a lease lost without a cancel
+   * counts as lease lost.
+   */
+  @Test
+  void aCancelledRunCountsAsCancelledNotAsALostLease() {
+    FakeClock clock = new FakeClock();
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    Queue<String> timed = Queue.builder(store, "report", Codecs.utf8()).clock(clock).build();
+    List<JobEvent<String>> events = new ArrayList<>();
+    Worker<String> w =
+        timed.worker((job, ctx) -> timed.cancel(job.id()), WorkerOptions.defaults(), scheduler);
+    w.addListener(events::add);
+    w.start();
+    timed.push("monthly");
+    scheduler.runUntilIdle();
+    w.stop();
+    scheduler.runUntilIdle();
+
+    assertThat(events).singleElement().isInstanceOf(JobEvent.LeaseLost.class);
+    JobLeaseLost fired = (JobLeaseLost) KvmqRuntime.cdiEvent(events.get(0));
+    assertThat(fired.cancelled()).isTrue();
+    assertThat(fired.refusedOutcome()).isEqualTo("complete");
+
+    QueueActivity activity = new QueueActivity("report");
+    List<String> counted = new ArrayList<>();
+    QueueMetrics metrics = recording(counted);
+    KvmqRuntime.count(events.get(0), activity, metrics);
+    Job<String> job = events.get(0).job();
+    KvmqRuntime.count(
+        new JobEvent.LeaseLost<>(job, JobEvent.RefusedOutcome.RENEW), activity, metrics);
+
+    QueueActivity.Snapshot s = activity.snapshot(1, clock.millis());
+    assertThat(s.cancelled()).isEqualTo(1);
+    assertThat(s.leaseLost()).isEqualTo(1);
+    assertThat(counted).containsExactly("cancelled report", "leaseLost report");
+  }
+
+  /** Metrics that write down the counters they were asked to add to. */
+  private static QueueMetrics recording(List<String> counted) {
+    return new QueueMetrics() {
+      @Override
+      public void register(Queue<?> queue) {}
+
+      @Override
+      public void started(String queue, long pickupMillis, long claimMillis) {
+        counted.add("started " + queue);
+      }
+
+      @Override
+      public void completed(String queue) {
+        counted.add("completed " + queue);
+      }
+
+      @Override
+      public void failed(String queue, boolean dead) {
+        counted.add("failed " + queue);
+      }
+
+      @Override
+      public void leaseLost(String queue) {
+        counted.add("leaseLost " + queue);
+      }
+
+      @Override
+      public void cancelled(String queue) {
+        counted.add("cancelled " + queue);
+      }
+
+      @Override
+      public void handled(String queue, long nanos) {}
+
+      @Override
+      public void close() {}
+    };
   }
 }

@@ -223,6 +223,8 @@ class KvmqTelemetryTest {
     metrics.failed("mails", false);
     metrics.failed("mails", true);
     metrics.leaseLost("mails");
+    metrics.cancelled("mails");
+    metrics.cancelled("mails");
     metrics.handled("mails", 1_499);
 
     Map<String, MetricData> m = reader.collect();
@@ -231,6 +233,7 @@ class KvmqTelemetryTest {
     assertThat(sum(m, QueueMetrics.RETRIED)).isEqualTo(1);
     assertThat(sum(m, QueueMetrics.DEAD)).isEqualTo(1);
     assertThat(sum(m, QueueMetrics.LEASE_LOST)).isEqualTo(1);
+    assertThat(sum(m, QueueMetrics.CANCELLED)).isEqualTo(2);
     assertThat(m.get(QueueMetrics.DURATION).getUnit()).isEqualTo("us");
     assertThat(m.get(QueueMetrics.DURATION).getHistogramData().getPoints())
         .singleElement()

@@ -22,6 +22,8 @@ class QueueActivityTest {
     a.failed(true, T0 + 2_500);
     a.completed(T0 + 2_999);
     a.leaseLost();
+    a.cancelled();
+    a.cancelled();
 
     QueueActivity.Snapshot s = a.snapshot(5, T0 + 2_000);
 
@@ -33,6 +35,7 @@ class QueueActivityTest {
     assertThat(s.dead()).isEqualTo(1);
     assertThat(s.failed()).isEqualTo(2);
     assertThat(s.leaseLost()).isEqualTo(1);
+    assertThat(s.cancelled()).isEqualTo(2);
   }
 
   @Test

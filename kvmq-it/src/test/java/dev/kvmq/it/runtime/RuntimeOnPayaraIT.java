@@ -170,6 +170,9 @@ class RuntimeOnPayaraIT {
     assertThat(sample(body, "kvmq_jobs_leaseLost_total", "retrying", ""))
         .as("kvmq_jobs_leaseLost_total in\n%s", retryingLines)
         .isGreaterThanOrEqualTo(0);
+    assertThat(sample(body, "kvmq_jobs_cancelled_total", "retrying", ""))
+        .as("kvmq_jobs_cancelled_total in\n%s", retryingLines)
+        .isGreaterThanOrEqualTo(0);
     for (String status : new String[] {"waiting", "delayed", "processing", "dead", "held"}) {
       assertThat(sample(body, "kvmq_jobs", "retrying", "status=\"" + status + "\""))
           .as("kvmq_jobs{status=%s} in\n%s", status, retryingLines)
