@@ -15,8 +15,9 @@ import java.util.concurrent.TimeUnit;
  * later events.
  *
  * <p>The thread comes from the container's managed thread factory (the application's context) and
- * ends after a minute without events. Events wait in an unbounded queue; the first time more than
- * {@link #BACKLOG_WARNING} wait, kvmq logs that the queue's observers are slower than its jobs.
+ * ends after {@link #IDLE} without events; the next event makes a new one. Events wait in an
+ * unbounded queue; the first time more than {@link #BACKLOG_WARNING} wait, kvmq logs that the
+ * queue's observers are slower than its jobs.
  *
  * <p>Locking: none of its own; the executor's queue orders the events.
  */
@@ -31,10 +32,19 @@ final class EventLane {
   private final ThreadPoolExecutor thread;
   private volatile boolean warned;
 
+  /** How long the lane's thread lives without events. */
+  static final Duration IDLE = Duration.ofMinutes(1);
+
   EventLane(String queue, ThreadFactory factory) {
+    this(queue, factory, IDLE);
+  }
+
+  /** A lane whose thread ends after {@code idle} without events (tests shorten it). */
+  EventLane(String queue, ThreadFactory factory, Duration idle) {
     this.queue = queue;
     this.thread =
-        new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), factory);
+        new ThreadPoolExecutor(
+            1, 1, idle.toMillis(), TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), factory);
     thread.allowCoreThreadTimeOut(true);
   }
 

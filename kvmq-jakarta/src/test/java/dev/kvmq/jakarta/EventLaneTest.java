@@ -7,7 +7,13 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,6 +62,90 @@ class EventLaneTest {
     assertThat(lane.close(Duration.ofMillis(200))).as("dropped").isEqualTo(2);
     lane.fire(() -> fired.add("after close"));
     assertThat(fired).isEmpty();
+  }
+
+  @Test
+  void theFirstBacklogOverTheLimitIsLoggedOnceAsAWarning() throws Exception {
+    Logger log = Logger.getLogger(KvmqRuntime.class.getName());
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler capture =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            records.add(r);
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    boolean parents = log.getUseParentHandlers();
+    log.setUseParentHandlers(false);
+    log.addHandler(capture);
+    CountDownLatch busy = new CountDownLatch(1);
+    CountDownLatch started = new CountDownLatch(1);
+    try {
+      lane.fire(
+          () -> {
+            started.countDown();
+            awaitQuietly(busy);
+          });
+      assertThat(started.await(30, TimeUnit.SECONDS)).as("the first observer runs").isTrue();
+      for (int i = 0; i < EventLane.BACKLOG_WARNING; i++) {
+        lane.fire(() -> {});
+      }
+      assertThat(warnings(records)).as("exactly the limit waits: no warning").isEmpty();
+      for (int i = 0; i < EventLane.BACKLOG_WARNING; i++) {
+        lane.fire(() -> {});
+      }
+      assertThat(warnings(records))
+          .as("said once, however far over the limit")
+          .singleElement()
+          .satisfies(
+              r ->
+                  assertThat(r.getMessage())
+                      .contains("more than 10000 events of queue q wait for their observers"));
+    } finally {
+      busy.countDown();
+      assertThat(lane.close(Duration.ofSeconds(30))).as("dropped").isZero();
+      log.removeHandler(capture);
+      log.setUseParentHandlers(parents);
+    }
+  }
+
+  @Test
+  void theThreadEndsWhenIdleAndTheNextEventGetsANewOne() throws Exception {
+    List<Thread> made = new CopyOnWriteArrayList<>();
+    ThreadFactory factory =
+        r -> {
+          Thread t = Executors.defaultThreadFactory().newThread(r);
+          made.add(t);
+          return t;
+        };
+    EventLane idling = new EventLane("q", factory, Duration.ofMillis(50));
+    List<String> fired = new CopyOnWriteArrayList<>();
+    idling.fire(() -> fired.add("one"));
+    awaitTrue(() -> fired.size() == 1 && made.size() == 1 && !made.get(0).isAlive());
+    idling.fire(() -> fired.add("two"));
+    awaitTrue(() -> fired.size() == 2);
+    assertThat(made).as("a new thread for the event after the idle time").hasSize(2);
+    assertThat(fired).containsExactly("one", "two");
+    assertThat(idling.close(Duration.ofSeconds(30))).isZero();
+  }
+
+  private static List<LogRecord> warnings(List<LogRecord> records) {
+    return records.stream().filter(r -> r.getLevel() == Level.WARNING).toList();
+  }
+
+  /** Polls {@code condition} until it holds; fails after 30 s. */
+  private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as("timed out waiting").isNegative();
+      Thread.sleep(10);
+    }
   }
 
   private static void awaitQuietly(CountDownLatch latch) {
