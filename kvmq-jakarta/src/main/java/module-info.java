@@ -44,4 +44,6 @@ module dev.kvmq.jakarta {
 
   provides jakarta.enterprise.inject.spi.Extension with
       dev.kvmq.jakarta.KvmqExtension;
+  provides jakarta.servlet.ServletContainerInitializer with
+      dev.kvmq.jakarta.KvmqPathCheck;
 }

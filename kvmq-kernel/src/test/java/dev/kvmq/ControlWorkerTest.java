@@ -160,14 +160,7 @@ class ControlWorkerTest {
 
   @Test
   void onAStoreThatCannotNotifyTheNextRenewalFindsTheCancel() {
-    KvStore quiet =
-        new ForwardingKvStore(memory) {
-          @Override
-          public boolean notifiesChanges() {
-            return false;
-          }
-        };
-    Queue<String> queue = builder(quiet).build();
+    Queue<String> queue = builder(quiet()).build();
     AtomicReference<Optional<JobContext.CancelReason>> right = new AtomicReference<>();
     AtomicReference<Optional<JobContext.CancelReason>> later = new AtomicReference<>();
     start(
@@ -193,14 +186,7 @@ class ControlWorkerTest {
    */
   @Test
   void aCancelFoundOnlyByTheRefusedCompletionIsReportedAsACancel() {
-    KvStore quiet =
-        new ForwardingKvStore(memory) {
-          @Override
-          public boolean notifiesChanges() {
-            return false;
-          }
-        };
-    Queue<String> queue = builder(quiet).build();
+    Queue<String> queue = builder(quiet()).build();
     AtomicReference<Optional<JobContext.CancelReason>> atReturn = new AtomicReference<>();
     start(
         queue,
@@ -275,6 +261,16 @@ class ControlWorkerTest {
     assertThat(ran).containsExactly("p0", "p2");
     assertThat(queue.job(ids.get(1)).orElseThrow().status()).isEqualTo(JobStatus.CANCELLED);
     assertOneRefusedStart();
+  }
+
+  /** The test's store, seen as one that cannot notify changes. */
+  private KvStore quiet() {
+    return new ForwardingKvStore(memory) {
+      @Override
+      public boolean notifiesChanges() {
+        return false;
+      }
+    };
   }
 
   /** The worker reported one lost lease, and the outcome it refused was the start. */

@@ -21,8 +21,9 @@ import java.util.Map;
 /**
  * The dashboard: one HTML page with its script and style sheet, served from this jar at {@code
  * /kvmq/dashboard} (assets at {@code /kvmq/dashboard/<file>}). The page talks to the admin REST API
- * ({@link QueuesResource}) from the browser and to nothing else. It is served when {@code
- * kvmq.rest.enabled=true}, to users with the role {@code kvmq-admin} only, like the API.
+ * ({@link QueuesResource}) from the browser and to nothing else. It is served where the API is (the
+ * application maps {@link KvmqRestApplication}; {@code kvmq.rest.enabled} not false), to users with
+ * the role {@code kvmq-admin} only, like the API.
  */
 @Path("dashboard")
 @RequestScoped
@@ -132,7 +133,7 @@ public class DashboardResource { // no @RolesAllowed: admin() checks, after the 
           Problem.response(
               404,
               "Not Found",
-              "the kvmq admin API and dashboard are off; set kvmq.rest.enabled=true",
+              "the kvmq admin API and dashboard are off: kvmq.rest.enabled=false",
               null));
     }
     if (security == null || security.getUserPrincipal() == null) {

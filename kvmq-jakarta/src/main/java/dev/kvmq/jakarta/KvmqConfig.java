@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  *   <tr><td>kvmq.postgres.schema</td><td>the connection's</td><td>schema of kvmq's tables</td></tr>
  *   <tr><td>kvmq.data-dir</td><td>see {@link #dataDir()}</td><td>the EclipseStore directory</td></tr>
  *   <tr><td>kvmq.durability</td><td>fsync</td><td>{@code fsync} or {@code process-crash-safe}</td></tr>
- *   <tr><td>kvmq.rest.enabled</td><td>false</td><td>serve the admin REST API at /kvmq</td></tr>
+ *   <tr><td>kvmq.rest.enabled</td><td>true</td><td>serve the admin REST API where web.xml maps
+ *       {@link KvmqRestApplication} ({@code false}: 404 there); nothing is served unmapped</td></tr>
  *   <tr><td>kvmq.shutdown-timeout</td><td>PT30S</td><td>how long undeploy waits for running handlers</td></tr>
  *   <tr><td>kvmq.executor</td><td>none: a pool of {@code java:comp/DefaultManagedThreadFactory}
  *       threads sized to the handlers</td><td>the JNDI name of a ManagedScheduledExecutorService
@@ -256,8 +257,26 @@ final class KvmqConfig {
     };
   }
 
+  /**
+   * Whether the admin API answers where the application mapped it: {@code kvmq.rest.enabled}, true
+   * unless set to false (case ignored).
+   *
+   * @throws IllegalArgumentException if the value is neither true nor false
+   */
   boolean restEnabled() {
-    return Boolean.parseBoolean(get("kvmq.rest.enabled").orElse("false"));
+    String v = get("kvmq.rest.enabled").orElse("true").strip();
+    if (v.equalsIgnoreCase("true")) {
+      return true;
+    }
+    if (v.equalsIgnoreCase("false")) {
+      return false;
+    }
+    throw new IllegalArgumentException("kvmq.rest.enabled is \"" + v + "\"; use true or false");
+  }
+
+  /** Whether {@code kvmq.rest.enabled} is set to true, not just left at its default. */
+  boolean restEnabledExplicitly() {
+    return get("kvmq.rest.enabled").map(String::strip).orElse("").equalsIgnoreCase("true");
   }
 
   Duration shutdownTimeout() {

@@ -161,6 +161,11 @@ public class KvmqExtension implements Extension {
     config.temporaryDataDir(System::getProperty).ifPresent(problems::add);
     problems.addAll(checkQueueKeys(config));
     problems.addAll(FlowLimits.check(config));
+    try {
+      config.restEnabled();
+    } catch (IllegalArgumentException e) {
+      problems.add("KVMQ-004: " + e.getMessage());
+    }
     for (String key : unknownKeys(config)) {
       LOG.log(
           System.Logger.Level.WARNING,

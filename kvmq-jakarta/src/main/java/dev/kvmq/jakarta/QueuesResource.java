@@ -815,7 +815,7 @@ public class QueuesResource {
     if (!runtime.config().restEnabled()) {
       throw new WebApplicationException(
           Problem.response(
-              404, "Not Found", "the kvmq admin API is off; set kvmq.rest.enabled=true", null));
+              404, "Not Found", "the kvmq admin API is off: kvmq.rest.enabled=false", null));
     }
     if (security == null || security.getUserPrincipal() == null) {
       throw new WebApplicationException(

@@ -39,7 +39,8 @@ class KvmqConfigTest {
     KvmqConfig c = of(Map.of());
     assertThat(c.store()).isEqualTo("eclipsestore");
     assertThat(c.durability()).isEqualTo(Durability.FSYNC);
-    assertThat(c.restEnabled()).isFalse();
+    assertThat(c.restEnabled()).as("served where the application maps it").isTrue();
+    assertThat(c.restEnabledExplicitly()).isFalse();
     assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.dataDir()).isAbsolute();
   }
@@ -64,6 +65,41 @@ class KvmqConfigTest {
     assertThat(c.restEnabled()).isTrue();
     assertThat(c.dataDir()).isEqualTo(Path.of("/srv/kvmq"));
     assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void theAdminApiIsOnUnlessSetToFalseAndABadValueNamesTheKey() {
+    assertThat(of(Map.of("kvmq.rest.enabled", "FALSE")).restEnabled()).isFalse();
+    assertThat(of(Map.of("kvmq.rest.enabled", " true ")).restEnabled()).isTrue();
+    assertThat(of(Map.of("kvmq.rest.enabled", "true")).restEnabledExplicitly()).isTrue();
+    assertThat(of(Map.of("kvmq.rest.enabled", "false")).restEnabledExplicitly()).isFalse();
+    assertThatThrownBy(() -> of(Map.of("kvmq.rest.enabled", "yes")).restEnabled())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("kvmq.rest.enabled is \"yes\"; use true or false");
+  }
+
+  /**
+   * An application that asks for the admin API by the property alone (as before 2026-12-06) is told
+   * it is not served, and how to map it; one that mapped it, or did not ask, is told nothing.
+   */
+  @Test
+  void askingForTheApiWithoutMappingItIsWarnedOf() {
+    KvmqConfig asked = of(Map.of("kvmq.rest.enabled", "true"));
+    assertThat(KvmqRuntime.unmappedApi(asked, java.util.List.of()))
+        .hasValueSatisfying(
+            m ->
+                assertThat(m)
+                    .contains(
+                        "kvmq.rest.enabled=true",
+                        "mapped nowhere",
+                        "<servlet-mapping>",
+                        "dev.kvmq.jakarta.KvmqRestApplication",
+                        "/kvmq/*"));
+    assertThat(KvmqRuntime.unmappedApi(asked, java.util.List.of("/kvmq/*"))).isEmpty();
+    assertThat(KvmqRuntime.unmappedApi(of(Map.of()), java.util.List.of())).isEmpty();
+    assertThat(
+            KvmqRuntime.unmappedApi(of(Map.of("kvmq.rest.enabled", "false")), java.util.List.of()))
+        .isEmpty();
   }
 
   @Test

@@ -14,6 +14,9 @@ import dev.kvmq.it.support.request.Scratch;
 import dev.kvmq.it.support.request.Tally;
 import dev.kvmq.it.support.request.Visit;
 import dev.kvmq.it.support.request.WiredHandler;
+import dev.kvmq.it.support.root.MineResource;
+import dev.kvmq.it.support.root.PathChecks;
+import dev.kvmq.it.support.root.RootApi;
 import dev.kvmq.it.support.secure.GuardedHandler;
 import dev.kvmq.it.support.secure.SecureAuthentication;
 import dev.kvmq.it.support.secure.SecureUsers;
@@ -109,13 +112,20 @@ public final class KvmqWars {
   }
 
   /**
-   * The {@code web.xml} of the security recipe: {@code /kvmq/*} needs the role {@code kvmq-admin};
-   * the mechanism and the users are CDI beans of the WAR.
+   * The {@code web.xml} of the admin API's recipe: kvmq's application mapped at {@code /kvmq/*},
+   * which needs the role {@code kvmq-admin}; the mechanism and the users are CDI beans of the WAR.
    */
   public static final String SECURE_WEB_XML =
       """
             <?xml version="1.0" encoding="UTF-8"?>
             <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+              <servlet>
+                <servlet-name>dev.kvmq.jakarta.KvmqRestApplication</servlet-name>
+              </servlet>
+              <servlet-mapping>
+                <servlet-name>dev.kvmq.jakarta.KvmqRestApplication</servlet-name>
+                <url-pattern>/kvmq/*</url-pattern>
+              </servlet-mapping>
               <security-constraint>
                 <web-resource-collection>
                   <web-resource-name>kvmq admin API</web-resource-name>
@@ -140,10 +150,10 @@ public final class KvmqWars {
             """;
 
   /**
-   * Adds the secured test application of {@code dev.kvmq.it.support.secure}: kvmq's admin API on
-   * ({@code kvmq.rest.enabled=true}) behind the security recipe (web.xml, glassfish-web.xml, {@code
-   * SecureUsers}, {@code SecureAuthentication}), the queue {@code guarded}, and the user's own
-   * JAX-RS application at {@code /api} that relies on scanning.
+   * Adds the secured test application of {@code dev.kvmq.it.support.secure}: kvmq's admin API
+   * mapped at {@code /kvmq/*} ({@code kvmq.rest.enabled=true} too) behind the security recipe
+   * (web.xml, glassfish-web.xml, {@code SecureUsers}, {@code SecureAuthentication}), the queue
+   * {@code guarded}, and the user's own JAX-RS application at {@code /api} that relies on scanning.
    *
    * @param war the archive
    * @return the same archive
@@ -160,6 +170,36 @@ public final class KvmqWars {
             new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
         .addAsWebInfResource(new StringAsset(SECURE_WEB_XML), "web.xml")
         .addAsWebInfResource(new StringAsset(SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
+  }
+
+  /** The {@code web.xml} of {@link #withRootApp}: the user's application at {@code /*}. */
+  public static final String ROOT_WEB_XML =
+      """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+              <servlet>
+                <servlet-name>dev.kvmq.it.support.root.RootApi</servlet-name>
+              </servlet>
+              <servlet-mapping>
+                <servlet-name>dev.kvmq.it.support.root.RootApi</servlet-name>
+                <url-pattern>/*</url-pattern>
+              </servlet-mapping>
+            </web-app>
+            """;
+
+  /**
+   * Adds the user's application of {@code dev.kvmq.it.support.root}: its JAX-RS application mapped
+   * at {@code /*} with a resource at {@code kvmq/mine}, and {@code kvmq.rest.enabled=true} with
+   * kvmq's API mapped nowhere ({@link PathChecks}).
+   *
+   * @param war the archive
+   * @return the same archive
+   */
+  public static WebArchive withRootApp(WebArchive war) {
+    return war.addClasses(RootApi.class, MineResource.class)
+        .addAsResource(
+            new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
+        .addAsWebInfResource(new StringAsset(ROOT_WEB_XML), "web.xml");
   }
 
   /**
