@@ -19,6 +19,8 @@ import java.util.SplittableRandom;
  * <ul>
  *   <li>no completion is accepted after a cancel: no {@link JobEvent.Completed} is reported for a
  *       job once it was read back CANCELLED, and every such job stays CANCELLED to the end;
+ *   <li>a lost lease the worker reports as a cancel ({@link JobEvent.LeaseLost#cancelled()}) is of
+ *       a job that is CANCELLED when the report comes (or gone, deleted since);
  *   <li>a dead letter used all its retries, or failed for good ({@link
  *       JobError#PERMANENT_FAILURE}), or is a poison job: its lease expired the queue's {@link
  *       Queue#maxLeaseExpiries()} times, and its error ({@link JobError#LEASE_EXPIRED}) says so.
@@ -128,6 +130,42 @@ final class ControlChecker {
   void completed(String id) {
     if (cancelled.contains(id)) {
       problems.add("the completion of job " + id + " was accepted after its cancel");
+    }
+  }
+
+  /**
+   * A worker reported a lost lease. Read back now, the job says whether it was a cancel: a cancel
+   * is final until the job is deleted, so a job CANCELLED under the reporting lease's token was
+   * cancelled under it, and one in any other state was not. A job gone (deleted since) proves
+   * nothing, nor a store that fails to answer.
+   */
+  void leaseLost(JobEvent.LeaseLost<String> lost) {
+    String id = lost.job().id();
+    Optional<Job<String>> now;
+    try {
+      now = queue.job(id);
+    } catch (KvStoreException e) {
+      return; // can't tell now
+    }
+    if (now.isEmpty()) {
+      return;
+    }
+    boolean cancelledUnderIt =
+        now.get().status() == JobStatus.CANCELLED && now.get().token() == lost.job().token();
+    if (lost.cancelled() != cancelledUnderIt) {
+      problems.add(
+          "job "
+              + id
+              + "'s lost lease (token "
+              + lost.job().token()
+              + ", refused "
+              + lost.refusedOutcome().word()
+              + ") was reported with cancelled "
+              + lost.cancelled()
+              + ", but the job is "
+              + now.get().status()
+              + " with token "
+              + now.get().token());
     }
   }
 

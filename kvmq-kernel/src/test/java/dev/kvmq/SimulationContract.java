@@ -444,6 +444,9 @@ public abstract class SimulationContract {
       workers.set(slot, w);
       w.addListener(
           e -> {
+            if (e instanceof JobEvent.LeaseLost<String> l) {
+              control.leaseLost(l);
+            }
             if (e instanceof JobEvent.Completed<String> c) {
               control.completed(c.job().id());
               Long before = completedToken.put(c.job().id(), c.job().token());

@@ -9,7 +9,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -126,10 +125,23 @@ class EventLaneTest {
         };
     EventLane idling = new EventLane("q", factory, Duration.ofMillis(50));
     List<String> fired = new CopyOnWriteArrayList<>();
-    idling.fire(() -> fired.add("one"));
-    awaitTrue(() -> fired.size() == 1 && made.size() == 1 && !made.get(0).isAlive());
-    idling.fire(() -> fired.add("two"));
-    awaitTrue(() -> fired.size() == 2);
+    CountDownLatch one = new CountDownLatch(1);
+    idling.fire(
+        () -> {
+          fired.add("one");
+          one.countDown();
+        });
+    assertThat(one.await(30, TimeUnit.SECONDS)).as("the first event fired").isTrue();
+    Thread first = made.get(0);
+    first.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat(first.isAlive()).as("the lane's thread ended when idle").isFalse();
+    CountDownLatch two = new CountDownLatch(1);
+    idling.fire(
+        () -> {
+          fired.add("two");
+          two.countDown();
+        });
+    assertThat(two.await(30, TimeUnit.SECONDS)).as("the next event fired").isTrue();
     assertThat(made).as("a new thread for the event after the idle time").hasSize(2);
     assertThat(fired).containsExactly("one", "two");
     assertThat(idling.close(Duration.ofSeconds(30))).isZero();
@@ -137,15 +149,6 @@ class EventLaneTest {
 
   private static List<LogRecord> warnings(List<LogRecord> records) {
     return records.stream().filter(r -> r.getLevel() == Level.WARNING).toList();
-  }
-
-  /** Polls {@code condition} until it holds; fails after 30 s. */
-  private static void awaitTrue(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime() - deadline).as("timed out waiting").isNegative();
-      Thread.sleep(10);
-    }
   }
 
   private static void awaitQuietly(CountDownLatch latch) {
