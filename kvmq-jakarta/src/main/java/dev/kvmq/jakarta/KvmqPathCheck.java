@@ -5,6 +5,7 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletRegistration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -36,11 +37,30 @@ public final class KvmqPathCheck implements ServletContainerInitializer {
     try {
       ServletRegistration api = context.getServletRegistration(KvmqRestApplication.class.getName());
       Collection<String> mappings = api == null ? List.of() : api.getMappings();
-      KvmqRuntime.unmappedApi(KvmqConfig.load(), mappings)
+      unmappedApi(KvmqConfig.load(), mappings)
           .ifPresent(m -> LOG.log(System.Logger.Level.WARNING, m));
     } catch (RuntimeException e) {
       // a configuration that can't be read here is reported by the deployment's own checks
       LOG.log(System.Logger.Level.DEBUG, "kvmq: the admin API's mapping was not checked", e);
     }
+  }
+
+  /**
+   * What to warn of when the configuration asks for the admin API ({@code kvmq.rest.enabled=true})
+   * and the application mapped it nowhere: until 2026-12-06 the property alone served it at {@code
+   * /kvmq}; now nothing is served at a path the application did not give kvmq.
+   *
+   * @param mappings the URL patterns of {@link KvmqRestApplication}'s servlet, empty when none
+   */
+  static Optional<String> unmappedApi(KvmqConfig config, Collection<String> mappings) {
+    if (!mappings.isEmpty() || !config.restEnabledExplicitly()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "kvmq: kvmq.rest.enabled=true, but the admin API is mapped nowhere, so it is not served:"
+            + " declare in web.xml a <servlet> of the servlet-name "
+            + KvmqRestApplication.class.getName()
+            + " and a <servlet-mapping> of it to the url-pattern /kvmq/* (docs/jakarta.md,"
+            + " \"Admin REST API\")");
   }
 }

@@ -136,25 +136,6 @@ public class KvmqRuntime {
     }
   }
 
-  /**
-   * What to warn of when the configuration asks for the admin API ({@code kvmq.rest.enabled=true})
-   * and the application mapped it nowhere: until 2026-12-06 the property alone served it at {@code
-   * /kvmq}; now nothing is served at a path the application did not give kvmq.
-   *
-   * @param mappings the URL patterns of {@link KvmqRestApplication}'s servlet, empty when none
-   */
-  static Optional<String> unmappedApi(KvmqConfig config, Collection<String> mappings) {
-    if (!mappings.isEmpty() || !config.restEnabledExplicitly()) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        "kvmq: kvmq.rest.enabled=true, but the admin API is mapped nowhere, so it is not served:"
-            + " declare in web.xml a <servlet> of the servlet-name "
-            + KvmqRestApplication.class.getName()
-            + " and a <servlet-mapping> of it to the url-pattern /kvmq/* (docs/jakarta.md,"
-            + " \"Admin REST API\")");
-  }
-
   /** How long kvmq waits for an application-defined DataSource to be bound. */
   private static final Duration DATASOURCE_WAIT = Duration.ofSeconds(60);
 

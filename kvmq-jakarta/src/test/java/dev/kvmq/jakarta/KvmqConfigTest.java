@@ -85,7 +85,7 @@ class KvmqConfigTest {
   @Test
   void askingForTheApiWithoutMappingItIsWarnedOf() {
     KvmqConfig asked = of(Map.of("kvmq.rest.enabled", "true"));
-    assertThat(KvmqRuntime.unmappedApi(asked, java.util.List.of()))
+    assertThat(KvmqPathCheck.unmappedApi(asked, java.util.List.of()))
         .hasValueSatisfying(
             m ->
                 assertThat(m)
@@ -95,10 +95,11 @@ class KvmqConfigTest {
                         "<servlet-mapping>",
                         "dev.kvmq.jakarta.KvmqRestApplication",
                         "/kvmq/*"));
-    assertThat(KvmqRuntime.unmappedApi(asked, java.util.List.of("/kvmq/*"))).isEmpty();
-    assertThat(KvmqRuntime.unmappedApi(of(Map.of()), java.util.List.of())).isEmpty();
+    assertThat(KvmqPathCheck.unmappedApi(asked, java.util.List.of("/kvmq/*"))).isEmpty();
+    assertThat(KvmqPathCheck.unmappedApi(of(Map.of()), java.util.List.of())).isEmpty();
     assertThat(
-            KvmqRuntime.unmappedApi(of(Map.of("kvmq.rest.enabled", "false")), java.util.List.of()))
+            KvmqPathCheck.unmappedApi(
+                of(Map.of("kvmq.rest.enabled", "false")), java.util.List.of()))
         .isEmpty();
   }
 
