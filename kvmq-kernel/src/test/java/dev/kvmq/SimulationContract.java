@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Test;
  * Deterministic simulation: several real {@link Worker}s, each on its own {@link ManualScheduler},
  * share one queue on a store that fails commits at random, before they apply (lost) or after
  * (applied, but the caller sees an error), while workers "crash" (are abandoned mid-flight and
- * replaced) and time jumps. After the faults stop and the queue drains, the invariants hold:
+ * replaced), time jumps, and running handlers stall (their process freezes for longer or shorter
+ * than a lease while the other workers go on, so that their jobs may be taken over). After the
+ * faults stop and the queue drains, the invariants hold:
  *
  * <ul>
  *   <li>nothing is lost: every acknowledged job chain ran to its end or ended as a dead letter (a
@@ -45,8 +47,9 @@ import org.junit.jupiter.api.Test;
  *   <li>control ({@link ControlChecker}): no completion is accepted after a cancel (operators
  *       cancel jobs in every state, handlers' own jobs among them while they run), every cancelled
  *       job stays cancelled; a dead letter used all its retries, or failed for good, or is a poison
- *       job whose lease expired the queue's limit of times (small here, so that crashes and outages
- *       reach it);
+ *       job whose lease expired the queue's limit of times (small here, so that crashes, outages
+ *       and stalls reach it); a lost lease a worker reports is called a cancel exactly when its job
+ *       was cancelled under that lease, and some are not (stalled handlers' jobs taken over);
  *   <li>no record outgrows the store: one run in forty pushes a job of the largest state, the
  *       longest group and unique key, on the node of the longest name, that fails 15 to 22 times
  *       with a long message, more history than its record has room for; its history shrinks ({@link
@@ -76,15 +79,15 @@ public abstract class SimulationContract {
   }
 
   /**
-   * The edges of the transition table a full run of this test must walk. Not renew and release: the
-   * simulated handlers return at once, so no lease outlives a pass (the model test walks renew;
-   * WorkerTest's claiming-ahead tests walk release).
+   * The edges of the transition table a full run of this test must walk. Renew is walked by the
+   * handlers that stall ({@link Sim#stall}) for less than a lease. Not release: the simulated
+   * handlers return at once, so no job claimed ahead outlives a pass (WorkerTest's claiming-ahead
+   * tests walk release).
    */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
           EnumSet.of(
               TransitionTable.Edge.UPDATE,
-              TransitionTable.Edge.RENEW,
               TransitionTable.Edge.RELEASE,
               TransitionTable.Edge.FAIL_RETRY_READY,
               TransitionTable.Edge.REPLAY,
@@ -190,6 +193,7 @@ public abstract class SimulationContract {
 
   private void simulate() {
     long[] handedOff = new long[1];
+    long[] takeovers = new long[1];
     int[] bigShrunk = new int[1];
     Seeds.forEach(
         "invariantsHoldUnderFailedCommitsAndCrashedWorkers",
@@ -206,6 +210,7 @@ public abstract class SimulationContract {
             Sim sim = new Sim(new FaultyStore(raw), r);
             sim.run();
             handedOff[0] += sim.handedOff;
+            takeovers[0] += sim.takeovers;
             bigShrunk[0] += sim.bigShrunk;
           } finally {
             raw.close();
@@ -215,6 +220,8 @@ public abstract class SimulationContract {
       // half the workers take handoffs (WorkerOptions.handoff): the invariants cover those jobs
       // too, handed to workers that then run them, crash, stop or lose their commits
       assertThat(handedOff[0]).as("pushes handed off to an idle worker").isPositive();
+      // stalled handlers: ControlChecker.leaseLost checks lost leases that are not cancels too
+      assertThat(takeovers[0]).as("lost leases reported that were not a cancel's").isPositive();
     }
     if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
       // about 50 runs push a big chain; some of those end before their history outgrows the record
@@ -252,6 +259,12 @@ public abstract class SimulationContract {
 
     /** Pushes that came back processing: handed off to an idle worker in the push's commit. */
     int handedOff;
+
+    /** A handler is stalled ({@link #stall}): no other handler stalls meanwhile. */
+    boolean stalling;
+
+    /** Lost leases reported that were not a cancel's: a stalled handler's, expired meanwhile. */
+    int takeovers;
 
     final Map<String, Schedule<String>> defined = new java.util.TreeMap<>();
     long definedAt;
@@ -405,6 +418,7 @@ public abstract class SimulationContract {
       ManualScheduler s = new ManualScheduler(clock);
       int failPercent = r.nextInt(40);
       SplittableRandom outcomes = r.split();
+      SplittableRandom stalls = r.split();
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
@@ -428,6 +442,9 @@ public abstract class SimulationContract {
                 maxToken.merge(job.id(), ctx.token(), Math::max);
                 history.ran(job, ctx, outcomes);
                 control.whileRunning(job, ctx, outcomes);
+                if (!stalling && stalls.nextInt(40) == 0) {
+                  stall(s, stalls);
+                }
                 if (big.contains(chain)) {
                   throw new IllegalStateException(TOO_LONG_MESSAGE);
                 }
@@ -446,6 +463,9 @@ public abstract class SimulationContract {
           e -> {
             if (e instanceof JobEvent.LeaseLost<String> l) {
               control.leaseLost(l);
+              if (!l.cancelled()) {
+                takeovers++;
+              }
             }
             if (e instanceof JobEvent.Completed<String> c) {
               control.completed(c.job().id());
@@ -458,6 +478,29 @@ public abstract class SimulationContract {
           });
       w.start();
       return s;
+    }
+
+    /**
+     * The process of a running handler stalls (a long GC pause, a frozen VM): its own worker does
+     * nothing, so its leases are not renewed, while time passes (3 to 13 s, leases of 5 s renewed
+     * every 2 s) and the other workers go on; then the handler returns. Another worker may have
+     * taken the job over meanwhile, and the stalled worker's outcome is refused: a lost lease that
+     * is not a cancel. A shorter stall leaves the lease alive, renewed late.
+     */
+    void stall(ManualScheduler own, SplittableRandom stalls) {
+      stalling = true;
+      try {
+        clock.advance(Duration.ofMillis(3_000 + stalls.nextInt(10_000)));
+        for (int pass = 0; pass < 3; pass++) {
+          for (ManualScheduler other : List.copyOf(schedulers)) {
+            if (other != own) {
+              other.runUntilIdle();
+            }
+          }
+        }
+      } finally {
+        stalling = false;
+      }
     }
 
     void pushChain() {
