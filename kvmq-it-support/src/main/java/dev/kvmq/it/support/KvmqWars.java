@@ -111,12 +111,23 @@ public final class KvmqWars {
         Wait.class);
   }
 
+  /** Where the recipe (docs/servers.md) maps kvmq's admin API below the application's root. */
+  public static final String API = "/kvmq";
+
   /**
    * The {@code web.xml} of the admin API's recipe: kvmq's application mapped at {@code /kvmq/*},
    * which needs the role {@code kvmq-admin}; the mechanism and the users are CDI beans of the WAR.
    */
-  public static final String SECURE_WEB_XML =
-      """
+  public static final String SECURE_WEB_XML = secureWebXml(API);
+
+  /**
+   * The {@code web.xml} of the admin API's recipe with the API mapped at {@code api/*}.
+   *
+   * @param api the mapping's path below the application's root, e.g. {@code /ops/jobs}
+   * @return the descriptor
+   */
+  public static String secureWebXml(String api) {
+    return """
             <?xml version="1.0" encoding="UTF-8"?>
             <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
               <servlet>
@@ -124,18 +135,20 @@ public final class KvmqWars {
               </servlet>
               <servlet-mapping>
                 <servlet-name>dev.kvmq.jakarta.KvmqRestApplication</servlet-name>
-                <url-pattern>/kvmq/*</url-pattern>
+                <url-pattern>API/*</url-pattern>
               </servlet-mapping>
               <security-constraint>
                 <web-resource-collection>
                   <web-resource-name>kvmq admin API</web-resource-name>
-                  <url-pattern>/kvmq/*</url-pattern>
+                  <url-pattern>API/*</url-pattern>
                 </web-resource-collection>
                 <auth-constraint><role-name>kvmq-admin</role-name></auth-constraint>
               </security-constraint>
               <security-role><role-name>kvmq-admin</role-name></security-role>
             </web-app>
-            """;
+            """
+        .replace("API/*", api + "/*");
+  }
 
   /** Payara's part of the recipe: the group {@code kvmq-admin} is the role of that name. */
   public static final String SECURE_GLASSFISH_WEB_XML =
@@ -159,6 +172,18 @@ public final class KvmqWars {
    * @return the same archive
    */
   public static WebArchive withSecureApp(WebArchive war) {
+    return withSecureApp(war, API);
+  }
+
+  /**
+   * Adds the secured test application of {@link #withSecureApp(WebArchive)}, with kvmq's admin API
+   * mapped at {@code api/*} instead.
+   *
+   * @param war the archive
+   * @param api the mapping's path below the application's root, e.g. {@code /ops/jobs}
+   * @return the same archive
+   */
+  public static WebArchive withSecureApp(WebArchive war, String api) {
     return war.addClasses(
             SecureUsers.class,
             SecureAuthentication.class,
@@ -168,7 +193,7 @@ public final class KvmqWars {
             Task.class)
         .addAsResource(
             new StringAsset("kvmq.rest.enabled=true\n"), "META-INF/microprofile-config.properties")
-        .addAsWebInfResource(new StringAsset(SECURE_WEB_XML), "web.xml")
+        .addAsWebInfResource(new StringAsset(secureWebXml(api)), "web.xml")
         .addAsWebInfResource(new StringAsset(SECURE_GLASSFISH_WEB_XML), "glassfish-web.xml");
   }
 

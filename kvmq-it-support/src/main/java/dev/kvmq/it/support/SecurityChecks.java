@@ -15,6 +15,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
 
 /**
  * The security checks of the secured test application ({@link KvmqWars#withSecureApp}), the same on
@@ -26,14 +27,29 @@ public final class SecurityChecks {
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   private final String base;
+  private final String api;
   private final Supplier<String> log;
 
   /**
+   * Checks of the WAR {@link KvmqWars#withSecureApp(WebArchive)}, its API at {@code /kvmq}.
+   *
    * @param base the application's root, e.g. {@code http://127.0.0.1:8080/secure}
    * @param log reads the server's log so far
    */
   public SecurityChecks(String base, Supplier<String> log) {
+    this(base, KvmqWars.API, log);
+  }
+
+  /**
+   * Checks of the WAR {@link KvmqWars#withSecureApp(WebArchive, String)}.
+   *
+   * @param base the application's root, e.g. {@code http://127.0.0.1:8080/secure}
+   * @param api where the WAR maps kvmq's API below its root, e.g. {@code /ops/jobs}
+   * @param log reads the server's log so far
+   */
+  public SecurityChecks(String base, String api, Supplier<String> log) {
     this.base = base;
+    this.api = api;
     this.log = log;
   }
 
@@ -58,7 +74,8 @@ public final class SecurityChecks {
   /**
    * The user's application at {@code /api}, which relies on scanning, keeps its own errors and
    * paths: its resource's exception is not kvmq's problem JSON nor logged as kvmq's, and kvmq's
-   * resources do not answer under {@code /api}, even for the admin; they answer at {@code /kvmq}.
+   * resources do not answer under {@code /api}, even for the admin, nor at {@code /kvmq} when the
+   * WAR maps them elsewhere; they answer where the WAR maps them.
    */
   public void theUsersApplicationKeepsItsErrorsAndPaths() {
     resume();
@@ -93,11 +110,44 @@ public final class SecurityChecks {
         .isIn(404, 405);
     assertThat(paused()).as("the queue after the POST under /api").isFalse();
 
-    HttpResponse<String> queues = send("GET", "/kvmq/queues", admin(), List.of());
+    HttpResponse<String> queues = send("GET", api + "/queues", admin(), List.of());
     assertThat(queues.statusCode())
-        .as("GET /kvmq/queues as admin: " + queues.body())
+        .as("GET " + api + "/queues as admin: " + queues.body())
         .isEqualTo(200);
     assertThat(queues.body()).contains("\"name\":\"guarded\"");
+    if (!api.equals(KvmqWars.API)) {
+      for (String path : List.of("/kvmq/queues", "/kvmq/dashboard")) {
+        HttpResponse<String> r = send("GET", path, admin(), List.of());
+        assertThat(r.statusCode())
+            .as("GET %s, kvmq mapped at %s: %s", path, api, r.body())
+            .isEqualTo(404);
+        assertThat(r.body()).as(path).doesNotContain("kvmq admin API");
+      }
+    }
+  }
+
+  /**
+   * The dashboard's page names its assets and the API by where the WAR maps kvmq (the page takes
+   * its base from the request), and they answer there: the stylesheet, the script, the icon, and
+   * the API the script calls.
+   */
+  public void theDashboardFollowsItsMapping() {
+    HttpResponse<String> page = send("GET", api + "/dashboard", admin(), List.of());
+    assertThat(page.statusCode()).as("GET %s/dashboard: %s", api, page.body()).isEqualTo(200);
+    assertThat(page.headers().firstValue("Content-Type").orElse("")).startsWith("text/html");
+    String root = URI.create(base).getRawPath() + api + "/";
+    assertThat(page.body())
+        .contains(
+            "data-api=\"" + root + "\"",
+            "href=\"" + root + "dashboard/dashboard.css\"",
+            "src=\"" + root + "dashboard/dashboard.js\"",
+            "href=\"" + root + "dashboard/favicon.svg\"");
+    for (String asset : List.of("dashboard.css", "dashboard.js", "favicon.svg")) {
+      HttpResponse<String> r = send("GET", api + "/dashboard/" + asset, admin(), List.of());
+      assertThat(r.statusCode()).as("GET %s/dashboard/%s", api, asset).isEqualTo(200);
+    }
+    assertThat(send("GET", api + "/queues", admin(), List.of()).body())
+        .contains("\"name\":\"guarded\"");
   }
 
   /**
@@ -106,7 +156,7 @@ public final class SecurityChecks {
    */
   public void credentialsDecide() {
     resume();
-    for (String path : List.of("/kvmq/queues", "/kvmq/queues/guarded", "/kvmq/dashboard")) {
+    for (String path : List.of(api + "/queues", api + "/queues/guarded", api + "/dashboard")) {
       HttpResponse<String> none = send("GET", path, null, List.of());
       assertThat(none.statusCode()).as("GET %s without credentials", path).isEqualTo(401);
       assertThat(none.headers().firstValue("WWW-Authenticate").orElse(""))
@@ -130,7 +180,7 @@ public final class SecurityChecks {
     assertThat(
             send(
                     "POST",
-                    "/kvmq/queues/guarded/pause",
+                    api + "/queues/guarded/pause",
                     basic("guest", SecureUsers.GUEST_PASSWORD),
                     List.of())
                 .statusCode())
@@ -156,7 +206,7 @@ public final class SecurityChecks {
             "Basic " + Base64.getEncoder().encodeToString(new byte[] {(byte) 0xff, ':', 'x'}),
             "Basic a b c");
     for (String header : malformed) {
-      for (String path : List.of("/kvmq/queues", "/kvmq/dashboard")) {
+      for (String path : List.of(api + "/queues", api + "/dashboard")) {
         HttpResponse<String> r = send("GET", path, header, List.of());
         assertThat(r.statusCode())
             .as("GET %s with Authorization: %s; body %s", path, header, r.body())
@@ -194,7 +244,7 @@ public final class SecurityChecks {
             List.of("Sec-Fetch-Site", "cross-site"));
     for (List<String> headers : foreign) {
       for (String path :
-          List.of("/kvmq/queues/guarded/pause", "/kvmq/queues/guarded/dead/x/retry")) {
+          List.of(api + "/queues/guarded/pause", api + "/queues/guarded/dead/x/retry")) {
         HttpResponse<String> r = send("POST", path, admin(), headers);
         assertThat(r.statusCode()).as("POST %s with %s", path, headers).isEqualTo(403);
         assertThat(r.headers().firstValue("Content-Type").orElse(""))
@@ -202,14 +252,14 @@ public final class SecurityChecks {
         assertThat(r.body()).contains("cross-origin request refused");
       }
       HttpResponse<String> delete =
-          send("DELETE", "/kvmq/queues/guarded/jobs?status=waiting", admin(), headers);
+          send("DELETE", api + "/queues/guarded/jobs?status=waiting", admin(), headers);
       assertThat(delete.statusCode()).as("DELETE with %s", headers).isEqualTo(403);
       assertThat(paused()).as("the queue after a refused pause with %s", headers).isFalse();
     }
 
     String own = URI.create(base).getScheme() + "://" + URI.create(base).getRawAuthority();
     assertThat(
-            send("POST", "/kvmq/queues/guarded/pause", admin(), List.of("Origin", own))
+            send("POST", api + "/queues/guarded/pause", admin(), List.of("Origin", own))
                 .statusCode())
         .as("pause with Origin %s", own)
         .isEqualTo(204);
@@ -217,24 +267,24 @@ public final class SecurityChecks {
     assertThat(
             send(
                     "POST",
-                    "/kvmq/queues/guarded/resume",
+                    api + "/queues/guarded/resume",
                     admin(),
                     List.of("Sec-Fetch-Site", "same-origin", "Origin", own))
                 .statusCode())
         .as("resume, same-origin")
         .isEqualTo(204);
     assertThat(paused()).isFalse();
-    assertThat(send("POST", "/kvmq/queues/guarded/pause", admin(), List.of()).statusCode())
+    assertThat(send("POST", api + "/queues/guarded/pause", admin(), List.of()).statusCode())
         .as("pause without Origin (curl)")
         .isEqualTo(204);
     assertThat(paused()).isTrue();
-    assertThat(send("POST", "/kvmq/queues/guarded/resume", admin(), List.of()).statusCode())
+    assertThat(send("POST", api + "/queues/guarded/resume", admin(), List.of()).statusCode())
         .isEqualTo(204);
     assertThat(paused()).isFalse();
     assertThat(
             send(
                     "GET",
-                    "/kvmq/queues/guarded",
+                    api + "/queues/guarded",
                     admin(),
                     List.of("Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"))
                 .statusCode())
@@ -246,8 +296,8 @@ public final class SecurityChecks {
    * @return whether the queue {@code guarded} is paused, read as the admin
    */
   public boolean paused() {
-    HttpResponse<String> r = send("GET", "/kvmq/queues/guarded", admin(), List.of());
-    assertThat(r.statusCode()).as("GET /kvmq/queues/guarded: " + r.body()).isEqualTo(200);
+    HttpResponse<String> r = send("GET", api + "/queues/guarded", admin(), List.of());
+    assertThat(r.statusCode()).as("GET " + api + "/queues/guarded: " + r.body()).isEqualTo(200);
     return r.body().contains("\"paused\":true");
   }
 
@@ -303,7 +353,7 @@ public final class SecurityChecks {
 
   /** Resumes the queue {@code guarded}, whatever an earlier check left it in. */
   private void resume() {
-    assertThat(send("POST", "/kvmq/queues/guarded/resume", admin(), List.of()).statusCode())
+    assertThat(send("POST", api + "/queues/guarded/resume", admin(), List.of()).statusCode())
         .isEqualTo(204);
     assertThat(paused()).isFalse();
   }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.TestInstance;
  * ({@link SecurePayara}), so that the test reads its log.
  *
  * <p>The checks are {@link SecurityChecks}', the same on WildFly ({@code kvmq-it-wildfly}'s {@code
- * SecurityOnWildFlyIT}).
+ * SecurityOnWildFlyIT}, whose WAR maps the API at {@code /ops/jobs}).
  */
 @Tag("payara")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -39,6 +39,11 @@ class SecurityOnPayaraIT {
   @Test
   void theUsersApplicationKeepsItsErrorsAndPaths() {
     payara.checks().theUsersApplicationKeepsItsErrorsAndPaths();
+  }
+
+  @Test
+  void theDashboardFollowsItsMapping() {
+    payara.checks().theDashboardFollowsItsMapping();
   }
 
   @Test
