@@ -25,15 +25,16 @@ import org.junit.jupiter.api.Test;
  * limits (a default and per-group limits), in half the runs a rate limit, in half the runs rate
  * limits of groups (a default, or per group), and handlers that now and then pause the queue's
  * starts or their group's, on a store that fails commits at random (before they apply, or after),
- * while workers crash (abandoned with their leases) or stop, and time jumps. In half the runs one
- * group starts with a limit of 0, which is raised partway through: every worker is crashed or
- * stopped and started again on a queue with the new limit, and no job of that group is pushed after
- * it, so only the new workers' start can admit its parked jobs. A {@link FlowChecker} under the
- * faults follows every applied commit and finds no instant where a group has more jobs leased or
- * admitted than its limit, more starts in a window than the rate limit allows (the queue's, or its
- * group's), or a start during a pause (the queue's, or its group's). After the faults stop, the
- * queue drains: every acknowledged job ran to its end or is a dead letter, and no group record is
- * left.
+ * while workers crash (abandoned with their leases) or stop, time jumps, and running handlers stall
+ * their worker past its lease while the other workers go on ({@link Stalls}: their jobs are taken
+ * over with their slot, and their outcomes refused). In half the runs one group starts with a limit
+ * of 0, which is raised partway through: every worker is crashed or stopped and started again on a
+ * queue with the new limit, and no job of that group is pushed after it, so only the new workers'
+ * start can admit its parked jobs. A {@link FlowChecker} under the faults follows every applied
+ * commit and finds no instant where a group has more jobs leased or admitted than its limit, more
+ * starts in a window than the rate limit allows (the queue's, or its group's), or a start during a
+ * pause (the queue's, or its group's). After the faults stop, the queue drains: every acknowledged
+ * job ran to its end or is a dead letter, and no group record is left.
  *
  * <p>Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
@@ -70,7 +71,7 @@ public abstract class FlowSimulationContract {
   @Test
   void noInstantOverAGroupLimitOrTheRateUnderFaultsAndCrashes() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
-    int[] totals = new int[6];
+    int[] totals = new int[7];
     TransitionTable.recordOnThisThread(walked::add);
     try {
       Seeds.forEach(
@@ -93,6 +94,7 @@ public abstract class FlowSimulationContract {
               totals[3] += sim.checker.groupRateStartsSeen;
               totals[4] += sim.checker.groupPausesSeen;
               totals[5] += sim.raisedRan;
+              totals[6] += sim.leasesLost;
             } finally {
               raw.close();
             }
@@ -105,6 +107,7 @@ public abstract class FlowSimulationContract {
     assertThat(totals[3]).as("starts of groups with a rate limit").isPositive();
     assertThat(totals[4]).as("pauses of a group's starts").isPositive();
     assertThat(totals[5]).as("jobs of a group whose limit of 0 was raised, run").isPositive();
+    assertThat(totals[6]).as("lost leases of stalled handlers' jobs").isPositive();
     if (System.getProperty("kvmq.seed") == null && runs() >= 300) {
       assertThat(totals[1]).as("most jobs of one group leased at once").isGreaterThan(1);
       assertThat(walked).as("edges the flow simulation walked").containsAll(WALKS);
@@ -124,6 +127,13 @@ public abstract class FlowSimulationContract {
     final RateLimit defaultGroupRate;
     final List<ManualScheduler> schedulers = new ArrayList<>();
     final List<Worker<String>> workers = new ArrayList<>();
+
+    /** Running handlers that stall their worker past its lease now and then. */
+    final Stalls stalls = new Stalls(clock, schedulers);
+
+    /** Lost leases the workers reported: stalled handlers' jobs, taken over or expired. */
+    int leasesLost;
+
     final SplittableRandom faults;
     final Set<String> acknowledged = new LinkedHashSet<>();
     final Map<String, Integer> repeatsOf = new HashMap<>();
@@ -284,6 +294,7 @@ public abstract class FlowSimulationContract {
       ManualScheduler s = new ManualScheduler(clock);
       int failPercent = r.nextInt(30);
       SplittableRandom outcomes = r.split();
+      SplittableRandom stallsOf = r.split();
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
@@ -294,6 +305,7 @@ public abstract class FlowSimulationContract {
                   }
                   raisedRan++;
                 }
+                stalls.maybeStall(s, stallsOf);
                 int o = outcomes.nextInt(100);
                 if (o < 4) {
                   ctx.pauseQueueStarts(Duration.ofMillis(200 + outcomes.nextInt(2_000)));
@@ -314,6 +326,12 @@ public abstract class FlowSimulationContract {
                   .handoff(r.nextBoolean()),
               s);
       workers.set(slot, w);
+      w.addListener(
+          e -> {
+            if (e instanceof JobEvent.LeaseLost<String>) {
+              leasesLost++;
+            }
+          });
       w.start();
       return s;
     }

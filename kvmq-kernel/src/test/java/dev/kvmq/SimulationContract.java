@@ -80,9 +80,9 @@ public abstract class SimulationContract {
 
   /**
    * The edges of the transition table a full run of this test must walk. Renew is walked by the
-   * handlers that stall ({@link Sim#stall}) for less than a lease. Not release: the simulated
-   * handlers return at once, so no job claimed ahead outlives a pass (WorkerTest's claiming-ahead
-   * tests walk release).
+   * handlers that stall ({@link Stalls}) for less than a lease. Not release: the simulated handlers
+   * return at once, so no job claimed ahead outlives a pass (WorkerTest's claiming-ahead tests walk
+   * release).
    */
   static final Set<TransitionTable.Edge> WALKS =
       EnumSet.complementOf(
@@ -260,8 +260,8 @@ public abstract class SimulationContract {
     /** Pushes that came back processing: handed off to an idle worker in the push's commit. */
     int handedOff;
 
-    /** A handler is stalled ({@link #stall}): no other handler stalls meanwhile. */
-    boolean stalling;
+    /** Running handlers that stall their worker past its lease now and then. */
+    final Stalls stalls = new Stalls(clock, schedulers);
 
     /** Lost leases reported that were not a cancel's: a stalled handler's, expired meanwhile. */
     int takeovers;
@@ -418,7 +418,7 @@ public abstract class SimulationContract {
       ManualScheduler s = new ManualScheduler(clock);
       int failPercent = r.nextInt(40);
       SplittableRandom outcomes = r.split();
-      SplittableRandom stalls = r.split();
+      SplittableRandom stallsOf = r.split();
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
@@ -442,9 +442,7 @@ public abstract class SimulationContract {
                 maxToken.merge(job.id(), ctx.token(), Math::max);
                 history.ran(job, ctx, outcomes);
                 control.whileRunning(job, ctx, outcomes);
-                if (!stalling && stalls.nextInt(40) == 0) {
-                  stall(s, stalls);
-                }
+                stalls.maybeStall(s, stallsOf);
                 if (big.contains(chain)) {
                   throw new IllegalStateException(TOO_LONG_MESSAGE);
                 }
@@ -478,29 +476,6 @@ public abstract class SimulationContract {
           });
       w.start();
       return s;
-    }
-
-    /**
-     * The process of a running handler stalls (a long GC pause, a frozen VM): its own worker does
-     * nothing, so its leases are not renewed, while time passes (3 to 13 s, leases of 5 s renewed
-     * every 2 s) and the other workers go on; then the handler returns. Another worker may have
-     * taken the job over meanwhile, and the stalled worker's outcome is refused: a lost lease that
-     * is not a cancel. A shorter stall leaves the lease alive, renewed late.
-     */
-    void stall(ManualScheduler own, SplittableRandom stalls) {
-      stalling = true;
-      try {
-        clock.advance(Duration.ofMillis(3_000 + stalls.nextInt(10_000)));
-        for (int pass = 0; pass < 3; pass++) {
-          for (ManualScheduler other : List.copyOf(schedulers)) {
-            if (other != own) {
-              other.runUntilIdle();
-            }
-          }
-        }
-      } finally {
-        stalling = false;
-      }
     }
 
     void pushChain() {

@@ -25,7 +25,8 @@ import java.util.SplittableRandom;
  * SimulationContract#uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers}): two nodes push
  * jobs with a few unique keys in every scope and mode, and often push the same key between the
  * other's read and its commit; real workers run them (failing some, so that they retry and die),
- * crash and are replaced (their leases expire and are reclaimed); jobs are deleted; the store fails
+ * crash and are replaced (their leases expire and are reclaimed), or stall past their lease while
+ * the other workers take their jobs over ({@link Stalls}); jobs are deleted; the store fails
  * commits before or after they apply; time jumps. In half the runs most jobs also belong to one of
  * two groups under a concurrency limit of 1 or 2, so that keyed pushes and debounces are booked in
  * their group's record. {@link UniqueChecker} looks at the store after every commit.
@@ -40,6 +41,7 @@ final class UniqueSimulation {
   private final Queue<String> nodeA;
   private final Queue<String> nodeB;
   private final List<ManualScheduler> schedulers = new ArrayList<>();
+  private final Stalls stalls = new Stalls(clock, schedulers);
   private final int groupLimit; // Queue.UNLIMITED: jobs have no group in this run
   private int pushed;
 
@@ -140,9 +142,11 @@ final class UniqueSimulation {
     ManualScheduler s = new ManualScheduler(clock);
     int failPercent = r.nextInt(50);
     SplittableRandom outcomes = r.split();
+    SplittableRandom stallsOf = r.split();
     nodeB
         .worker(
             (job, ctx) -> {
+              stalls.maybeStall(s, stallsOf);
               if (outcomes.nextInt(4) == 0) {
                 try {
                   nodeB.offer("from " + job.id(), options(job.unique().orElseThrow().key()));
