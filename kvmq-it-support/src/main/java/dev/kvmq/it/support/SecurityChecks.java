@@ -2,6 +2,7 @@ package dev.kvmq.it.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.support.root.PathChecks;
 import dev.kvmq.it.support.secure.SecureUsers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -129,7 +130,7 @@ public final class SecurityChecks {
   /**
    * The dashboard's page names its assets and the API by where the WAR maps kvmq (the page takes
    * its base from the request), and they answer there: the stylesheet, the script, the icon, and
-   * the API the script calls.
+   * the API the script calls; kvmq did not warn that its API is mapped nowhere.
    */
   public void theDashboardFollowsItsMapping() {
     HttpResponse<String> page = send("GET", api + "/dashboard", admin(), List.of());
@@ -148,6 +149,9 @@ public final class SecurityChecks {
     }
     assertThat(send("GET", api + "/queues", admin(), List.of()).body())
         .contains("\"name\":\"guarded\"");
+    assertThat(log.get())
+        .as("kvmq's startup check found the mapping")
+        .doesNotContain(PathChecks.UNMAPPED_WARNING);
   }
 
   /**
