@@ -20,7 +20,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,13 +32,14 @@ import org.junit.jupiter.api.Test;
  * PostgreSQL: the kernel's simulation stalls handlers on one thread ({@code Stalls}); this is the
  * same fault with two nodes' threads racing. Node A's worker runs on an executor whose tasks wait
  * at a gate while A stalls, so its lease renewals stop; A's first handler calls (up to {@link
- * #STALLS}, one at a time) each close the gate for {@link #STALL} (three leases) and then return.
- * Node B's worker takes the stalled jobs over once their leases expire, and holds a job it took
- * over from a run of A's until A has tried to record that run's outcome, so that A's stale outcome
- * meets B's live lease. Every job is completed once, by one node; a job B took over from a run of
- * A's is completed by B, and A reports that run's lease lost (not as a cancel); B, which never
- * stalls, loses no lease. With the token check taken out of both {@code Lease.refresh} and {@code
- * Transitions.holds}, A's stale completion was accepted over B's live lease and this test failed.
+ * #STALLS}, one at a time) each close the gate until node B has run their job again, and then
+ * return. Node B's worker takes the stalled jobs over once their leases expire, and holds a job it
+ * took over from a run of A's until A has tried to record that run's outcome, so that A's stale
+ * outcome meets B's live lease. Every job is completed once, by one node; a job B took over from a
+ * run of A's is completed by B, and A reports that run's lease lost (not as a cancel); B, which
+ * never stalls, loses no lease. With the token check taken out of both {@code Lease.refresh} and
+ * {@code Transitions.holds}, A's stale completion was accepted over B's live lease and this test
+ * failed.
  */
 @PostgresTest
 class PostgresStalledNodeTest {
@@ -44,7 +47,6 @@ class PostgresStalledNodeTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
   private static final Duration LEASE = Duration.ofSeconds(1);
   private static final Duration RENEW_EVERY = Duration.ofMillis(200);
-  private static final Duration STALL = Duration.ofSeconds(3);
   private static final int STALLS = 2;
 
   private TestDatabase db;
@@ -93,7 +95,8 @@ class PostgresStalledNodeTest {
               if (stallsLeft.get() > 0 && stalling.compareAndSet(false, true)) {
                 try {
                   stallsLeft.decrementAndGet();
-                  gateOfA.stallFor(STALL); // the process freezes: no renewal runs meanwhile
+                  // the process freezes, no renewal runs, until B has run the job again
+                  gateOfA.stallUntil(() -> ranOnB.getOrDefault(job.id(), 0L) > ctx.token(), WAIT);
                 } finally {
                   stalling.set(false);
                 }
@@ -189,7 +192,7 @@ class PostgresStalledNodeTest {
   }
 
   /**
-   * An executor whose tasks wait at a gate while {@link #stallFor} runs: the worker's renewals,
+   * An executor whose tasks wait at a gate while {@link #stallUntil} runs: the worker's renewals,
    * claims and handler starts on this node stop, as in a frozen process; a task already running
    * goes on.
    */
@@ -202,8 +205,11 @@ class PostgresStalledNodeTest {
       super(threads);
     }
 
-    /** Closes the gate for {@code d}, on the calling thread, then opens it. */
-    void stallFor(Duration d) {
+    /**
+     * Closes the gate until {@code over} holds, polled on the calling thread, or until {@code
+     * atMost} has passed (then the test's assertions say what did not happen); then opens it.
+     */
+    void stallUntil(BooleanSupplier over, Duration atMost) {
       lock.lock();
       try {
         closed = true;
@@ -211,9 +217,10 @@ class PostgresStalledNodeTest {
         lock.unlock();
       }
       try {
-        Thread.sleep(d.toMillis()); // the stall itself, the fault under test: not a wait for work
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+        long deadline = System.nanoTime() + atMost.toNanos();
+        while (!over.getAsBoolean() && System.nanoTime() < deadline) {
+          LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        }
       } finally {
         lock.lock();
         try {
