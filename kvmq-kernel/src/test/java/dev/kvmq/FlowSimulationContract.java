@@ -33,8 +33,9 @@ import org.junit.jupiter.api.Test;
  * start can admit its parked jobs. A {@link FlowChecker} under the faults follows every applied
  * commit and finds no instant where a group has more jobs leased or admitted than its limit, more
  * starts in a window than the rate limit allows (the queue's, or its group's), or a start during a
- * pause (the queue's, or its group's). After the faults stop, the queue drains: every acknowledged
- * job ran to its end or is a dead letter, and no group record is left.
+ * pause (the queue's, or its group's); no worker reports the completion of a run older than its
+ * job's newest (a stalled worker's run taken over). After the faults stop, the queue drains: every
+ * acknowledged job ran to its end or is a dead letter, and no group record is left.
  *
  * <p>Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
@@ -133,6 +134,9 @@ public abstract class FlowSimulationContract {
 
     /** Lost leases the workers reported: stalled handlers' jobs, taken over or expired. */
     int leasesLost;
+
+    /** Job id to the newest token any worker ran it under. */
+    final Map<String, Long> newestRun = new HashMap<>();
 
     final SplittableRandom faults;
     final Set<String> acknowledged = new LinkedHashSet<>();
@@ -295,10 +299,13 @@ public abstract class FlowSimulationContract {
       int failPercent = r.nextInt(30);
       SplittableRandom outcomes = r.split();
       SplittableRandom stallsOf = r.split();
+      Map<String, Long> ranHere = new HashMap<>(); // job id -> token of this worker's last run
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
                 ranIds.computeIfAbsent(job.state(), c -> new LinkedHashSet<>()).add(job.id());
+                ranHere.put(job.id(), ctx.token());
+                newestRun.merge(job.id(), ctx.token(), Math::max);
                 if (job.group().filter(g -> g.equals(zeroGroup)).isPresent()) {
                   if (!raised) {
                     problems.add(job.state() + " of group " + zeroGroup + " ran under limit 0");
@@ -330,6 +337,19 @@ public abstract class FlowSimulationContract {
           e -> {
             if (e instanceof JobEvent.LeaseLost<String>) {
               leasesLost++;
+            }
+            if (e instanceof JobEvent.Completed<String> c) {
+              // a completion is of this worker's run, and no newer run of the job has started
+              Long mine = ranHere.get(c.job().id());
+              if (mine == null || !mine.equals(newestRun.get(c.job().id()))) {
+                problems.add(
+                    "job "
+                        + c.job().id()
+                        + " was reported completed by a worker whose run of it had token "
+                        + mine
+                        + ", while its newest run had token "
+                        + newestRun.get(c.job().id()));
+              }
             }
           });
       w.start();

@@ -34,8 +34,9 @@ import org.junit.jupiter.api.Test;
  *   <li>repeats are exact: a chain pushed with {@code repeat = R} that did not die ran as exactly R
  *       + 1 distinct jobs;
  *   <li>retries are exact: a dead letter has no retries left;
- *   <li>no stale completion: every reported completion carries the newest token of its job, and no
- *       job is reported completed twice;
+ *   <li>no stale completion: every reported completion is of its worker's run under the newest
+ *       token of its job (the run's token, not only the record's), and no job is reported completed
+ *       twice;
  *   <li>held jobs (pushed in a simulated application transaction): a held job never runs before its
  *       release or the held timeout; a released one runs; a dropped one never does; one whose
  *       transaction never ended (its process died) runs once the held timeout has passed;
@@ -251,7 +252,7 @@ public abstract class SimulationContract {
     final Map<String, Set<String>> idsOf = new HashMap<>(); // chain -> job ids that ran
     final Map<String, Long> maxToken = new HashMap<>(); // job id -> newest token run
     final Map<String, Long> completedToken =
-        new HashMap<>(); // job id -> token of its Completed event
+        new HashMap<>(); // job id -> token of the run its Completed event reported
     final List<String> problems = new ArrayList<>();
     final Set<String> unacknowledged = new LinkedHashSet<>();
     final SplittableRandom faults;
@@ -419,6 +420,7 @@ public abstract class SimulationContract {
       int failPercent = r.nextInt(40);
       SplittableRandom outcomes = r.split();
       SplittableRandom stallsOf = r.split();
+      Map<String, Long> ranHere = new HashMap<>(); // job id -> token of this worker's last run
       Worker<String> w =
           queue.worker(
               (job, ctx) -> {
@@ -440,6 +442,7 @@ public abstract class SimulationContract {
                 }
                 idsOf.computeIfAbsent(chain, c -> new LinkedHashSet<>()).add(job.id());
                 maxToken.merge(job.id(), ctx.token(), Math::max);
+                ranHere.put(job.id(), ctx.token());
                 history.ran(job, ctx, outcomes);
                 control.whileRunning(job, ctx, outcomes);
                 stalls.maybeStall(s, stallsOf);
@@ -467,7 +470,19 @@ public abstract class SimulationContract {
             }
             if (e instanceof JobEvent.Completed<String> c) {
               control.completed(c.job().id());
-              Long before = completedToken.put(c.job().id(), c.job().token());
+              // the token of the run this worker completed, not the record's: a completion
+              // accepted over another worker's lease would carry that worker's token
+              Long mine = ranHere.get(c.job().id());
+              if (mine == null || mine != c.job().token()) {
+                problems.add(
+                    "job "
+                        + c.job().id()
+                        + " was reported completed with token "
+                        + c.job().token()
+                        + " by a worker whose run of it had token "
+                        + mine);
+              }
+              Long before = completedToken.put(c.job().id(), mine);
               if (before != null) {
                 problems.add("job " + c.job().id() + " reported completed twice");
               }
