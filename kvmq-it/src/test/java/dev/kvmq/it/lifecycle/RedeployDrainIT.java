@@ -39,10 +39,10 @@ import org.junit.jupiter.api.Test;
  *       it does not run again. The waiting job is not claimed while the old deployment stops,
  *       although the handler's slot is free by then: it first runs in the new deployment, with
  *       attempt 1 and token 1 (every claim adds one to both);
- *   <li>while a stubborn handler runs, which ignores the signal and works 10 s, longer than the
- *       timeout: the undeploy goes on without it (kvmq logs that handlers are still running), its
- *       outcome is never recorded, and in the new deployment its job runs again once its lease has
- *       expired (attempt 2, token 2).
+ *   <li>while a stubborn handler runs, which works on for 10 s after the signal, longer than the
+ *       timeout, however late the reload comes: the undeploy goes on without it (kvmq logs that
+ *       handlers are still running), its outcome is never recorded, and in the new deployment its
+ *       job runs again once its lease has expired (attempt 2, token 2).
  * </ol>
  */
 @Tag("payara")
