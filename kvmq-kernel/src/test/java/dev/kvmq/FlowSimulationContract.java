@@ -72,7 +72,7 @@ public abstract class FlowSimulationContract {
   @Test
   void noInstantOverAGroupLimitOrTheRateUnderFaultsAndCrashes() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
-    int[] totals = new int[7];
+    int[] totals = new int[8];
     TransitionTable.recordOnThisThread(walked::add);
     try {
       Seeds.forEach(
@@ -96,6 +96,7 @@ public abstract class FlowSimulationContract {
               totals[4] += sim.checker.groupPausesSeen;
               totals[5] += sim.raisedRan;
               totals[6] += sim.leasesLost;
+              totals[7] += sim.stalls.overlapping();
             } finally {
               raw.close();
             }
@@ -110,6 +111,7 @@ public abstract class FlowSimulationContract {
     assertThat(totals[5]).as("jobs of a group whose limit of 0 was raised, run").isPositive();
     assertThat(totals[6]).as("lost leases of stalled handlers' jobs").isPositive();
     if (System.getProperty("kvmq.seed") == null && runs() >= 300) {
+      assertThat(totals[7]).as("stalls that began during another").isPositive();
       assertThat(totals[1]).as("most jobs of one group leased at once").isGreaterThan(1);
       assertThat(walked).as("edges the flow simulation walked").containsAll(WALKS);
     }

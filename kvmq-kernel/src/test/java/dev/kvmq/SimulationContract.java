@@ -195,6 +195,7 @@ public abstract class SimulationContract {
   private void simulate() {
     long[] handedOff = new long[1];
     long[] takeovers = new long[1];
+    long[] overlapping = new long[1];
     int[] bigShrunk = new int[1];
     Seeds.forEach(
         "invariantsHoldUnderFailedCommitsAndCrashedWorkers",
@@ -212,6 +213,7 @@ public abstract class SimulationContract {
             sim.run();
             handedOff[0] += sim.handedOff;
             takeovers[0] += sim.takeovers;
+            overlapping[0] += sim.stalls.overlapping();
             bigShrunk[0] += sim.bigShrunk;
           } finally {
             raw.close();
@@ -225,6 +227,7 @@ public abstract class SimulationContract {
       assertThat(takeovers[0]).as("lost leases reported that were not a cancel's").isPositive();
     }
     if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
+      assertThat(overlapping[0]).as("stalls that began during another").isPositive();
       // about 50 runs push a big chain; some of those end before their history outgrows the record
       assertThat(bigShrunk[0])
           .as("dead letters of the largest state whose attempts' messages had no room")

@@ -3,7 +3,10 @@ package dev.kvmq;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -12,7 +15,15 @@ import java.util.SplittableRandom;
  * time passes (3 to 13 s; the simulations' leases are 5 s, renewed every 2 s) and the other workers
  * go on; then the handler returns. Another worker may have taken the job over meanwhile, and the
  * stalled worker's outcome is refused: a lost lease that is not a cancel. A shorter stall leaves
- * the lease alive, renewed late. One handler stalls at a time.
+ * the lease alive, renewed late.
+ *
+ * <p>Two workers may be stalled at once: one handler that the other workers run during a stall may
+ * stall too, and then neither stalled worker runs until its own stall ends. Every worker runs on
+ * the test's one thread, so a stall that begins during another ends before it: two stalls overlap
+ * by nesting, never by crossing. A stall holds at most one other, and only while a third worker
+ * runs: with none, the second stalled worker would be alone to run the jobs that its own stalls
+ * make due, each of its stalls moving the clock on again, and the first stall would last for
+ * simulated days (a run did, before this rule).
  */
 final class Stalls {
 
@@ -21,7 +32,9 @@ final class Stalls {
 
   private final FakeClock clock;
   private final List<ManualScheduler> schedulers;
-  private boolean stalling;
+  private final Set<ManualScheduler> stalled = Collections.newSetFromMap(new IdentityHashMap<>());
+  private boolean holdsOne;
+  private int overlapping;
 
   /**
    * @param clock the simulation's clock
@@ -33,28 +46,47 @@ final class Stalls {
   }
 
   /**
-   * Called by a handler while it runs: stalls one call in {@link #ONE_IN}, unless a stall is under
-   * way.
+   * Called by a handler while it runs: stalls one call in {@link #ONE_IN}, unless a stall under way
+   * already holds another or no other worker would be left to run.
    *
    * @param own the scheduler of the handler's worker, which does not run during the stall
    * @param r the handler's worker's stream of stalls
    */
   void maybeStall(ManualScheduler own, SplittableRandom r) {
-    if (stalling || r.nextInt(ONE_IN) != 0) {
+    boolean nested = !stalled.isEmpty();
+    if (nested && (holdsOne || stalled.contains(own) || schedulers.size() < 3)) {
       return;
     }
-    stalling = true;
+    if (r.nextInt(ONE_IN) != 0) {
+      return;
+    }
+    if (nested) {
+      holdsOne = true;
+      overlapping++;
+    } else {
+      holdsOne = false;
+    }
+    stalled.add(own);
     try {
       clock.advance(Duration.ofMillis(3_000 + r.nextInt(10_000)));
       for (int pass = 0; pass < 3; pass++) {
         for (ManualScheduler other : List.copyOf(schedulers)) {
-          if (other != own) {
+          if (!stalled.contains(other)) {
             other.runUntilIdle();
           }
         }
       }
     } finally {
-      stalling = false;
+      stalled.remove(own);
     }
+  }
+
+  /**
+   * Counts the stalls that began while another worker was stalled.
+   *
+   * @return how many so far
+   */
+  int overlapping() {
+    return overlapping;
   }
 }
