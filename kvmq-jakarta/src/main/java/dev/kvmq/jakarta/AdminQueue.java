@@ -63,7 +63,7 @@ record AdminQueue<S>(Queue<S> queue, JsonbCodec<S> codec, boolean opened) {
    * @throws jakarta.json.bind.JsonbException if the JSON does not fit the queue's state type
    */
   S fromJson(JsonValue json) {
-    return codec.read(json.toString());
+    return codec.read(json);
   }
 
   /**

@@ -13,6 +13,7 @@ import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * A {@link Codec} that stores states as JSON through JSON-B (the server's provider, Yasson on
@@ -138,17 +139,36 @@ public final class JsonbCodec<S> implements Codec<S> {
    */
   public S read(String json) {
     Objects.requireNonNull(json, "json");
+    return read(json, () -> parse(json));
+  }
+
+  /**
+   * As {@link #read(String)}, for input already parsed (the {@code state} of an admin push, read
+   * with the rest of the request's body): compared with what JSON-B read without parsing it again.
+   *
+   * @param json the input
+   * @return the state
+   * @throws JsonbException as {@link #read(String)}
+   * @throws NullPointerException if {@code json} is null
+   */
+  S read(JsonValue json) {
+    Objects.requireNonNull(json, "json");
+    Optional<JsonValue> parsed = Optional.of(json);
+    return read(json.toString(), () -> parsed);
+  }
+
+  private S read(String json, Supplier<Optional<JsonValue>> parsed) {
     S state;
     try {
       state = jsonb.fromJson(json, type);
     } catch (JsonbException e) {
       throw doesNotFit(
-          parse(json).flatMap(in -> StrictInput.wrongKind(in, type)).orElse(e.getMessage()), e);
+          parsed.get().flatMap(in -> StrictInput.wrongKind(in, type)).orElse(e.getMessage()), e);
     }
     if (state == null || state instanceof JsonValue || state instanceof String) {
       return state; // nothing JSON-B could have changed
     }
-    Optional<JsonValue> input = parse(json);
+    Optional<JsonValue> input = parsed.get();
     if (input.isEmpty()) {
       return state; // JSON-B read what JSON-P does not: nothing to compare with
     }
