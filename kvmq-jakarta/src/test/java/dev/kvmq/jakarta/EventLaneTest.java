@@ -125,26 +125,26 @@ class EventLaneTest {
         };
     EventLane idling = new EventLane("q", factory, Duration.ofMillis(50));
     List<String> fired = new CopyOnWriteArrayList<>();
-    CountDownLatch one = new CountDownLatch(1);
-    idling.fire(
-        () -> {
-          fired.add("one");
-          one.countDown();
-        });
-    assertThat(one.await(30, TimeUnit.SECONDS)).as("the first event fired").isTrue();
+    fireAndAwait(idling, fired, "one");
     Thread first = made.get(0);
     first.join(TimeUnit.SECONDS.toMillis(30));
     assertThat(first.isAlive()).as("the lane's thread ended when idle").isFalse();
-    CountDownLatch two = new CountDownLatch(1);
-    idling.fire(
-        () -> {
-          fired.add("two");
-          two.countDown();
-        });
-    assertThat(two.await(30, TimeUnit.SECONDS)).as("the next event fired").isTrue();
+    fireAndAwait(idling, fired, "two");
     assertThat(made).as("a new thread for the event after the idle time").hasSize(2);
     assertThat(fired).containsExactly("one", "two");
     assertThat(idling.close(Duration.ofSeconds(30))).isZero();
+  }
+
+  /** Fires an event that adds {@code event} to {@code fired}, and waits until it has. */
+  private static void fireAndAwait(EventLane lane, List<String> fired, String event)
+      throws InterruptedException {
+    CountDownLatch done = new CountDownLatch(1);
+    lane.fire(
+        () -> {
+          fired.add(event);
+          done.countDown();
+        });
+    assertThat(done.await(30, TimeUnit.SECONDS)).as("event %s fired", event).isTrue();
   }
 
   private static List<LogRecord> warnings(List<LogRecord> records) {

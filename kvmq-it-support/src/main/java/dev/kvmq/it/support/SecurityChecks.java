@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.support.root.PathChecks;
 import dev.kvmq.it.support.secure.SecureUsers;
-import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
@@ -25,8 +23,6 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  */
 public final class SecurityChecks {
 
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   private final String base;
   private final String api;
   private final Supplier<String> log;
@@ -317,24 +313,11 @@ public final class SecurityChecks {
    */
   public HttpResponse<String> send(
       String method, String path, String authorization, List<String> headers) {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(base + path))
-            .timeout(Duration.ofSeconds(30))
-            .method(method, HttpRequest.BodyPublishers.noBody());
+    List<String> all = new ArrayList<>(headers);
     if (authorization != null) {
-      b.header("Authorization", authorization);
+      all.addAll(List.of("Authorization", authorization));
     }
-    for (int i = 0; i < headers.size(); i += 2) {
-      b.header(headers.get(i), headers.get(i + 1));
-    }
-    try {
-      return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new UncheckedIOException(method + " " + path, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted", e);
-    }
+    return Http.send(method, base + path, all);
   }
 
   /**

@@ -2,14 +2,11 @@ package dev.kvmq.it.support.root;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvmq.it.support.Http;
 import dev.kvmq.it.support.Wait;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -24,8 +21,6 @@ public final class PathChecks {
   public static final String UNMAPPED_WARNING =
       "kvmq.rest.enabled=true, but the admin API is mapped nowhere";
 
-  private final HttpClient http =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
   private final String base;
   private final Supplier<String> log;
 
@@ -90,15 +85,6 @@ public final class PathChecks {
   }
 
   private HttpResponse<String> get(String path) {
-    HttpRequest request =
-        HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30)).build();
-    try {
-      return http.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new UncheckedIOException("GET " + path, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError("interrupted", e);
-    }
+    return Http.send("GET", base + path, List.of());
   }
 }
