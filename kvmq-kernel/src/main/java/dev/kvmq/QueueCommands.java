@@ -62,7 +62,15 @@ final class QueueCommands<S> {
         return List.of(handedOff);
       }
     }
-    return newJobs(states, options, Transitions::pushInto);
+    // through a store whose locks last until its caller's transaction ends, a due job of a group
+    // is left for a promotion to admit: the push then writes no group record for others to wait on
+    boolean admitLater = queue.store.joinsCallersTransaction();
+    return newJobs(
+        states,
+        options,
+        options.group() != null && !admitLater,
+        (op, k, id, payload, o, now, trace, book) ->
+            Transitions.pushInto(op, k, id, payload, o, now, trace, book, admitLater));
   }
 
   /**
@@ -154,14 +162,16 @@ final class QueueCommands<S> {
       UniqueTransitions.KeyRead read = readKey(entryKey);
       // the groups a push can move: the new job's, and a debounced holder's
       java.util.Set<String> groups = new java.util.LinkedHashSet<>();
-      if (options.group() != null) {
+      boolean admitLater = queue.store.joinsCallersTransaction();
+      if (options.group() != null && !admitLater) {
         groups.add(options.group());
       }
       read.holder().map(h -> h.record().group).ifPresent(groups::add);
       GroupBook book = GroupReads.book(queue.store, keys, limits(), groups);
       String id = queue.nextId(now);
       UniqueTransitions.Plan plan =
-          UniqueTransitions.push(keys, read, id, payload, options, now, traceContext, book);
+          UniqueTransitions.push(
+              keys, read, id, payload, options, now, traceContext, book, admitLater);
       if (plan instanceof UniqueTransitions.Duplicate d) {
         return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
       } else if (plan instanceof UniqueTransitions.Create c) {
@@ -217,8 +227,14 @@ final class QueueCommands<S> {
         GroupBook book);
   }
 
-  /** Writes new jobs in one operation, with the pusher's trace context; returns them. */
-  private List<Job<S>> newJobs(Collection<? extends S> states, JobOptions options, NewJob newJob) {
+  /**
+   * Writes new jobs in one operation, with the pusher's trace context; returns them.
+   *
+   * @param booksGroup whether the jobs may move their group's counts: its record is read, checked
+   *     and written, and a commit refused by a change of it is planned again
+   */
+  private List<Job<S>> newJobs(
+      Collection<? extends S> states, JobOptions options, boolean booksGroup, NewJob newJob) {
     Objects.requireNonNull(states, "states");
     Objects.requireNonNull(options, "options");
     if (states.isEmpty()) {
@@ -233,12 +249,12 @@ final class QueueCommands<S> {
     List<JobRecord> records = new ArrayList<>(states.size());
     for (int attempt = 0; ; attempt++) {
       // A job of a group reads the group's record; a commit that fails its check read it before
-      // another commit of the group and is planned again. Without a group, a failed check is a
+      // another commit of the group and is planned again. Without the record, a failed check is a
       // duplicate id.
       GroupBook book =
-          options.group() == null
-              ? GroupBook.none()
-              : GroupReads.book(queue.store, keys, limits(), java.util.Set.of(options.group()));
+          booksGroup
+              ? GroupReads.book(queue.store, keys, limits(), java.util.Set.of(options.group()))
+              : GroupBook.none();
       AtomicOperation.Builder op = AtomicOperation.builder();
       records.clear();
       for (byte[] payload : payloads) {
@@ -250,7 +266,7 @@ final class QueueCommands<S> {
       if (result.ok()) {
         break;
       }
-      if (options.group() == null) {
+      if (!booksGroup) {
         throw new IllegalStateException(
             "a new job id was already taken in queue "
                 + queue.name()
@@ -461,6 +477,7 @@ final class QueueCommands<S> {
     return newJobs(
         states,
         options,
+        false, // a held job counts in no group until it is released
         (op, k, id, payload, o, now, trace, book) ->
             Transitions.holdInto(op, k, id, payload, o, now, trace));
   }

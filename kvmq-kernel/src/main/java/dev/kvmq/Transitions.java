@@ -109,12 +109,22 @@ final class Transitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext) {
-    return pushInto(op, k, id, payload, o, now, traceContext, GroupBook.none());
+    return pushInto(op, k, id, payload, o, now, traceContext, GroupBook.none(), false);
   }
 
   /**
    * Adds a new job to a larger operation, booked in {@code g} (the caller finishes the book into
    * the operation once every job is added): a ready job of a group with no free slot is parked.
+   *
+   * <p>With {@code admitLater}, for a push through a store whose locks last until its caller's
+   * transaction ends ({@link dev.kvmq.store.KvStore#joinsCallersTransaction()}), a job of a group
+   * that would be ready is written delayed instead, due at its due time (which has come), and
+   * {@code g} is left alone: the push writes no key that other jobs share (its group's record), so
+   * no commit of the group waits for the caller. The promotion a worker makes once the caller has
+   * committed ({@link #promoteInto}) admits or parks it by the group's counts of that moment. A job
+   * of no group, or due later, is pushed as without the flag.
+   *
+   * @param admitLater whether a due job of a group is left for a promotion to admit
    */
   static JobRecord pushInto(
       AtomicOperation.Builder op,
@@ -124,9 +134,11 @@ final class Transitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext,
-      GroupBook g) {
+      GroupBook g,
+      boolean admitLater) {
     JobRecord.Draft d = newJob(id, payload, o, now, traceContext);
-    d.state = d.delayUntil > now ? JobRecord.State.DELAYED : JobRecord.State.READY;
+    boolean delayed = d.delayUntil > now || (admitLater && d.group != null);
+    d.state = delayed ? JobRecord.State.DELAYED : JobRecord.State.READY;
     return addNew(op, k, d, Event.PUSH, g);
   }
 

@@ -119,6 +119,10 @@ final class UniqueTransitions {
    * @param g the book of the groups of the new job and of the holder (a new job of a group is
    *     admitted or parked; a debounce that moves a holder between ready and delayed frees or takes
    *     its group's slot)
+   * @param admitLater whether a new due job of a group is left for a promotion to admit: written
+   *     delayed, due at once, its group's record untouched ({@link Transitions#pushInto(
+   *     dev.kvmq.store.AtomicOperation.Builder, QueueKeys, String, byte[], JobOptions, long, Map,
+   *     GroupBook, boolean)}); a debounce is planned as without it
    */
   static Plan push(
       QueueKeys k,
@@ -128,7 +132,8 @@ final class UniqueTransitions {
       JobOptions o,
       long now,
       Map<String, String> traceContext,
-      GroupBook g) {
+      GroupBook g,
+      boolean admitLater) {
     UniqueKey unique = o.unique();
     Key entryKey = k.unique(unique.key());
     if (read.entry().isPresent()) {
@@ -162,7 +167,7 @@ final class UniqueTransitions {
     } else {
       op.checkAbsent(entryKey);
     }
-    JobRecord r = Transitions.pushInto(op, k, id, payload, o, now, traceContext, g);
+    JobRecord r = Transitions.pushInto(op, k, id, payload, o, now, traceContext, g, admitLater);
     g.finishInto(op);
     long until = unique.scope() == UniqueKey.Scope.PERIOD ? now + unique.period().toMillis() : 0;
     op.set(entryKey, new Holder(id, until).encode());

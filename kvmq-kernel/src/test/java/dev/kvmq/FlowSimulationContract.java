@@ -30,12 +30,14 @@ import org.junit.jupiter.api.Test;
  * over with their slot, and their outcomes refused). In half the runs one group starts with a limit
  * of 0, which is raised partway through: every worker is crashed or stopped and started again on a
  * queue with the new limit, and no job of that group is pushed after it, so only the new workers'
- * start can admit its parked jobs. A {@link FlowChecker} under the faults follows every applied
- * commit and finds no instant where a group has more jobs leased or admitted than its limit, more
- * starts in a window than the rate limit allows (the queue's, or its group's), or a start during a
- * pause (the queue's, or its group's); no worker reports the completion of a run older than its
- * job's newest (a stalled worker's run taken over). After the faults stop, the queue drains: every
- * acknowledged job ran to its end or is a dead letter, and no group record is left.
+ * start can admit its parked jobs. Every fourth push of a group's jobs goes through a view that
+ * joins a caller's transaction ({@link JoinedView}): it writes no group key, and its due jobs wait,
+ * delayed, for a worker's promotion to admit them. A {@link FlowChecker} under the faults follows
+ * every applied commit and finds no instant where a group has more jobs leased or admitted than its
+ * limit, more starts in a window than the rate limit allows (the queue's, or its group's), or a
+ * start during a pause (the queue's, or its group's); no worker reports the completion of a run
+ * older than its job's newest (a stalled worker's run taken over). After the faults stop, the queue
+ * drains: every acknowledged job ran to its end or is a dead letter, and no group record is left.
  *
  * <p>Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
  */
@@ -72,7 +74,7 @@ public abstract class FlowSimulationContract {
   @Test
   void noInstantOverAGroupLimitOrTheRateUnderFaultsAndCrashes() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
-    int[] totals = new int[8];
+    int[] totals = new int[9];
     TransitionTable.recordOnThisThread(walked::add);
     try {
       Seeds.forEach(
@@ -97,6 +99,7 @@ public abstract class FlowSimulationContract {
               totals[5] += sim.raisedRan;
               totals[6] += sim.leasesLost;
               totals[7] += sim.stalls.overlapping();
+              totals[8] += sim.joinedPushes;
             } finally {
               raw.close();
             }
@@ -110,6 +113,7 @@ public abstract class FlowSimulationContract {
     assertThat(totals[4]).as("pauses of a group's starts").isPositive();
     assertThat(totals[5]).as("jobs of a group whose limit of 0 was raised, run").isPositive();
     assertThat(totals[6]).as("lost leases of stalled handlers' jobs").isPositive();
+    assertThat(totals[8]).as("pushes of a group's jobs in a caller's transaction").isPositive();
     if (System.getProperty("kvmq.seed") == null && runs() >= 300) {
       assertThat(totals[7]).as("stalls that began during another").isPositive();
       assertThat(totals[1]).as("most jobs of one group leased at once").isGreaterThan(1);
@@ -146,6 +150,9 @@ public abstract class FlowSimulationContract {
     final Map<String, Set<String>> ranIds = new HashMap<>();
     final List<String> problems = new ArrayList<>();
     int pushed;
+
+    /** Pushes of a group's jobs through a view that joins a caller's transaction. */
+    int joinedPushes;
 
     /** The group whose limit is 0 until step {@link #raiseAt}; null in runs without one. */
     final String zeroGroup;
@@ -371,16 +378,28 @@ public abstract class FlowSimulationContract {
               .repeat(repeats, Duration.ofMillis(r.nextInt(2) * 500L))
               .retry(r.nextInt(3), Backoff.fixed(Duration.ofMillis(r.nextInt(2) * 700L)))
               .group(group);
+      // every fourth push in a caller's transaction: a due job of a group waits, delayed, for a
+      // promotion to admit it, and the push writes no group key (JoinedView)
+      JoinedView joined =
+          group != null && pushed % 4 == 0 ? new JoinedView(store, queue.keys) : null;
       try {
         int n = r.nextInt(4) == 0 ? 2 : 1;
         List<String> states = n == 1 ? List.of(chain) : List.of(chain, chain + "b");
-        queue.pushAll(states, o);
+        if (joined == null) {
+          queue.pushAll(states, o);
+        } else {
+          queue.withStore(joined).pushAll(states, o);
+          joinedPushes++;
+        }
         acknowledged.addAll(states);
         for (String st : states) {
           repeatsOf.put(st, repeats);
         }
       } catch (KvStoreException e) {
         // applied or not: if stored, it runs right
+      }
+      if (joined != null) {
+        problems.addAll(joined.problems());
       }
     }
 

@@ -34,7 +34,8 @@ class GroupRateTransitionsTest {
         JobOptions.defaults().group(group),
         t0,
         Map.of(),
-        book);
+        book,
+        false);
   }
 
   static GroupBook.Read read(String group, int admitted, int parked, long blockedUntil) {
@@ -174,7 +175,8 @@ class GroupRateTransitionsTest {
             JobOptions.defaults().group("g"),
             t0,
             Map.of(),
-            g);
+            g,
+            false);
     assertThat(r.parked).as("a free slot, none parked, but blocked").isTrue();
   }
 

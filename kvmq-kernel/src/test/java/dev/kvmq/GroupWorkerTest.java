@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.store.KeyRange;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
@@ -59,6 +60,58 @@ class GroupWorkerTest {
         .start();
     scheduler.runUntilIdle();
     return leasedAtStart;
+  }
+
+  /**
+   * A push through a store that joins its caller's transaction writes a due job of a group delayed,
+   * due at once, and touches no group key, so no commit of the group waits for the caller; a
+   * worker's promotion then admits it by the group's limit, after the jobs of the group pushed
+   * before it. A job of no group, and a delayed one, are pushed as anywhere.
+   */
+  @Test
+  void aGroupsJobPushedInACallersTransactionIsAdmittedByAPromotionUnderTheLimit() {
+    Queue<String> q = builder().groupLimit(1).build();
+    q.pushAll(states("before", 2), JobOptions.defaults().group("g"));
+    clock.advance(Duration.ofMillis(1)); // ids of two queue objects are ordered by time only
+    JoinedView view = new JoinedView(store, q.keys);
+    Queue<String> inTransaction = q.withStore(view);
+
+    List<Job<String>> pushed =
+        inTransaction.pushAll(states("tx", 2), JobOptions.defaults().group("g"));
+    Job<String> plain = inTransaction.push("plain");
+    Job<String> later =
+        inTransaction.push("later", JobOptions.defaults().group("g").delay(Duration.ofSeconds(5)));
+
+    assertThat(view.problems()).as("group keys the pushes touched").isEmpty();
+    assertThat(pushed)
+        .allSatisfy(
+            j -> {
+              assertThat(j.status())
+                  .as("due: waiting, as a push's job")
+                  .isEqualTo(JobStatus.WAITING);
+              assertThat(j.delayUntil()).isEqualTo(clock.instant());
+            });
+    assertThat(store.count(KeyRange.prefix(q.keys.delayedIndex())))
+        .as("in the delayed index, for a promotion to admit")
+        .isEqualTo(3);
+    assertThat(plain.status()).as("no group: waiting").isEqualTo(JobStatus.WAITING);
+    assertThat(later.delayUntil()).isEqualTo(clock.instant().plusSeconds(5));
+    assertThat(store.get(q.keys.group("g")).map(e -> GroupBook.Counts.decode(e.value())))
+        .as("the group's record counts only the jobs pushed outside")
+        .contains(new GroupBook.Counts(1, 1));
+
+    List<Long> leasedAtStart = runAll(q);
+    assertThat(ran).containsExactlyInAnyOrder("before0", "before1", "tx0", "tx1", "plain");
+    assertThat(ran.stream().filter(s -> !s.equals("plain")))
+        .as("the group's jobs in push order")
+        .containsExactly("before0", "before1", "tx0", "tx1");
+    clock.advance(Duration.ofSeconds(5));
+    scheduler.runUntilIdle();
+    assertThat(ran).hasSize(6).endsWith("later");
+    assertThat(leasedAtStart)
+        .as("at most the limit's one job of g and the plain one")
+        .allMatch(n -> n <= 2);
+    assertThat(store.get(q.keys.group("g"))).as("no record left").isEmpty();
   }
 
   /**

@@ -30,7 +30,8 @@ class UniqueTransitionsTest {
   }
 
   UniqueTransitions.Plan push(UniqueTransitions.KeyRead read, String id, JobOptions o, long now) {
-    return UniqueTransitions.push(keys, read, id, payload, o, now, Map.of(), GroupBook.none());
+    return UniqueTransitions.push(
+        keys, read, id, payload, o, now, Map.of(), GroupBook.none(), false);
   }
 
   static boolean deletes(AtomicOperation op, Key key) {
@@ -101,6 +102,47 @@ class UniqueTransitionsTest {
     assertThat(plan).isEqualTo(new UniqueTransitions.Duplicate(a, Optional.of(holder)));
   }
 
+  /**
+   * Through a store that joins its caller's transaction, a new due job of a group with a key is
+   * written delayed, due at its push, and its group's record is neither checked nor written: a
+   * promotion admits it after the caller's commit. The key is taken as always.
+   */
+  @Test
+  void aNewJobOfAGroupPushedInACallersTransactionIsLeftForAPromotionToAdmit() {
+    JobOptions o = with(UniqueKey.whileWaiting("k")).group("g");
+    java.util.function.Supplier<GroupBook> book =
+        () ->
+            GroupBook.of(
+                keys,
+                g -> 1,
+                Map.of(
+                    "g",
+                    new GroupBook.Read(
+                        "g", GroupBook.Counts.NONE, AtomicOperation.ABSENT, java.util.List.of())));
+    UniqueTransitions.Plan plan =
+        UniqueTransitions.push(
+            keys, UniqueTransitions.KeyRead.free(), a, payload, o, t0, Map.of(), book.get(), true);
+
+    Transitions.Applied applied = ((UniqueTransitions.Create) plan).applied();
+    assertThat(applied.record().state).isEqualTo(JobRecord.State.DELAYED);
+    assertThat(applied.record().delayUntil).as("due at its push").isEqualTo(t0);
+    assertThat(applied.operation().checks())
+        .extracting(AtomicOperation.Check::key)
+        .doesNotContain(keys.group("g"))
+        .contains(keys.unique("k"));
+    assertThat(applied.operation().mutations())
+        .extracting(AtomicOperation.Mutation::key)
+        .doesNotContain(keys.group("g"))
+        .contains(keys.indexOf(applied.record()), keys.unique("k"));
+    UniqueTransitions.Plan now =
+        UniqueTransitions.push(
+            keys, UniqueTransitions.KeyRead.free(), a, payload, o, t0, Map.of(), book.get(), false);
+    assertThat(((UniqueTransitions.Create) now).applied().operation().mutations())
+        .as("outside a caller's transaction: admitted at once, its group's record written")
+        .extracting(AtomicOperation.Mutation::key)
+        .contains(keys.group("g"));
+  }
+
   @Test
   void debounceGivesTheWaitingHolderThePushedStateAndDueTime() {
     JobOptions o =
@@ -110,7 +152,15 @@ class UniqueTransitionsTest {
     JobRecord holder = created(a, o, t0);
     UniqueTransitions.Plan plan =
         UniqueTransitions.push(
-            keys, taken(holder, 0), b, new byte[] {9}, o, t0 + 4_000, Map.of(), GroupBook.none());
+            keys,
+            taken(holder, 0),
+            b,
+            new byte[] {9},
+            o,
+            t0 + 4_000,
+            Map.of(),
+            GroupBook.none(),
+            false);
     assertThat(plan).isInstanceOf(UniqueTransitions.Debounce.class);
     Transitions.Applied applied = ((UniqueTransitions.Debounce) plan).applied();
     JobRecord after = applied.record();

@@ -218,6 +218,21 @@ public interface KvStore extends AutoCloseable {
   }
 
   /**
+   * Tells whether this store's commits join a transaction its caller holds, so that the locks a
+   * commit takes on the keys it writes last until the caller commits or rolls back (a view such as
+   * {@code PostgresKvStore.inTransaction(connection)}). A queue on such a store writes no key that
+   * other jobs share where it can avoid it: a job of a group is pushed delayed, due at its push,
+   * and a worker admits it to its group once the caller's transaction has committed
+   * (docs/semantics.md, "Pushing in the caller's transaction").
+   *
+   * @return true if commits hold their locks until the caller's transaction ends; false (the
+   *     default) if each commit ends its own
+   */
+  default boolean joinsCallersTransaction() {
+    return false;
+  }
+
+  /**
    * Tells whether {@link #subscribe} works on this store. When it does not, callers poll.
    *
    * @return true if the store notifies subscribers of commits

@@ -67,6 +67,11 @@ public abstract class ForwardingKvStore implements KvStore {
   }
 
   @Override
+  public boolean joinsCallersTransaction() {
+    return delegate.joinsCallersTransaction();
+  }
+
+  @Override
   public Subscription subscribe(Key prefix, Runnable listener) {
     return delegate.subscribe(prefix, listener);
   }

@@ -291,6 +291,15 @@ public final class ConnectionStore implements KvStore {
 
   // ---- notification
 
+  /**
+   * {@inheritDoc} True: the key locks of this view's commits are transaction locks, held until the
+   * caller's transaction ends.
+   */
+  @Override
+  public boolean joinsCallersTransaction() {
+    return true;
+  }
+
   /** {@inheritDoc} False: a view is for pushing; subscribe to the store. */
   @Override
   public boolean notifiesChanges() {

@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A push in a transaction the caller holds ({@link PostgresKvStore#inTransaction}): the job and a
  * business row commit together or not at all, workers wake up only for a committed job (the NOTIFY
- * is the transaction's), they neither see nor wait for an uncommitted one, nor do their claims of
- * jobs of its group, and a push on a closed connection, an auto-commit connection or a failed
- * transaction is refused and writes nothing.
+ * is the transaction's), they neither see nor wait for an uncommitted one, nor do their claims and
+ * completions of jobs of its group, and a push on a closed connection, an auto-commit connection or
+ * a failed transaction is refused and writes nothing.
  */
 @PostgresTest
 class PostgresCallersTransactionTest {
@@ -70,10 +70,7 @@ class PostgresCallersTransactionTest {
 
   @AfterEach
   void close() throws InterruptedException, SQLException {
-    for (Worker<String> w : workers) {
-      w.stop(Duration.ofSeconds(10));
-    }
-    executors.forEach(ScheduledExecutorService::shutdownNow);
+    // the callers' transactions first: a commit that waits for one of their locks then goes on
     for (Connection c : connections) {
       if (!c.isClosed()) {
         if (!c.getAutoCommit()) {
@@ -82,6 +79,10 @@ class PostgresCallersTransactionTest {
         c.close();
       }
     }
+    for (Worker<String> w : workers) {
+      w.stop(Duration.ofSeconds(10));
+    }
+    executors.forEach(ScheduledExecutorService::shutdownNow);
     a.close();
     b.close();
   }
@@ -187,7 +188,7 @@ class PostgresCallersTransactionTest {
     grouped.push("g-ready", JobOptions.defaults().group("g"));
     grouped.push("plain-ready");
     Connection c = transaction();
-    // writes the group's record in the open transaction: its lock lasts until the commit
+    // its locks last until the commit: the job's own keys, none of the group's (next test)
     grouped.withStore(a.inTransaction(c)).push("g-pending", JobOptions.defaults().group("g"));
     Set<String> started = ConcurrentHashMap.newKeySet();
 
@@ -201,6 +202,46 @@ class PostgresCallersTransactionTest {
     assertThat(started).doesNotContain("g-pending");
     c.commit();
     TestDatabase.await("the committed job ran", WAIT, () -> started.contains("g-pending"));
+    TestDatabase.await(
+        "the queue is empty", WAIT, () -> grouped.counts().equals(new QueueCounts(0, 0, 0, 0)));
+  }
+
+  /**
+   * A new user's test saw jobs run twice: an application transaction held open after pushing a job
+   * of group {@code g} held the lock of the group's record, so the completions of {@code g}'s
+   * running jobs, and of every job committed in the same batch, waited for it past their leases.
+   * The push now writes the job delayed, due at once, and no key of the group: while the
+   * transaction stays open, jobs of {@code g}, of another group and of none complete, and another
+   * thread's push of {@code g} returns; the job runs once the transaction commits.
+   */
+  @Test
+  void aGroupsCompletionsAndPushesDoNotWaitForATransactionThatPushedAJobOfIt() throws Exception {
+    Queue<String> grouped = Queue.builder(a, "grouped", Codecs.utf8()).groupLimit(2).build();
+    grouped.push("g-ready", JobOptions.defaults().group("g"));
+    grouped.push("h-ready", JobOptions.defaults().group("h"));
+    grouped.push("plain-ready");
+    Connection c = transaction();
+    Job<String> pending =
+        grouped.withStore(a.inTransaction(c)).push("g-pending", JobOptions.defaults().group("g"));
+    assertThat(pending.delayUntil()).as("due at once").isBeforeOrEqualTo(java.time.Instant.now());
+    Set<String> ran = ConcurrentHashMap.newKeySet();
+
+    start(grouped, ran);
+
+    TestDatabase.await(
+        "the three committed jobs completed (their outcomes committed), the transaction open",
+        Duration.ofSeconds(20),
+        () -> grouped.counts().equals(new QueueCounts(0, 0, 0, 0)));
+    assertThat(ran).containsExactlyInAnyOrder("g-ready", "h-ready", "plain-ready");
+    java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> grouped.push("g-later", JobOptions.defaults().group("g")))
+        .get(20, java.util.concurrent.TimeUnit.SECONDS);
+    TestDatabase.await(
+        "the job of g pushed beside the transaction ran", WAIT, () -> ran.contains("g-later"));
+    assertThat(grouped.job(pending.id())).as("not visible before the commit").isEmpty();
+
+    c.commit();
+    TestDatabase.await("the committed job ran", WAIT, () -> ran.contains("g-pending"));
     TestDatabase.await(
         "the queue is empty", WAIT, () -> grouped.counts().equals(new QueueCounts(0, 0, 0, 0)));
   }
