@@ -23,8 +23,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  * kvmq.postgres.jta-datasource}, the default {@code in-transaction} mode): a business row and its
  * job are written in one transaction, many times, with random rollbacks; afterwards the rows and
  * the jobs that ran match one to one, and no job is left. A push in a transaction marked for
- * rollback is refused and writes nothing. The WAR defines two DataSources on one PostgreSQL: kvmq's
- * own, non-transactional, and the application's, transactional (enlisted by the server).
+ * rollback is refused and writes nothing. A transaction that pushed a job of a group and stays open
+ * holds up none of the group's pushes and completions on other threads. The WAR defines two
+ * DataSources on one PostgreSQL: kvmq's own, non-transactional, and the application's,
+ * transactional (enlisted by the server).
  */
 @OnPayara
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -86,5 +88,12 @@ class PostgresTransactionalPushIT {
   @Order(3)
   void aPushInATransactionMarkedForRollbackIsRefusedAndWritesNothing() throws Exception {
     OrderTransactions.aPushMarkedForRollbackIsRefused(orders, PREFIX + "doomed");
+  }
+
+  /** An open transaction that pushed a job of a group holds up none of the group's commits. */
+  @Test
+  @Order(4)
+  void aTransactionThatPushedAJobOfAGroupHoldsUpNoneOfTheGroupsCommits() throws Exception {
+    OrderTransactions.aGroupsJobsCompleteBesideAnOpenTransaction(orders, PREFIX + "grouped-");
   }
 }

@@ -4,18 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvmq.Job;
+import dev.kvmq.JobOptions;
+import dev.kvmq.QueueCounts;
 import dev.kvmq.it.support.Wait;
 import dev.kvmq.jakarta.JobQueue;
+import jakarta.transaction.Status;
 import jakarta.transaction.UserTransaction;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
 import javax.naming.InitialContext;
 import javax.naming.NamingException;
 import javax.sql.DataSource;
@@ -79,6 +86,69 @@ public final class OrderTransactions {
         () -> ids("SELECT id FROM handled" + mine).equals(committed));
     assertThat(ids("SELECT id FROM orders" + mine)).isEqualTo(committed);
     return committed;
+  }
+
+  /**
+   * Pushes the order {@code prefix + "held"}, a job of group {@code g}, in a transaction that stays
+   * open while another thread pushes, outside any transaction, two orders of {@code g}, one of
+   * group {@code h} and one of no group: those must run and complete (none left in the queue) while
+   * the transaction is open. Then the transaction commits, and its order must run. Before kvmq
+   * wrote such a push's job delayed, without its group's record, the record's lock held the other
+   * thread's pushes of {@code g}, and the completions of {@code g}'s jobs, until the commit (a new
+   * user's test saw jobs run twice behind a transaction held open 9 s).
+   *
+   * @param orders the queue {@code orders}, as the test injects it, with a group limit
+   * @param prefix the start of every order's id
+   * @throws Exception if a transaction, a statement or the other thread fails
+   * @throws AssertionError if the other thread's pushes take over 30 s, its jobs don't complete
+   *     within 30 s with the transaction open, or the committed order's job does not run
+   */
+  public static void aGroupsJobsCompleteBesideAnOpenTransaction(
+      JobQueue<PlacedOrder> orders, String prefix) throws Exception {
+    createTables();
+    UserTransaction ut = userTransaction();
+    String held = prefix + "held";
+    Map<String, String> beside = new TreeMap<>();
+    beside.put(prefix + "g-1", "g");
+    beside.put(prefix + "g-2", "g");
+    beside.put(prefix + "h-1", "h");
+    beside.put(prefix + "plain-1", null);
+    ExecutorService other =
+        (ExecutorService) new InitialContext().lookup("java:comp/DefaultManagedExecutorService");
+    ut.begin();
+    try {
+      insertOrder(held);
+      orders.push(new PlacedOrder(held), JobOptions.defaults().group("g"));
+      other
+          .submit(
+              () -> {
+                beside.forEach(
+                    (id, group) ->
+                        orders.push(new PlacedOrder(id), JobOptions.defaults().group(group)));
+                return null;
+              })
+          .get(30, TimeUnit.SECONDS);
+      Wait.until(
+          "the orders pushed beside the open transaction ran, and no job is left in the queue",
+          () -> handled(prefix).containsAll(beside.keySet()) && orders.counts().equals(NONE));
+      assertThat(handled(prefix)).as("not before the commit").doesNotContain(held);
+      ut.commit();
+    } finally {
+      if (ut.getStatus() != Status.STATUS_NO_TRANSACTION) {
+        ut.rollback();
+      }
+    }
+    Wait.until("the committed order's job ran", () -> handled(prefix).contains(held));
+  }
+
+  private static final QueueCounts NONE = new QueueCounts(0, 0, 0, 0);
+
+  private static void insertOrder(String id) throws NamingException, SQLException {
+    try (Connection c = app().getConnection();
+        PreparedStatement ps = c.prepareStatement("INSERT INTO orders (id) VALUES (?)")) {
+      ps.setString(1, id);
+      ps.executeUpdate();
+    }
   }
 
   /**

@@ -45,8 +45,9 @@ public final class OrderWars {
   /**
    * Adds the order application on kvmq's PostgreSQL store: the store's and the driver's jars, the
    * queue {@code orders} and its handler (completed jobs not kept, so that the tests can count the
-   * job records left), {@code jtaDataSource} as {@code kvmq.postgres.jta-datasource}, and {@code
-   * webXml}. The caller adds kvmq itself ({@link KvmqWars#withKvmq}) and AssertJ.
+   * job records left; at most 2 jobs of a group at once), {@code jtaDataSource} as {@code
+   * kvmq.postgres.jta-datasource}, and {@code webXml}. The caller adds kvmq itself ({@link
+   * KvmqWars#withKvmq}) and AssertJ.
    *
    * @param war the archive
    * @param webXml its {@code web.xml}, defining {@value #KVMQ_DATASOURCE} and {@code jtaDataSource}
@@ -67,7 +68,8 @@ public final class OrderWars {
                     + "kvmq.postgres.jta-datasource="
                     + jtaDataSource
                     + "\n"
-                    + "kvmq.queue.orders.keep-completed=none\n"),
+                    + "kvmq.queue.orders.keep-completed=none\n"
+                    + "kvmq.queue.orders.group-limit=2\n"),
             "META-INF/microprofile-config.properties")
         .addAsWebInfResource(new StringAsset(webXml), "web.xml");
   }
