@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** What the handlers and observers of the test WAR saw, for the tests to read. */
 @ApplicationScoped
@@ -53,6 +55,19 @@ public class Recorder {
   private final List<Seen> events = new CopyOnWriteArrayList<>();
   private final Set<String> healed = ConcurrentHashMap.newKeySet();
   private final Map<String, Boolean> filtered = new ConcurrentHashMap<>();
+  private final CountDownLatch together = new CountDownLatch(2);
+
+  /**
+   * A handler of a {@code together-} job has started: it waits up to 20 s for the other one to
+   * start, so that both are running at once exactly when the worker runs two jobs together.
+   *
+   * @return true if both started within the wait; false if this one ran alone
+   * @throws InterruptedException if the handler's thread is interrupted while it waits
+   */
+  boolean meet() throws InterruptedException {
+    together.countDown();
+    return together.await(20, TimeUnit.SECONDS);
+  }
 
   void run(Run run) {
     runs.add(run);
