@@ -98,6 +98,7 @@ class RedeployDrainIT {
       List<Fact> one =
           Wait.until(
               "the waiting job to complete in the new deployment",
+              Duration.ofMinutes(2),
               () -> Fact.read(journal),
               j -> Fact.has(j, "completed", waiting));
       assertThat(one)
@@ -127,6 +128,9 @@ class RedeployDrainIT {
       List<Fact> two =
           Wait.until(
               "the cut-off job to complete in the new deployment",
+              // Payara may notice the reload late (a CI run on 2026-12-06 saw the old deployment
+              // stop about 30 s after the touch); then the cut-off job waits out its lease
+              Duration.ofMinutes(2),
               () -> Fact.read(journal),
               j -> Fact.has(j, "completed", stubborn));
       assertThat(payara.log())
