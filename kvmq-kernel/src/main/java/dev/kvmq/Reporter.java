@@ -161,6 +161,47 @@ final class Reporter<S> {
   }
 
   /**
+   * Logs an outcome that could not be recorded and will be tried again. The first failure of a
+   * planning (a bug, or a class that could not be loaded) is a WARNING with its stack trace; a
+   * store failure is part of an outage, said once by {@link #failing}, so it and every later try
+   * are at DEBUG.
+   */
+  void tryingAgain(Lease<S> lease, Throwable why, boolean bug, int failures) {
+    System.Logger.Level level =
+        bug && failures == 1 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
+    if (!LOG.isLoggable(level)) {
+      return;
+    }
+    LOG.log(
+        level,
+        "could not record the outcome of job "
+            + lease.id
+            + " of queue "
+            + queue.name()
+            + " (try "
+            + failures
+            + "); trying again while its lease lasts",
+        why);
+  }
+
+  /**
+   * Logs an outcome recorded after tries that failed: at INFO when a planning had failed (its
+   * WARNING needs an end), else at DEBUG (the outage's end is said by {@link #recovered}).
+   */
+  void recordedAfter(Lease<S> lease, boolean bug, int tries) {
+    System.Logger.Level level = bug ? System.Logger.Level.INFO : System.Logger.Level.DEBUG;
+    LOG.log(
+        level,
+        () ->
+            "recorded the outcome of job "
+                + lease.id
+                + " of queue "
+                + queue.name()
+                + " at try "
+                + tries);
+  }
+
+  /**
    * Logs a job the worker could not record or start; it runs again when its lease expires. A bug
    * ({@code error}) is an ERROR with its stack trace; a store failure is part of an outage, said
    * once by {@link #failing}, so the job is at DEBUG.

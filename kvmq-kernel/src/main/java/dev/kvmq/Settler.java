@@ -6,13 +6,19 @@ import dev.kvmq.store.KvEntry;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Settling a job that ran: plans its completion or failure with {@link Transitions} from what its
  * lease holds, submits the operation to the worker's {@link GroupCommitter} (many handler threads'
  * outcomes share one commit, and a handler thread does not wait for it), reports the event after
  * the commit, and plans again (up to {@link Lease#RETRIES} times) when the record changed under it
- * but is still this worker's. Also gives back jobs claimed ahead that never ran ({@link #release}).
+ * but is still this worker's. An outcome that could not be recorded (its planning threw, or the
+ * store failed the commit) is tried again while the worker runs and the lease has time left, after
+ * a wait that doubles from {@value #FIRST_WAIT_MILLIS} ms up to {@value #LONGEST_WAIT_MILLIS} ms;
+ * only then is it given up, and the job runs again when its lease expires. Also gives back jobs
+ * claimed ahead that never ran ({@link #release}).
  *
  * <p>Locking: none of its own. What a lease holds is read under the lease's monitor ({@link
  * Lease#finish()}); planning, the commit's callback and the events run outside every lock, on the
@@ -21,6 +27,12 @@ import java.util.Optional;
  * @param <S> the state type
  */
 final class Settler<S> {
+
+  /** The wait before an outcome that could not be recorded is tried again the first time. */
+  static final long FIRST_WAIT_MILLIS = 100;
+
+  /** The longest wait between two tries of one outcome. */
+  static final long LONGEST_WAIT_MILLIS = 2_000;
 
   private final WorkerCore<S> core;
   private final GroupCommitter committer;
@@ -41,6 +53,29 @@ final class Settler<S> {
   private record Decision(Throwable failure, boolean permanent, long snoozeMillis) {
     boolean snooze() {
       return snoozeMillis >= 0;
+    }
+  }
+
+  /**
+   * Why an outcome is being tried again: how many tries failed, the last failure, whether a
+   * planning threw (a bug, logged as one) and whether a commit failed (it may have taken effect).
+   */
+  private record Trouble(int failures, RuntimeException last, boolean bug, boolean commitFailed) {
+    static final Trouble NONE = new Trouble(0, null, false, false);
+
+    /** Planning the outcome threw: a bug, or a class its planning needs could not be loaded. */
+    Trouble planning(RuntimeException e) {
+      return new Trouble(failures + 1, e, true, commitFailed);
+    }
+
+    /** The store failed to read the job again: the outcome was not written. */
+    Trouble reading(RuntimeException e) {
+      return new Trouble(failures + 1, e, bug, commitFailed);
+    }
+
+    /** The store failed the commit: it may have taken effect or not. */
+    Trouble committing(RuntimeException e) {
+      return new Trouble(failures + 1, e, bug, true);
     }
   }
 
@@ -95,20 +130,94 @@ final class Settler<S> {
     try {
       plan = plan(lease, held.get(), decision);
     } catch (RuntimeException e) {
-      core.reporter.couldNot("record the outcome of", lease, e, true);
-      traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
-      core.settled(lease);
+      notRecorded(lease, decision, Trouble.NONE.planning(e));
       return;
     }
+    submit(lease, decision, plan, Trouble.NONE);
+  }
+
+  /** Submits a planned outcome to the group committer, or reports the lease lost. */
+  private void submit(Lease<S> lease, Decision decision, Transitions.Plan plan, Trouble trouble) {
     if (!(plan instanceof Transitions.Applied applied)) {
-      core.reporter.leaseLost(lease, refused(decision));
-      traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
-      core.settled(lease);
+      lost(lease, decision);
       return;
     }
     committer.submit(
         applied.operation(),
-        (result, error) -> committed(lease, decision, applied, result, error, 0));
+        (result, error) -> committed(lease, decision, applied, result, error, 0, trouble));
+  }
+
+  private void lost(Lease<S> lease, Decision decision) {
+    core.reporter.leaseLost(lease, refused(decision));
+    traced(lease, JobTracing.Outcome.LEASE_LOST, decision.failure());
+    core.settled(lease);
+  }
+
+  /**
+   * The outcome could not be recorded. While the worker runs and the job's lease will not have
+   * expired by then, it is tried again after a wait ({@link #again}); else it is given up, and the
+   * job runs again when its lease expires.
+   */
+  private void notRecorded(Lease<S> lease, Decision decision, Trouble trouble) {
+    long wait =
+        Math.min(LONGEST_WAIT_MILLIS, FIRST_WAIT_MILLIS << Math.min(trouble.failures() - 1, 5));
+    if (core.running() && core.now() + wait < lease.record().leaseUntil) {
+      try {
+        core.executor.schedule(
+            WorkerCore.named(
+                "another try at the outcome of job " + lease.id + " of queue " + core.queue.name(),
+                () -> again(lease, decision, trouble)),
+            wait,
+            TimeUnit.MILLISECONDS);
+        core.reporter.tryingAgain(lease, trouble.last(), trouble.bug(), trouble.failures());
+        return;
+      } catch (RejectedExecutionException e) {
+        core.reporter.refused(e);
+      }
+    }
+    giveUp(lease, decision, trouble);
+  }
+
+  private void giveUp(Lease<S> lease, Decision decision, Trouble trouble) {
+    core.reporter.couldNot("record the outcome of", lease, trouble.last(), trouble.bug());
+    traced(lease, JobTracing.Outcome.NOT_RECORDED, decision.failure());
+    core.settled(lease);
+  }
+
+  /**
+   * Tries an outcome again: reads the job again and plans from what it read. A job this lease no
+   * longer holds is not tried again: after a failed commit that may be because the commit took
+   * effect after all, so the outcome is given up as unknown; else the lease was lost meanwhile.
+   */
+  private void again(Lease<S> lease, Decision decision, Trouble trouble) {
+    if (!core.running()) {
+      giveUp(lease, decision, trouble);
+      return;
+    }
+    boolean held;
+    try {
+      held = lease.refresh();
+    } catch (RuntimeException e) {
+      core.reporter.failing(e);
+      notRecorded(lease, decision, trouble.reading(e));
+      return;
+    }
+    if (!held) {
+      if (trouble.commitFailed()) {
+        giveUp(lease, decision, trouble);
+      } else {
+        lost(lease, decision);
+      }
+      return;
+    }
+    Transitions.Plan plan;
+    try {
+      plan = plan(lease, lease.holding(), decision);
+    } catch (RuntimeException e) {
+      notRecorded(lease, decision, trouble.planning(e));
+      return;
+    }
+    submit(lease, decision, plan, trouble);
   }
 
   /** Tells the tracing hook how the run ended (before the listeners, so a span ends first). */
@@ -200,17 +309,19 @@ final class Settler<S> {
       Transitions.Applied plan,
       CommitResult result,
       RuntimeException error,
-      int retries) {
+      int retries,
+      Trouble trouble) {
     Throwable failure = decision.failure();
     if (error != null) {
       core.reporter.failing(error);
-      core.reporter.couldNot("record the outcome of", lease, error, false);
-      traced(lease, JobTracing.Outcome.NOT_RECORDED, failure);
-      core.settled(lease);
+      notRecorded(lease, decision, trouble.committing(error));
       return;
     }
     if (result.ok()) {
       core.reporter.recovered();
+      if (trouble.failures() > 0) {
+        core.reporter.recordedAfter(lease, trouble.bug(), trouble.failures() + 1);
+      }
       long now = core.now();
       if (lease.pauseQueueUntil() > 0 || lease.pauseGroupUntil() > 0) {
         traced(lease, JobTracing.Outcome.DEFERRED, failure);
@@ -244,17 +355,30 @@ final class Settler<S> {
     // A job of a group also checks its group's record, which every job of the group changes:
     // more tries, since another job's commit is no sign that this lease is lost.
     int tries = lease.record().group != null ? QueueCommands.ATOMIC_RETRIES : Lease.RETRIES;
-    if (retries < tries && lease.refresh()) {
-      again = plan(lease, lease.holding(), decision);
+    if (retries < tries) {
+      boolean held;
+      try {
+        held = lease.refresh();
+      } catch (RuntimeException e) {
+        core.reporter.failing(e);
+        notRecorded(lease, decision, trouble.reading(e));
+        return;
+      }
+      if (held) {
+        try {
+          again = plan(lease, lease.holding(), decision);
+        } catch (RuntimeException e) {
+          notRecorded(lease, decision, trouble.planning(e));
+          return;
+        }
+      }
     }
     if (!(again instanceof Transitions.Applied retry)) {
-      core.reporter.leaseLost(lease, refused(decision));
-      traced(lease, JobTracing.Outcome.LEASE_LOST, failure);
-      core.settled(lease);
+      lost(lease, decision);
       return;
     }
     committer.submit(
-        retry.operation(), (r, e) -> committed(lease, decision, retry, r, e, retries + 1));
+        retry.operation(), (r, e) -> committed(lease, decision, retry, r, e, retries + 1, trouble));
   }
 
   /**

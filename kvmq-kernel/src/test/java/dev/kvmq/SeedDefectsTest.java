@@ -52,6 +52,10 @@ class SeedDefectsTest {
     Job<String> job = queue.push("tick", JobOptions.defaults().repeat(1, Duration.ZERO));
     scheduler.runUntilIdle();
     assertThat(runs).containsExactly(job.id());
+    // The store fails every try of the completion while the lease lasts (the worker tries again
+    // until then), so the completion is lost, as when the process dies.
+    scheduler.advance(Duration.ofMillis(4_500));
+    assertThat(runs).containsExactly(job.id());
     assertThat(queue.job(job.id())).as("the job survives the failed completion").isPresent();
     // The store is back; the lease expires and the job runs again, then repeats once.
     store.failCommits(null, FaultyStore.Mode.BEFORE_APPLY);
