@@ -122,7 +122,8 @@ final class UniqueTransitions {
    * @param admitLater whether a new due job of a group is left for a promotion to admit: written
    *     delayed, due at once, its group's record untouched ({@link Transitions#pushInto(
    *     dev.kvmq.store.AtomicOperation.Builder, QueueKeys, String, byte[], JobOptions, long, Map,
-   *     GroupBook, boolean)}); a debounce is planned as without it
+   *     GroupBook, boolean)}), and no parked job of the last holder's group is admitted; a debounce
+   *     is planned as without it
    */
   static Plan push(
       QueueKeys k,
@@ -168,7 +169,12 @@ final class UniqueTransitions {
       op.checkAbsent(entryKey);
     }
     JobRecord r = Transitions.pushInto(op, k, id, payload, o, now, traceContext, g, admitLater);
-    g.finishInto(op);
+    if (!admitLater) {
+      // with admitLater the new job moves no group, and the book holds at most the last holder's
+      // group: finishing it would only admit that group's parked jobs, writing its record inside
+      // the caller's transaction; the group's next commit of its own admits them instead
+      g.finishInto(op);
+    }
     long until = unique.scope() == UniqueKey.Scope.PERIOD ? now + unique.period().toMillis() : 0;
     op.set(entryKey, new Holder(id, until).encode());
     return new Create(new Transitions.Applied(op.build(), Optional.of(r), Optional.empty()));

@@ -151,10 +151,12 @@ public abstract class SimulationContract {
    * often between the other's read and its commit, while workers run, fail and crash, jobs are
    * deleted, commits fail and time jumps; the checker looks at the store after every commit and
    * finds no instant with two jobs of one key in scope, and once the queue drained no key left
-   * taken by a job.
+   * taken by a job. In grouped runs one push in four goes through a view that joins a caller's
+   * transaction ({@link JoinedView}): a new keyed job it creates touches no group key.
    */
   @Test
   void uniqueKeysStayUniqueUnderRacesFailedCommitsAndCrashedWorkers() {
+    long joinedBefore = UniqueSimulation.joinedCreates.get();
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
     TransitionTable.recordOnThisThread(walked::add);
     try {
@@ -177,6 +179,11 @@ public abstract class SimulationContract {
           });
     } finally {
       TransitionTable.stopRecording();
+    }
+    if (System.getProperty("kvmq.seed") == null && runs() >= 40) {
+      assertThat(UniqueSimulation.joinedCreates.get() - joinedBefore)
+          .as("new keyed jobs pushed through a view that joins a caller's transaction")
+          .isPositive();
     }
     if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
       assertThat(walked)

@@ -45,6 +45,10 @@ final class UniqueSimulation {
   private final int groupLimit; // Queue.UNLIMITED: jobs have no group in this run
   private int pushed;
 
+  /** New keyed jobs pushed through a {@link JoinedView}, over all runs in this JVM. */
+  static final java.util.concurrent.atomic.AtomicLong joinedCreates =
+      new java.util.concurrent.atomic.AtomicLong();
+
   UniqueSimulation(KvStore raw, SplittableRandom r) {
     this.r = r;
     this.faults = r.split();
@@ -179,8 +183,22 @@ final class UniqueSimulation {
             op -> faults.nextInt(100) < failPercent,
             r.nextBoolean() ? FaultyStore.Mode.BEFORE_APPLY : FaultyStore.Mode.AFTER_APPLY);
       } else if (a < 45) {
+        Queue<String> node = r.nextBoolean() ? nodeA : nodeB;
+        // in grouped runs one push in four goes through a view that joins a caller's transaction:
+        // a new job must touch no group key (JoinedView); a debounce still moves its holder's
+        // group, as documented
+        JoinedView joined =
+            groupLimit != Queue.UNLIMITED && r.nextInt(4) == 0
+                ? new JoinedView(node.store, node.keys)
+                : null;
         try {
-          (r.nextBoolean() ? nodeA : nodeB).offer("p" + pushed++, options("k" + r.nextInt(4)));
+          PushResult<String> result =
+              (joined == null ? node : node.withStore(joined))
+                  .offer("p" + pushed++, options("k" + r.nextInt(4)));
+          if (joined != null && result.created()) {
+            joinedCreates.incrementAndGet();
+            assertThat(joined.problems()).as("a new keyed job pushed in a transaction").isEmpty();
+          }
         } catch (KvStoreException e) {
           // stored or not: the checker judges what the store holds
         }

@@ -143,6 +143,57 @@ class UniqueTransitionsTest {
         .contains(keys.group("g"));
   }
 
+  /**
+   * A push that takes over a key whose throttle period ended reads the group of the key's last job,
+   * which may still run. Through a store that joins its caller's transaction it must not admit that
+   * group's parked jobs, though its limit has room: that would write the group's record, and its
+   * lock would last until the caller's transaction ends.
+   */
+  @Test
+  void aTakeOverInACallersTransactionAdmitsNoParkedJobOfTheLastHoldersGroup() {
+    JobOptions o = with(UniqueKey.throttle("k", Duration.ofSeconds(10)));
+    JobRecord.Draft l = created(a, o, t0).draft();
+    l.group = "h";
+    l.state = JobRecord.State.LEASED; // the last holder still runs
+    JobRecord last = l.build();
+    JobRecord.Draft p = created(b, JobOptions.defaults(), t0).draft();
+    p.group = "h";
+    p.parked = true;
+    JobRecord parked = p.build();
+    java.util.function.Supplier<GroupBook> book =
+        () ->
+            GroupBook.of(
+                keys,
+                g -> 2,
+                Map.of(
+                    "h",
+                    new GroupBook.Read(
+                        "h",
+                        new GroupBook.Counts(1, 1, 0),
+                        50,
+                        java.util.List.of(new Transitions.Read(parked, 51)))));
+    String c = Ulid.format(t0 + 20_000, 5, 6);
+    long later = t0 + 20_000; // the throttle period is over
+
+    UniqueTransitions.Plan joined =
+        UniqueTransitions.push(
+            keys, taken(last, t0 + 10_000), c, payload, o, later, Map.of(), book.get(), true);
+    AtomicOperation op = ((UniqueTransitions.Create) joined).applied().operation();
+    assertThat(op.checks()).extracting(AtomicOperation.Check::key).doesNotContain(keys.group("h"));
+    assertThat(op.mutations())
+        .extracting(AtomicOperation.Mutation::key)
+        .doesNotContain(keys.group("h"), keys.job(b))
+        .contains(keys.job(c), keys.unique("k"));
+
+    UniqueTransitions.Plan alone =
+        UniqueTransitions.push(
+            keys, taken(last, t0 + 10_000), c, payload, o, later, Map.of(), book.get(), false);
+    assertThat(((UniqueTransitions.Create) alone).applied().operation().mutations())
+        .as("outside a caller's transaction the parked job is admitted, as after any commit")
+        .extracting(AtomicOperation.Mutation::key)
+        .contains(keys.group("h"), keys.job(b));
+  }
+
   @Test
   void debounceGivesTheWaitingHolderThePushedStateAndDueTime() {
     JobOptions o =
