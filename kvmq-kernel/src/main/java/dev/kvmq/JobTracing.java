@@ -93,7 +93,10 @@ public interface JobTracing {
      * so another run decides.
      */
     LEASE_LOST,
-    /** Recording the outcome failed (the store): the job runs again when its lease expires. */
+    /**
+     * Recording the outcome failed (the store failed, or planning it threw) on every try while the
+     * lease lasted, or the worker was stopping: the job runs again when its lease expires.
+     */
     NOT_RECORDED,
     /**
      * The handler paused the queue's starts ({@link JobContext#pauseQueueStarts}) or its group's

@@ -3,6 +3,7 @@ package dev.kvmq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.store.InMemoryKvStore;
+import dev.kvmq.testing.LogCapture;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
@@ -11,10 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -254,26 +253,8 @@ class JobTracingTest {
 
   @Test
   void aHookThatThrowsEverywhereLosesNoJobAndIsLoggedOnce() {
-    List<LogRecord> logged = new ArrayList<>();
-    Logger log = Logger.getLogger(JobTracing.class.getName());
-    Handler capture =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            logged.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    Level level = log.getLevel();
-    boolean parents = log.getUseParentHandlers();
-    log.setLevel(Level.ALL); // the tests' logging.properties keeps dev.kvmq at SEVERE
-    log.setUseParentHandlers(false);
-    log.addHandler(capture);
+    LogCapture log = new LogCapture(JobTracing.class.getName());
+    List<LogRecord> logged = log.records();
     try {
       tracing.throwInPush = new IllegalStateException("push hook broken");
       Job<String> a = queue.push("a");
@@ -306,9 +287,7 @@ class JobTracingTest {
                 assertThat(r.getMessage()).contains("queue q").contains("push hook broken");
               });
     } finally {
-      log.removeHandler(capture);
-      log.setUseParentHandlers(parents);
-      log.setLevel(level);
+      log.close();
     }
   }
 

@@ -4,18 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testing.LogCapture;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,38 +31,12 @@ class OutcomeRetryTest {
       Queue.builder(store, "retry", Codecs.utf8()).clock(clock).groupLimit(2).build();
   final List<JobEvent<String>> events = new CopyOnWriteArrayList<>();
   final AtomicInteger runs = new AtomicInteger();
-  final List<LogRecord> logged = new CopyOnWriteArrayList<>();
-  final Logger log = Logger.getLogger(Worker.class.getName());
-  final Handler capture =
-      new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-          logged.add(r);
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
-  Level level;
-  boolean parents;
-
-  @BeforeEach
-  void listen() {
-    level = log.getLevel();
-    parents = log.getUseParentHandlers();
-    log.setLevel(Level.ALL);
-    log.setUseParentHandlers(false);
-    log.addHandler(capture);
-  }
+  final LogCapture log = new LogCapture(Worker.class.getName());
+  final List<LogRecord> logged = log.records();
 
   @AfterEach
   void close() {
-    log.removeHandler(capture);
-    log.setUseParentHandlers(parents);
-    log.setLevel(level);
+    log.close();
     store.close();
   }
 
@@ -83,10 +55,6 @@ class OutcomeRetryTest {
             .addListener(events::add);
     w.start();
     return w;
-  }
-
-  List<LogRecord> at(Level l) {
-    return logged.stream().filter(r -> r.getLevel() == l).toList();
   }
 
   @Test
@@ -198,7 +166,7 @@ class OutcomeRetryTest {
     worker(() -> store.failReads(true));
     scheduler.runUntilIdle();
     assertThat(events).isEmpty();
-    assertThat(at(Level.WARNING))
+    assertThat(log.at(Level.WARNING))
         .singleElement()
         .satisfies(
             r -> {
@@ -208,7 +176,7 @@ class OutcomeRetryTest {
               assertThat(r.getThrown()).hasMessage("injected read failure");
             });
     scheduler.advance(Duration.ofMillis(100)); // try 2 fails as well: its read is the outage's
-    assertThat(at(Level.WARNING))
+    assertThat(log.at(Level.WARNING))
         .extracting(LogRecord::getMessage)
         .hasSize(2)
         .last()
@@ -217,12 +185,12 @@ class OutcomeRetryTest {
     store.failReads(false);
     scheduler.advance(Duration.ofMillis(200));
     assertThat(events).singleElement().isInstanceOf(JobEvent.Completed.class);
-    assertThat(at(Level.INFO))
+    assertThat(log.at(Level.INFO))
         .extracting(LogRecord::getMessage)
         .containsExactly(
             "the store of queue retry works again",
             "recorded the outcome of job " + job.id() + " of queue retry at try 3");
-    assertThat(at(Level.SEVERE)).isEmpty();
+    assertThat(log.at(Level.SEVERE)).isEmpty();
     scheduler.advance(Duration.ofMinutes(1));
     assertThat(runs).hasValue(1);
     assertThat(queue.counts()).isEqualTo(new QueueCounts(0, 0, 0, 0));

@@ -4,21 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.store.InMemoryKvStore;
 import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testing.LogCapture;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,46 +29,17 @@ class WorkerLogTest {
   final ManualScheduler scheduler = new ManualScheduler(clock);
   final FaultyStore store = new FaultyStore(new InMemoryKvStore());
   final Queue<String> queue = Queue.builder(store, "logged", Codecs.utf8()).clock(clock).build();
-  final List<LogRecord> logged = new CopyOnWriteArrayList<>();
-  final Logger log = Logger.getLogger(Worker.class.getName());
-  final Handler capture =
-      new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-          logged.add(r);
-        }
-
-        @Override
-        public void flush() {}
-
-        @Override
-        public void close() {}
-      };
-  Level level;
-  boolean parents;
-
-  @BeforeEach
-  void listen() {
-    level = log.getLevel();
-    parents = log.getUseParentHandlers();
-    log.setLevel(Level.ALL); // the tests' logging.properties keeps dev.kvmq at SEVERE
-    log.setUseParentHandlers(false);
-    log.addHandler(capture);
-  }
+  final LogCapture log = new LogCapture(Worker.class.getName());
+  final List<LogRecord> logged = log.records();
 
   @AfterEach
   void close() {
-    log.removeHandler(capture);
-    log.setUseParentHandlers(parents);
-    log.setLevel(level);
+    log.close();
     store.close();
   }
 
   List<String> above(Level threshold) {
-    return logged.stream()
-        .filter(r -> r.getLevel().intValue() >= threshold.intValue())
-        .map(LogRecord::getMessage)
-        .toList();
+    return log.above(threshold);
   }
 
   void everyLineAboutAJobNamesItAndItsQueue(List<Job<String>> jobs) {
