@@ -251,7 +251,9 @@ public final class Queue<S> {
    * @throws NullPointerException if {@code state} is null
    * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the store fails; the job may or may not be stored
+   * @throws PushFailedException if the store failed the commit: the job may or may not be stored,
+   *     and the exception names it ({@link PushFailedException#jobIds()})
+   * @throws KvStoreException if the store failed before the commit: nothing was stored
    */
   public Job<S> push(S state) {
     return push(state, JobOptions.defaults());
@@ -272,7 +274,9 @@ public final class Queue<S> {
    * @throws IllegalStateException if the store is closed; if the unique key is a {@link
    *     UniqueKey.Scope#PERIOD throttle} key taken within its period by a job that is gone (deleted
    *     or pruned), so that there is no job to return (use {@link #offer}, which says so)
-   * @throws KvStoreException if the store fails; the job may or may not be stored
+   * @throws PushFailedException if the store failed the commit: the job may or may not be stored,
+   *     and the exception names it ({@link PushFailedException#jobIds()})
+   * @throws KvStoreException if the store failed before the commit: nothing was stored
    */
   public Job<S> push(S state, JobOptions options) {
     if (options != null && options.unique() != null) {
@@ -297,7 +301,9 @@ public final class Queue<S> {
    * @throws IllegalArgumentException if the encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed, or the key's holder kept changing through
    *     20 attempts
-   * @throws KvStoreException if the store fails; the job may or may not be stored
+   * @throws PushFailedException if the store failed the commit: the job may or may not be stored,
+   *     and the exception names it ({@link PushFailedException#jobIds()})
+   * @throws KvStoreException if the store failed before the commit: nothing was stored
    */
   public PushResult<S> offer(S state, JobOptions options) {
     return commands.offer(state, options);
@@ -315,7 +321,9 @@ public final class Queue<S> {
    *     {@code options} has a unique key and there is more than one state (a key names one job:
    *     {@link #offer} them one by one)
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the store fails; the jobs may or may not be stored
+   * @throws PushFailedException if the store failed the commit: the jobs may or may not be stored,
+   *     and the exception names them ({@link PushFailedException#jobIds()})
+   * @throws KvStoreException if the store failed before the commit: nothing was stored
    */
   public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
     return commands.pushAll(states, options);
@@ -700,7 +708,9 @@ public final class Queue<S> {
    * @throws NullPointerException if an argument or a state is null
    * @throws IllegalArgumentException if an encoded state is over {@link #MAX_STATE_BYTES}
    * @throws IllegalStateException if the store is closed
-   * @throws KvStoreException if the store fails; the jobs may or may not be stored
+   * @throws PushFailedException if the store failed the commit: the jobs may or may not be stored,
+   *     and the exception names them ({@link PushFailedException#jobIds()})
+   * @throws KvStoreException if the store failed before the commit: nothing was stored
    */
   public List<Job<S>> holdAll(Collection<? extends S> states, JobOptions options) {
     return commands.holdAll(states, options);

@@ -5,6 +5,7 @@ import dev.kvmq.store.CommitResult;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KeyRange;
 import dev.kvmq.store.KvEntry;
+import dev.kvmq.store.KvStoreException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -37,6 +38,18 @@ final class QueueCommands<S> {
     this.queue = queue;
     this.keys = queue.keys;
     this.listing = listing;
+  }
+
+  /**
+   * Commits a push or a hold that writes the jobs {@code ids}: a store that fails the commit throws
+   * {@link PushFailedException}, which names them, so that the caller can look them up.
+   */
+  private CommitResult commitPush(AtomicOperation op, List<String> ids) {
+    try {
+      return queue.store.commit(op);
+    } catch (KvStoreException e) {
+      throw new PushFailedException(queue.name(), ids, e);
+    }
   }
 
   /** See {@link Queue#pushAll}. */
@@ -109,7 +122,7 @@ final class QueueCommands<S> {
                 queue.tracer.pushContext(),
                 taker.leaseMillis(),
                 queue.node());
-        result = queue.store.commit(plan.operation());
+        result = commitPush(plan.operation(), List.of(plan.record().id));
       } catch (RuntimeException | Error e) {
         taker.cancel();
         throw e;
@@ -175,11 +188,11 @@ final class QueueCommands<S> {
       if (plan instanceof UniqueTransitions.Duplicate d) {
         return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
       } else if (plan instanceof UniqueTransitions.Create c) {
-        if (queue.store.commit(c.applied().operation()).ok()) {
+        if (commitPush(c.applied().operation(), List.of(c.applied().record().id)).ok()) {
           return PushResult.created(Job.of(queue.name(), c.applied().record(), state, now));
         }
       } else if (plan instanceof UniqueTransitions.Debounce d
-          && queue.store.commit(d.applied().operation()).ok()) {
+          && commitPush(d.applied().operation(), List.of(d.applied().record().id)).ok()) {
         return PushResult.debounced(Job.of(queue.name(), d.applied().record(), state, now));
       }
     }
@@ -262,7 +275,7 @@ final class QueueCommands<S> {
             newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext, book));
       }
       book.finishInto(op);
-      CommitResult result = queue.store.commit(op.build());
+      CommitResult result = commitPush(op.build(), records.stream().map(r -> r.id).toList());
       if (result.ok()) {
         break;
       }

@@ -122,7 +122,9 @@ public final class JobQueue<S> {
    * @throws NullPointerException if {@code state} is null
    * @throws IllegalArgumentException if the encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback
-   * @throws dev.kvmq.store.KvStoreException if the store fails
+   * @throws dev.kvmq.store.KvStoreException if the store fails; a {@link
+   *     dev.kvmq.PushFailedException} if it failed the commit, naming the jobs, which may or may
+   *     not be stored
    */
   public Optional<Job<S>> push(S state) {
     return push(state, defaults);
@@ -138,7 +140,9 @@ public final class JobQueue<S> {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if the encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback
-   * @throws dev.kvmq.store.KvStoreException if the store fails
+   * @throws dev.kvmq.store.KvStoreException if the store fails; a {@link
+   *     dev.kvmq.PushFailedException} if it failed the commit, naming the jobs, which may or may
+   *     not be stored
    */
   public Optional<Job<S>> push(S state, JobOptions options) {
     Objects.requireNonNull(state, "state");
@@ -172,7 +176,9 @@ public final class JobQueue<S> {
    * @throws IllegalArgumentException if the encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback, or is active
    *     on a store that can't join it; if the key's holder kept changing (see {@link Queue#offer})
-   * @throws dev.kvmq.store.KvStoreException if the store fails
+   * @throws dev.kvmq.store.KvStoreException if the store fails; a {@link
+   *     dev.kvmq.PushFailedException} if it failed the commit, naming the jobs, which may or may
+   *     not be stored
    */
   public Optional<PushResult<S>> offer(S state, JobOptions options) {
     Objects.requireNonNull(state, "state");
@@ -203,7 +209,9 @@ public final class JobQueue<S> {
    * @throws NullPointerException if {@code states} or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback
-   * @throws dev.kvmq.store.KvStoreException if the store fails
+   * @throws dev.kvmq.store.KvStoreException if the store fails; a {@link
+   *     dev.kvmq.PushFailedException} if it failed the commit, naming the jobs, which may or may
+   *     not be stored
    */
   public List<Job<S>> pushAll(Collection<? extends S> states) {
     return pushAll(states, defaults);
@@ -220,7 +228,9 @@ public final class JobQueue<S> {
    * @throws NullPointerException if an argument or a state is null
    * @throws IllegalArgumentException if an encoded state is too large
    * @throws IllegalStateException if the current transaction is marked for rollback
-   * @throws dev.kvmq.store.KvStoreException if the store fails
+   * @throws dev.kvmq.store.KvStoreException if the store fails; a {@link
+   *     dev.kvmq.PushFailedException} if it failed the commit, naming the jobs, which may or may
+   *     not be stored
    */
   public List<Job<S>> pushAll(Collection<? extends S> states, JobOptions options) {
     Objects.requireNonNull(states, "states");

@@ -2,7 +2,11 @@ package dev.kvmq.store.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.kvmq.Codecs;
+import dev.kvmq.PushFailedException;
+import dev.kvmq.Queue;
 import dev.kvmq.store.AtomicOperation;
 import dev.kvmq.store.Key;
 import dev.kvmq.store.KvStoreException;
@@ -65,6 +69,31 @@ class PostgresClosedConnectionTest {
                   .ok())
           .as("the next commit gets a live connection")
           .isTrue();
+    }
+  }
+
+  /**
+   * A push through a queue on such a store throws {@link PushFailedException}: it names the job the
+   * commit would have stored, and its message carries the store's word that the commit was not
+   * applied.
+   */
+  @Test
+  void aPushThatFoundOnlyClosedConnectionsNamesItsJobAndSaysItWasNotApplied(TestSchema fresh) {
+    ClosedFirst pool = new ClosedFirst(fresh.db().unpooled());
+    try (PostgresKvStore store = PostgresKvStore.builder(pool).schema(fresh.name()).build()) {
+      Queue<String> queue = Queue.builder(store, "closed", Codecs.utf8()).build();
+      queue.push("warm"); // the schema exists and the pool has a live connection
+
+      pool.closedNext.set(2);
+      PushFailedException e =
+          catchThrowableOfType(PushFailedException.class, () -> queue.push("a"));
+
+      assertThat(e.jobIds()).hasSize(1);
+      assertThat(e)
+          .hasMessageContaining("job " + e.jobIds().get(0) + " of queue closed")
+          .hasMessageContaining("08003")
+          .hasMessageNotContaining("outcome is unknown");
+      assertThat(queue.job(e.jobIds().get(0))).as("not applied, as the message says").isEmpty();
     }
   }
 
