@@ -41,14 +41,14 @@ final class QueueCommands<S> {
   }
 
   /**
-   * Commits a push or a hold that writes the jobs {@code ids}: a store that fails the commit throws
-   * {@link PushFailedException}, which names them, so that the caller can look them up.
+   * Commits a push or a hold that writes {@code jobs}: a store that fails the commit throws {@link
+   * PushFailedException}, which names them, so that the caller can look them up.
    */
-  private CommitResult commitPush(AtomicOperation op, List<String> ids) {
+  private CommitResult commitPush(AtomicOperation op, List<JobRecord> jobs) {
     try {
       return queue.store.commit(op);
     } catch (KvStoreException e) {
-      throw new PushFailedException(queue.name(), ids, e);
+      throw new PushFailedException(queue.name(), jobs.stream().map(r -> r.id).toList(), e);
     }
   }
 
@@ -122,7 +122,7 @@ final class QueueCommands<S> {
                 queue.tracer.pushContext(),
                 taker.leaseMillis(),
                 queue.node());
-        result = commitPush(plan.operation(), List.of(plan.record().id));
+        result = commitPush(plan.operation(), List.of(plan.record()));
       } catch (RuntimeException | Error e) {
         taker.cancel();
         throw e;
@@ -188,11 +188,11 @@ final class QueueCommands<S> {
       if (plan instanceof UniqueTransitions.Duplicate d) {
         return PushResult.duplicate(d.id(), d.holder().map(r -> queue.toJob(r, now)));
       } else if (plan instanceof UniqueTransitions.Create c) {
-        if (commitPush(c.applied().operation(), List.of(c.applied().record().id)).ok()) {
+        if (commitPush(c.applied().operation(), List.of(c.applied().record())).ok()) {
           return PushResult.created(Job.of(queue.name(), c.applied().record(), state, now));
         }
       } else if (plan instanceof UniqueTransitions.Debounce d
-          && commitPush(d.applied().operation(), List.of(d.applied().record().id)).ok()) {
+          && commitPush(d.applied().operation(), List.of(d.applied().record())).ok()) {
         return PushResult.debounced(Job.of(queue.name(), d.applied().record(), state, now));
       }
     }
@@ -275,7 +275,7 @@ final class QueueCommands<S> {
             newJob.addTo(op, keys, queue.nextId(now), payload, options, now, traceContext, book));
       }
       book.finishInto(op);
-      CommitResult result = commitPush(op.build(), records.stream().map(r -> r.id).toList());
+      CommitResult result = commitPush(op.build(), records);
       if (result.ok()) {
         break;
       }
