@@ -26,7 +26,8 @@ public final class PushFailedException extends KvStoreException {
   private final List<String> jobIds;
 
   /**
-   * Makes the exception.
+   * Makes the exception; the queue makes it when a push's commit fails, and a test of an
+   * application's handling of a failed push can make one too.
    *
    * @param queue the queue's name
    * @param jobIds the ids of the jobs the failed commit wrote, in push order; not empty
@@ -34,7 +35,7 @@ public final class PushFailedException extends KvStoreException {
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code jobIds} is empty
    */
-  PushFailedException(String queue, List<String> jobIds, KvStoreException cause) {
+  public PushFailedException(String queue, List<String> jobIds, KvStoreException cause) {
     super(message(queue, jobIds, cause), Objects.requireNonNull(cause, "cause"));
     this.jobIds = List.copyOf(jobIds);
   }

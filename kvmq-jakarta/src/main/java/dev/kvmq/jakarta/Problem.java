@@ -13,6 +13,21 @@ final class Problem {
   private Problem() {}
 
   static Response response(int status, String title, String detail, String field) {
+    return response(status, title, detail, field, java.util.List.of());
+  }
+
+  /** A problem response with, when {@code jobIds} is not empty, a {@code jobIds} array. */
+  static Response response(
+      int status, String title, String detail, String field, java.util.List<String> jobIds) {
+    return Response.status(status)
+        .type(MEDIA_TYPE)
+        .entity(body(status, title, detail, field, jobIds))
+        .build();
+  }
+
+  /** The problem's JSON: detail, field and jobIds only when given. */
+  static String body(
+      int status, String title, String detail, String field, java.util.List<String> jobIds) {
     JsonObjectBuilder b =
         Json.createObjectBuilder()
             .add("type", "about:blank")
@@ -24,7 +39,12 @@ final class Problem {
     if (field != null) {
       b.add("field", field);
     }
-    return Response.status(status).type(MEDIA_TYPE).entity(b.build().toString()).build();
+    if (!jobIds.isEmpty()) {
+      jakarta.json.JsonArrayBuilder ids = Json.createArrayBuilder();
+      jobIds.forEach(ids::add);
+      b.add("jobIds", ids);
+    }
+    return b.build().toString();
   }
 
   static WebApplicationException badRequest(String field, String detail) {

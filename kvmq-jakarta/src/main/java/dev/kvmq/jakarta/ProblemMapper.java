@@ -43,15 +43,25 @@ public class ProblemMapper implements ExceptionMapper<Throwable> {
     } else {
       LOG.log(a.logged(), () -> "kvmq admin API: " + a.detail(), e);
     }
-    return Problem.response(a.status(), a.title(), a.detail(), null);
+    return Problem.response(a.status(), a.title(), a.detail(), null, a.jobIds());
   }
 
-  /** The answer to an exception that is not the API's own: its status, title, detail and log. */
-  record Unexpected(int status, String title, String detail, System.Logger.Level logged) {}
+  /**
+   * The answer to an exception that is not the API's own: its status, title, detail and log, and
+   * for a push whose commit failed the ids of its jobs (else empty).
+   */
+  record Unexpected(
+      int status,
+      String title,
+      String detail,
+      System.Logger.Level logged,
+      java.util.List<String> jobIds) {}
 
   /**
    * A store that fails (a database away) is 503 with the store's message, which says whether a
-   * commit's outcome is unknown; the store logs its outage once, so each request logs at DEBUG
+   * commit's outcome is unknown; for a push whose commit failed ({@link
+   * dev.kvmq.PushFailedException}) the problem also lists its jobs' ids ({@code jobIds}), to look
+   * up once the store works again. The store logs its outage once, so each request logs at DEBUG
    * only. Anything else is a 500 that says no more and is logged at ERROR.
    */
   static Unexpected unexpected(Throwable e) {
@@ -60,9 +70,14 @@ public class ProblemMapper implements ExceptionMapper<Throwable> {
           503,
           "Service Unavailable",
           "the store is failing: " + e.getMessage(),
-          System.Logger.Level.DEBUG);
+          System.Logger.Level.DEBUG,
+          e instanceof dev.kvmq.PushFailedException p ? p.jobIds() : java.util.List.of());
     }
     return new Unexpected(
-        500, "Internal Server Error", "see the server log", System.Logger.Level.ERROR);
+        500,
+        "Internal Server Error",
+        "see the server log",
+        System.Logger.Level.ERROR,
+        java.util.List.of());
   }
 }

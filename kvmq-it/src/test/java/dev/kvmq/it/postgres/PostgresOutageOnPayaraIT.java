@@ -101,6 +101,8 @@ class PostgresOutageOnPayaraIT {
                 root.resolve("kvmq/queues/notes/jobs"),
                 "{\"state\":{\"label\":\"refused\"}}");
         assertStoreProblem(push);
+        // the push's commit failed: the problem names the job it would have stored
+        String refused = object(push).getJsonArray("jobIds").getString(0);
         HttpResponse<String> down =
             Wait.until(
                 "readiness DOWN",
@@ -126,6 +128,10 @@ class PostgresOutageOnPayaraIT {
             "pg outage test: readiness UP %d ms after PostgreSQL started again; kvmq's warnings"
                 + " during the outage: %s%n",
             Duration.ofNanos(System.nanoTime() - restarted).toMillis(), warned);
+        assertThat(
+                send("GET", root.resolve("kvmq/queues/notes/jobs/" + refused), null).statusCode())
+            .as("the refused push's job, looked up after the restart: never stored")
+            .isEqualTo(404);
         String after = pushed(root, "{\"state\":{\"label\":\"after\"}}");
         JsonObject activity = awaitCompleted(root, 3);
         assertThat(activity.getInt("dead")).as(activity.toString()).isZero();
