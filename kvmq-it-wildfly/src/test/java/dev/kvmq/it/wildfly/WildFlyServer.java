@@ -194,16 +194,28 @@ public final class WildFlyServer implements AutoCloseable {
 
   /**
    * Undeploys the WAR (removes its {@code .deployed} marker) and waits until the scanner reports it
-   * undeployed.
+   * undeployed: by its {@code .undeployed} marker, or by the server's log line saying it undeployed
+   * the WAR, whichever comes first (once, in CI, the marker had not come a minute after the
+   * removal; that run's log was not kept, so whether the undeploy itself hung is not known: a
+   * timeout now reports the server's threads).
    *
    * @param timeout the longest wait
-   * @throws IOException if the marker cannot be removed
+   * @throws IOException if the marker cannot be removed or the log read
    * @throws AssertionError if it takes longer
    */
   public void undeploy(Duration timeout) throws IOException {
+    long before = undeployedLines();
     Files.deleteIfExists(marker("undeployed"));
     Files.delete(marker("deployed"));
-    awaitMarker("undeployed", timeout);
+    awaitMarker("undeployed", timeout, () -> undeployedLines() > before);
+  }
+
+  /** The server log's lines saying the WAR was undeployed. */
+  private long undeployedLines() throws IOException {
+    String line = "WFLYSRV0009: Undeployed \"" + Wars.NAME + "\"";
+    try (Stream<String> lines = Files.lines(log())) {
+      return lines.filter(l -> l.contains(line)).count();
+    }
   }
 
   /**
@@ -309,20 +321,79 @@ public final class WildFlyServer implements AutoCloseable {
   }
 
   private void awaitMarker(String suffix, Duration timeout) {
-    Wait.until(
-        Wars.NAME + "." + suffix + " (log: " + log() + ")",
-        timeout,
-        () -> {
-          if (Files.exists(marker("failed"))) {
-            throw new AssertionError("deployment failed: " + Files.readString(marker("failed")));
-          }
-          if (!process.isAlive()) {
-            throw new AssertionError(
-                "WildFly ended with exit code " + process.exitValue() + "; see " + log());
-          }
-          return Files.exists(marker(suffix));
-        },
-        Boolean.TRUE::equals);
+    awaitMarker(suffix, timeout, () -> false);
+  }
+
+  /** Waits for the marker, or until {@code orElse} says what it marks has happened. */
+  private void awaitMarker(String suffix, Duration timeout, Done orElse) {
+    try {
+      Wait.until(
+          Wars.NAME + "." + suffix + " (log: " + log() + ")",
+          timeout,
+          () -> {
+            if (Files.exists(marker("failed"))) {
+              throw new AssertionError("deployment failed: " + Files.readString(marker("failed")));
+            }
+            if (!process.isAlive()) {
+              throw new AssertionError(
+                  "WildFly ended with exit code " + process.exitValue() + "; see " + log());
+            }
+            return Files.exists(marker(suffix)) || orElse.done();
+          },
+          Boolean.TRUE::equals);
+    } catch (AssertionError e) {
+      if (!process.isAlive()) {
+        throw e;
+      }
+      throw new AssertionError(e.getMessage() + stuck(), e);
+    }
+  }
+
+  /** A condition whose test may read a file. */
+  @FunctionalInterface
+  private interface Done {
+    boolean done() throws IOException;
+  }
+
+  /**
+   * What a server that did not (un)deploy in time was doing, for the failure message: its full
+   * thread dump goes to a file beside the log; the message has the markers in the deployments
+   * directory, the stacks of the threads in kvmq's code or in a deployment's start or stop, and the
+   * log's last lines.
+   */
+  private String stuck() {
+    StringBuilder s = new StringBuilder();
+    try (Stream<Path> files = Files.list(base.resolve("deployments"))) {
+      s.append("\nmarkers: ").append(files.map(f -> f.getFileName().toString()).sorted().toList());
+    } catch (IOException e) {
+      s.append("\nmarkers: (").append(e).append(')');
+    }
+    try {
+      String dump = jcmd("Thread.print");
+      Path file = log().resolveSibling(log().getFileName() + ".threads");
+      Files.writeString(file, dump);
+      List<String> busy =
+          Stream.of(dump.split("\\n\\s*\\n"))
+              .filter(
+                  t ->
+                      t.contains("at dev.kvmq")
+                          || t.contains("DeploymentUnitPhaseService.stop")
+                          || t.contains("FileSystemDeploymentService"))
+              .toList();
+      s.append("\nthread dump: ").append(file);
+      s.append("\nthreads in kvmq, a deployment's stop or the deployment scanner:\n");
+      s.append(busy.isEmpty() ? "(none)" : String.join("\n\n", busy));
+    } catch (IOException | RuntimeException | AssertionError e) {
+      s.append("\nno thread dump: ").append(e);
+    }
+    try {
+      List<String> lines = Files.readAllLines(log());
+      s.append("\nthe log's last lines:\n")
+          .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size())));
+    } catch (IOException e) {
+      s.append("\nno log: ").append(e);
+    }
+    return s.toString();
   }
 
   /**
