@@ -133,18 +133,52 @@ final class Settler<S> {
       notRecorded(lease, decision, Trouble.NONE.planning(e));
       return;
     }
-    submit(lease, decision, plan, Trouble.NONE);
+    submit(lease, decision, plan, 0, Trouble.NONE);
   }
 
-  /** Submits a planned outcome to the group committer, or reports the lease lost. */
-  private void submit(Lease<S> lease, Decision decision, Transitions.Plan plan, Trouble trouble) {
+  /**
+   * Submits a planned outcome to the group committer, or reports the lease lost.
+   *
+   * @param conflicts how many times this outcome's commit found its records changed
+   */
+  private void submit(
+      Lease<S> lease, Decision decision, Transitions.Plan plan, int conflicts, Trouble trouble) {
     if (!(plan instanceof Transitions.Applied applied)) {
       lost(lease, decision);
       return;
     }
     committer.submit(
         applied.operation(),
-        (result, error) -> committed(lease, decision, applied, result, error, 0, trouble));
+        (result, error) -> committed(lease, decision, applied, result, error, conflicts, trouble));
+  }
+
+  /**
+   * Reads the job again and submits the outcome planned from what it read. A read or a planning
+   * that throws makes the outcome one that could not be recorded ({@link #notRecorded}); a job this
+   * lease no longer holds goes to {@code notHeld}.
+   */
+  private void replan(
+      Lease<S> lease, Decision decision, int conflicts, Trouble trouble, Runnable notHeld) {
+    boolean held;
+    try {
+      held = lease.refresh();
+    } catch (RuntimeException e) {
+      core.reporter.failing(e);
+      notRecorded(lease, decision, trouble.reading(e));
+      return;
+    }
+    if (!held) {
+      notHeld.run();
+      return;
+    }
+    Transitions.Plan plan;
+    try {
+      plan = plan(lease, lease.holding(), decision);
+    } catch (RuntimeException e) {
+      notRecorded(lease, decision, trouble.planning(e));
+      return;
+    }
+    submit(lease, decision, plan, conflicts, trouble);
   }
 
   private void lost(Lease<S> lease, Decision decision) {
@@ -194,30 +228,14 @@ final class Settler<S> {
       giveUp(lease, decision, trouble);
       return;
     }
-    boolean held;
-    try {
-      held = lease.refresh();
-    } catch (RuntimeException e) {
-      core.reporter.failing(e);
-      notRecorded(lease, decision, trouble.reading(e));
-      return;
-    }
-    if (!held) {
-      if (trouble.commitFailed()) {
-        giveUp(lease, decision, trouble);
-      } else {
-        lost(lease, decision);
-      }
-      return;
-    }
-    Transitions.Plan plan;
-    try {
-      plan = plan(lease, lease.holding(), decision);
-    } catch (RuntimeException e) {
-      notRecorded(lease, decision, trouble.planning(e));
-      return;
-    }
-    submit(lease, decision, plan, trouble);
+    replan(
+        lease,
+        decision,
+        0,
+        trouble,
+        trouble.commitFailed()
+            ? () -> giveUp(lease, decision, trouble)
+            : () -> lost(lease, decision));
   }
 
   /** Tells the tracing hook how the run ended (before the listeners, so a span ends first). */
@@ -309,7 +327,7 @@ final class Settler<S> {
       Transitions.Applied plan,
       CommitResult result,
       RuntimeException error,
-      int retries,
+      int conflicts,
       Trouble trouble) {
     Throwable failure = decision.failure();
     if (error != null) {
@@ -350,35 +368,15 @@ final class Settler<S> {
       return;
     }
     // The record changed since we planned (a renewal landed, or someone else took the job, or
-    // an operator cancelled it).
-    Transitions.Plan again = null;
-    // A job of a group also checks its group's record, which every job of the group changes:
-    // more tries, since another job's commit is no sign that this lease is lost.
+    // an operator cancelled it). A job of a group also checks its group's record, which every
+    // job of the group changes: more tries, since another job's commit is no sign that this
+    // lease is lost.
     int tries = lease.record().group != null ? QueueCommands.ATOMIC_RETRIES : Lease.RETRIES;
-    if (retries < tries) {
-      boolean held;
-      try {
-        held = lease.refresh();
-      } catch (RuntimeException e) {
-        core.reporter.failing(e);
-        notRecorded(lease, decision, trouble.reading(e));
-        return;
-      }
-      if (held) {
-        try {
-          again = plan(lease, lease.holding(), decision);
-        } catch (RuntimeException e) {
-          notRecorded(lease, decision, trouble.planning(e));
-          return;
-        }
-      }
-    }
-    if (!(again instanceof Transitions.Applied retry)) {
+    if (conflicts >= tries) {
       lost(lease, decision);
       return;
     }
-    committer.submit(
-        retry.operation(), (r, e) -> committed(lease, decision, retry, r, e, retries + 1, trouble));
+    replan(lease, decision, conflicts + 1, trouble, () -> lost(lease, decision));
   }
 
   /**
