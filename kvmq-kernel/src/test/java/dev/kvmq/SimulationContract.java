@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvmq.store.KvStore;
 import dev.kvmq.store.KvStoreException;
 import dev.kvmq.testing.FaultyStore;
+import dev.kvmq.testing.LogCapture;
 import dev.kvmq.testing.Seeds;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
@@ -55,7 +56,10 @@ import org.junit.jupiter.api.Test;
  *       longest group and unique key, on the node of the longest name, that fails 15 to 22 times
  *       with a long message, more history than its record has room for; its history shrinks ({@link
  *       History#shrink}) and it ends as a dead letter (no operator cancels it), leaving the queue
- *       drained.
+ *       drained;
+ *   <li>an outcome whose commit failed or whose job could not be read again is tried again while
+ *       its lease lasts ({@link Settler}): a full run records some at a later try (counted from the
+ *       worker's log), and every check above holds for them.
  * </ul>
  *
  * Every run is a pure function of its seed; a failure prints it ({@code -Dkvmq.seed=N}).
@@ -134,15 +138,22 @@ public abstract class SimulationContract {
   void invariantsHoldUnderFailedCommitsAndCrashedWorkers() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
     TransitionTable.recordOnThisThread(walked::add);
+    // an outcome whose commit failed is tried again (Settler): count those recorded at a later try
+    LogCapture recordedLater =
+        new LogCapture(Worker.class.getName(), m -> m.startsWith("recorded the outcome of job"));
     try {
       simulate();
     } finally {
       TransitionTable.stopRecording();
+      recordedLater.close();
     }
     if (System.getProperty("kvmq.seed") == null && runs() >= 2000) {
       assertThat(walked)
           .as("edges of the transition table the simulation walked")
           .containsAll(WALKS);
+      assertThat(recordedLater.records())
+          .as("outcomes recorded at a later try, after their commit failed")
+          .isNotEmpty();
     }
   }
 

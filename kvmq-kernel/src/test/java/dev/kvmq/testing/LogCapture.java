@@ -2,6 +2,7 @@ package dev.kvmq.testing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -15,6 +16,7 @@ import java.util.logging.Logger;
 public final class LogCapture implements AutoCloseable {
 
   private final List<LogRecord> records = new CopyOnWriteArrayList<>();
+  private final Predicate<String> keep;
   private final Logger log;
   private final Level level;
   private final boolean parents;
@@ -22,7 +24,9 @@ public final class LogCapture implements AutoCloseable {
       new Handler() {
         @Override
         public void publish(LogRecord r) {
-          records.add(r);
+          if (keep.test(String.valueOf(r.getMessage()))) {
+            records.add(r);
+          }
         }
 
         @Override
@@ -38,6 +42,18 @@ public final class LogCapture implements AutoCloseable {
    * @param name the logger's name, such as a class name
    */
   public LogCapture(String name) {
+    this(name, message -> true);
+  }
+
+  /**
+   * Starts capturing the logger named {@code name}, keeping only the records whose message {@code
+   * keep} accepts (a long test that counts one kind of line keeps no other).
+   *
+   * @param name the logger's name, such as a class name
+   * @param keep tests a record's message
+   */
+  public LogCapture(String name, Predicate<String> keep) {
+    this.keep = keep;
     this.log = Logger.getLogger(name);
     this.level = log.getLevel();
     this.parents = log.getUseParentHandlers();
