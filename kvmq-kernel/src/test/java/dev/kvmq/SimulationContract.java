@@ -138,7 +138,8 @@ public abstract class SimulationContract {
   void invariantsHoldUnderFailedCommitsAndCrashedWorkers() {
     Set<TransitionTable.Edge> walked = EnumSet.noneOf(TransitionTable.Edge.class);
     TransitionTable.recordOnThisThread(walked::add);
-    // an outcome whose commit failed is tried again (Settler): count those recorded at a later try
+    // an outcome whose commit or re-read failed is tried again (Settler): count those recorded at
+    // a later try
     LogCapture recordedLater =
         new LogCapture(Worker.class.getName(), m -> m.startsWith("recorded the outcome of job"));
     try {
@@ -152,7 +153,7 @@ public abstract class SimulationContract {
           .as("edges of the transition table the simulation walked")
           .containsAll(WALKS);
       assertThat(recordedLater.records())
-          .as("outcomes recorded at a later try, after their commit failed")
+          .as("outcomes recorded at a later try, after a commit or a read failed")
           .isNotEmpty();
     }
   }

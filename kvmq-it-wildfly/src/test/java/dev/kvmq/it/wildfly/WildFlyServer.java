@@ -358,8 +358,8 @@ public final class WildFlyServer implements AutoCloseable {
   /**
    * What a server that did not (un)deploy in time was doing, for the failure message: its full
    * thread dump goes to a file beside the log; the message has the markers in the deployments
-   * directory, the stacks of the threads in kvmq's code or in a deployment's start or stop, and the
-   * log's last lines.
+   * directory, the stacks of the threads in kvmq's code, in a deployment's start or stop, or in the
+   * deployment scanner, and the log's last lines.
    */
   private String stuck() {
     StringBuilder s = new StringBuilder();
@@ -377,11 +377,11 @@ public final class WildFlyServer implements AutoCloseable {
               .filter(
                   t ->
                       t.contains("at dev.kvmq")
-                          || t.contains("DeploymentUnitPhaseService.stop")
+                          || t.contains("DeploymentUnitPhaseService.")
                           || t.contains("FileSystemDeploymentService"))
               .toList();
       s.append("\nthread dump: ").append(file);
-      s.append("\nthreads in kvmq, a deployment's stop or the deployment scanner:\n");
+      s.append("\nthreads in kvmq, a deployment's start or stop, or the deployment scanner:\n");
       s.append(busy.isEmpty() ? "(none)" : String.join("\n\n", busy));
     } catch (IOException | RuntimeException | AssertionError e) {
       s.append("\nno thread dump: ").append(e);
