@@ -59,9 +59,11 @@ import java.util.stream.Collectors;
  *   --memory-jobs N     jobs per drain of kvmq-memory and quartz-ram, the in-memory target's
  *                       pair (default 200000: 20,000 drain in 0.15-0.5 s there, so a few JIT
  *                       compilations or one GC decided a run)
- *   --warmup N          jobs per warm-up round (default 20000: N pushed in batches and drained,
- *                       then N/4 pushed one by one and drained, on fresh storage)
- *   --warmup-rounds M   the most warm-up rounds (default 6); rounds stop at the first that
+ *   --warmup N          jobs per warm-up round (default: as many as the system's timed drains,
+ *                       --jobs or --memory-jobs; N pushed in batches and drained, then N/4
+ *                       pushed one by one and drained, on fresh storage, by the timed drains'
+ *                       own code)
+ *   --warmup-rounds M   the most warm-up rounds (default 20); rounds stop at the first that
  *                       spends at most 5% of its wall time compiling (the JIT's accumulated
  *                       compilation time), the same rule for every system; the table prints the
  *                       rounds taken and the JIT's share of each timed drain

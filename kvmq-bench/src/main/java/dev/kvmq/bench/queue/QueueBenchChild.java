@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,8 +38,7 @@ import java.util.logging.Logger;
 public final class QueueBenchChild {
 
   private static final int BATCH = 500;
-  private static final int WARMUP_JOBS = 20_000;
-  private static final int WARMUP_ROUNDS = 6;
+  private static final int WARMUP_ROUNDS = 20;
   private static final double WARMUP_QUIET_PERCENT = 5.0;
   private static final Logger JOBRUNR_LOG = Logger.getLogger("org.jobrunr");
 
@@ -214,13 +214,37 @@ public final class QueueBenchChild {
     return current;
   }
 
-  /** On PostgreSQL: ANALYZE, so that a timed phase starts with statistics of what it holds. */
+  /**
+   * On PostgreSQL: ANALYZE, so that a timed phase starts with statistics of what it holds, then
+   * CHECKPOINT, so that it starts with no checkpoint under way or due: one that ran into a drain
+   * (its writes and forces, and the full-page images every first change of a page after it puts in
+   * the WAL) would slow whichever system it met, and the next one is then {@code
+   * checkpoint_timeout} (5 min) or {@code max_wal_size} (1 GB of WAL) away.
+   */
   private void analyze() throws Exception {
     if (pool != null) {
       try (Connection c = pool.getConnection();
           Statement st = c.createStatement()) {
         st.execute("analyze");
+        st.execute("checkpoint");
       }
+    }
+  }
+
+  /**
+   * On PostgreSQL: the checkpoints the server has started since it started, timed and requested
+   * ({@code pg_stat_checkpointer}, PostgreSQL 17); -1 elsewhere.
+   */
+  private long checkpoints() throws Exception {
+    if (pool == null) {
+      return -1;
+    }
+    try (Connection c = pool.getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery("select num_timed + num_requested from pg_stat_checkpointer")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 
@@ -308,29 +332,46 @@ public final class QueueBenchChild {
   // ---- scenario 1: drain throughput (and memory)
 
   /**
-   * Warms the JVM up in rounds, each on fresh storage: {@code --warmup} jobs (default {@value
-   * #WARMUP_JOBS}) pushed in batches and drained, then a quarter as many pushed one by one and
-   * drained. Rounds go on until one spends at most {@value #WARMUP_QUIET_PERCENT}% of its wall time
-   * compiling (the JIT's accumulated compilation time, {@link #jitMillis()}), or {@code
+   * Warms the JVM up in rounds, each on fresh storage: {@code --warmup} jobs (default: as many as
+   * this system's timed drains, {@link #drainJobs()}) pushed in batches and drained, then a quarter
+   * as many pushed one by one and drained, each drain by {@link #drainOnce} (the timed drains' own
+   * code, its measurements made and not printed), with the resident-set sampler running as in the
+   * timed drains. Rounds go on until one spends at most {@value #WARMUP_QUIET_PERCENT}% of its wall
+   * time compiling (the JIT's accumulated compilation time, {@link #jitMillis()}), or {@code
    * --warmup-rounds} (default {@value #WARMUP_ROUNDS}) have run: the same rule for every system, so
    * that no timed phase measures one system's JIT at work while another's has settled. Prints the
    * rounds it took and the last round's JIT share.
+   *
+   * <p>The warm-up runs the timed drains' code, not a copy of it, because code that first runs
+   * after the warm-up loads classes, and a class loaded then can invalidate compiled code that
+   * relied on the classes loaded before it: on 2026-12-07 the first use of the sampler's file read
+   * and of the results' formatting, right after a warm-up that had ended quiet, made the compiled
+   * {@code ByteBuffer.wrap} and every kvmq method that had inlined it (the job record's decoding,
+   * the worker's dispatch, the settler) not entrant, and the JIT compiled them again during the
+   * timed drain (docs/performance.md).
    */
   private void warmUp() throws Exception {
-    int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(WARMUP_JOBS)));
+    int n = Integer.parseInt(opts.getOrDefault("warmup", Integer.toString(drainJobs())));
     int maxRounds =
         Integer.parseInt(opts.getOrDefault("warmup-rounds", Integer.toString(WARMUP_ROUNDS)));
     int round = 0;
     double share = Double.NaN;
-    while (round < maxRounds) {
-      round++;
-      long wall0 = System.nanoTime();
-      long jit0 = jitMillis();
-      warmUpRound(n);
-      share = jitPercentSince(jit0, wall0);
-      if (share <= WARMUP_QUIET_PERCENT) {
-        break;
+    RssSampler rss = new RssSampler();
+    rss.start();
+    try {
+      while (round < maxRounds) {
+        round++;
+        long wall0 = System.nanoTime();
+        long jit0 = jitMillis();
+        drainOnce("batch", n, false);
+        drainOnce("single", n / 4, false);
+        share = jitPercentSince(jit0, wall0);
+        if (share <= WARMUP_QUIET_PERCENT) {
+          break;
+        }
       }
+    } finally {
+      rss.stop();
     }
     result("warmup_rounds", round);
     result("warmup_last_jit_percent", share);
@@ -343,29 +384,6 @@ public final class QueueBenchChild {
   private double dbSchedulerUpper() {
     int p = prefetch < 0 ? 3 * threads : prefetch;
     return (threads + p) / (double) threads;
-  }
-
-  @SuppressWarnings("try") // the resource is the running system, closed to stop it
-  private void warmUpRound(int n) throws Exception {
-    Sut sut = fresh();
-    Probe.Phase p = Probe.begin(nextId, n);
-    pushBatches(sut, nextId, n);
-    nextId += n;
-    try (AutoCloseable running = sut.start(threads)) {
-      if (!p.awaitFinished(600)) {
-        throw new IllegalStateException(
-            "warm-up: " + p.finished.get() + " of " + n + " jobs finished in 600 s");
-      }
-    }
-    pushSingles(sut, nextId, n / 4); // warms the single-push path too
-    Probe.Phase q = Probe.begin(nextId, n / 4);
-    nextId += n / 4;
-    try (AutoCloseable running = sut.start(threads)) {
-      if (!q.awaitFinished(600)) {
-        throw new IllegalStateException(
-            "warm-up: " + q.finished.get() + " of " + n / 4 + " jobs finished in 600 s");
-      }
-    }
   }
 
   /**
@@ -405,42 +423,62 @@ public final class QueueBenchChild {
     RssSampler rss = new RssSampler();
     rss.start();
     try {
-      for (String mode : List.of("single", "batch")) {
-        Sut sut = fresh(); // each drain on fresh storage: no finished jobs of an earlier phase
-        long heapBefore = usedHeapAfterGc();
-        Probe.Phase p = Probe.begin(nextId, n);
-        long t0 = System.nanoTime();
-        if (mode.equals("single")) {
-          pushSingles(sut, nextId, n);
-        } else {
-          pushBatches(sut, nextId, n);
-        }
-        long t1 = System.nanoTime();
-        nextId += n;
-        result("push_" + mode + "_per_s", n / ((t1 - t0) / 1e9));
-        if (mode.equals("batch")) {
-          result("heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
-        }
-        analyze(); // the drain starts with statistics of the pushed backlog
-        long jit0 = jitMillis();
-        long wall0 = System.nanoTime();
-        long startedAt = System.currentTimeMillis();
-        try (AutoCloseable running = sut.start(threads)) {
-          if (!p.awaitFinished(900)) {
-            throw new IllegalStateException(
-                "drain: " + p.finished.get() + " of " + n + " jobs finished in 900 s");
-          }
-        }
-        // wall-clock ms, to cut a system-wide profile to the drain (perf record -k CLOCK_REALTIME)
-        result("drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
-        result("drain_jit_percent_" + mode, jitPercentSince(jit0, wall0));
-        long first = Arrays.stream(p.startNanos()).min().orElseThrow();
-        result("drain_after_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
-      }
+      drainOnce("single", n, true);
+      drainOnce("batch", n, true);
     } finally {
       rss.stop();
     }
     result("rss_peak_mb", rss.peakKb.get() / 1024.0);
+  }
+
+  /**
+   * One drain on fresh storage (no finished jobs of an earlier phase): {@code n} jobs pushed one by
+   * one ({@code single}) or in batches ({@code batch}), then drained by the system's worker.
+   * Measures the push, the heap per job (batch), the drain's JIT share and its throughput, and
+   * prints them if {@code timed}; the warm-up runs it untimed, so that the timed drains run no code
+   * for the first time.
+   */
+  @SuppressWarnings("try") // the resource is the running system, closed to stop it
+  private void drainOnce(String mode, int n, boolean timed) throws Exception {
+    Sut sut = fresh();
+    long heapBefore = usedHeapAfterGc();
+    Probe.Phase p = Probe.begin(nextId, n);
+    long t0 = System.nanoTime();
+    if (mode.equals("single")) {
+      pushSingles(sut, nextId, n);
+    } else {
+      pushBatches(sut, nextId, n);
+    }
+    long t1 = System.nanoTime();
+    nextId += n;
+    result(timed, "push_" + mode + "_per_s", n / ((t1 - t0) / 1e9));
+    if (mode.equals("batch")) {
+      result(timed, "heap_bytes_per_job", (usedHeapAfterGc() - heapBefore) / (double) n);
+    }
+    long checkpoints0 = checkpoints();
+    analyze(); // the drain starts with statistics of the pushed backlog, and no checkpoint due
+    long jit0 = jitMillis();
+    long wall0 = System.nanoTime();
+    long startedAt = System.currentTimeMillis();
+    try (AutoCloseable running = sut.start(threads)) {
+      if (!p.awaitFinished(900)) {
+        throw new IllegalStateException(
+            (timed ? "drain: " : "warm-up: ")
+                + p.finished.get()
+                + " of "
+                + n
+                + " jobs finished in 900 s");
+      }
+    }
+    // wall-clock ms, to cut a system-wide profile to the drain (perf record -k CLOCK_REALTIME)
+    result(timed, "drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
+    result(timed, "drain_jit_percent_" + mode, jitPercentSince(jit0, wall0));
+    if (checkpoints0 >= 0) {
+      // from before the drain's CHECKPOINT to its end: 1 is that one, more were in the drain
+      result(timed, "drain_checkpoints_" + mode, checkpoints() - checkpoints0);
+    }
+    long first = Arrays.stream(p.startNanos()).min().orElseThrow();
+    result(timed, "drain_after_" + mode + "_per_s", n / ((p.lastFinishNanos - first) / 1e9));
   }
 
   /**
@@ -751,12 +789,22 @@ public final class QueueBenchChild {
   // ---- helpers
 
   private static void result(String name, Object value) {
-    String v =
-        value instanceof Double d
-            ? String.format(java.util.Locale.ROOT, "%.4f", d)
-            : value.toString();
-    System.out.println("RESULT " + name + " " + v);
-    System.out.flush();
+    result(true, name, value);
+  }
+
+  /** Formats a result, and prints it only if {@code print} (the warm-up formats and drops it). */
+  private static void result(boolean print, String name, Object value) {
+    String line =
+        "RESULT "
+            + name
+            + " "
+            + (value instanceof Double d
+                ? String.format(java.util.Locale.ROOT, "%.4f", d)
+                : value.toString());
+    if (print) {
+      System.out.println(line);
+      System.out.flush();
+    }
   }
 
   @SuppressWarnings("removal")
