@@ -458,6 +458,7 @@ public final class QueueBenchChild {
     long checkpoints0 = checkpoints();
     analyze(); // the drain starts with statistics of the pushed backlog, and no checkpoint due
     long jit0 = jitMillis();
+    long[] cpu0 = Steal.read();
     long wall0 = System.nanoTime();
     long startedAt = System.currentTimeMillis();
     try (AutoCloseable running = sut.start(threads)) {
@@ -473,6 +474,7 @@ public final class QueueBenchChild {
     // wall-clock ms, to cut a system-wide profile to the drain (perf record -k CLOCK_REALTIME)
     result(timed, "drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
     result(timed, "drain_jit_percent_" + mode, jitPercentSince(jit0, wall0));
+    result(timed, "drain_steal_percent_" + mode, Steal.percentSince(cpu0));
     if (checkpoints0 >= 0) {
       // from before the drain's CHECKPOINT to its end: 1 is that one, more were in the drain
       result(timed, "drain_checkpoints_" + mode, checkpoints() - checkpoints0);
@@ -648,6 +650,7 @@ public final class QueueBenchChild {
     try (AutoCloseable running = sut.start(threads)) {
       LockSupport.parkNanos(1_000_000_000L); // let the workers go idle first
       Probe.Phase p = Probe.begin(nextId, n);
+      long[] cpu0 = Steal.read();
       long t0 = System.nanoTime();
       for (int i = 0; i < n; i++) {
         long due = t0 + i * period;
@@ -664,6 +667,7 @@ public final class QueueBenchChild {
         throw new IllegalStateException(
             "pickup: " + p.started.get() + " of " + n + " jobs started in 120 s");
       }
+      result("pickup_steal_percent", Steal.percentSince(cpu0));
       // every system timed alike: from just before the push call to the handler's first line
       double[] pickup = Latencies.sortedMs(called, p.startNanos());
       result("pickup_p50_ms", Latencies.quantile(pickup, 0.50));
@@ -813,6 +817,53 @@ public final class QueueBenchChild {
       System.gc();
     }
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+
+  /**
+   * The machine's CPU time that its host gave to other guests while this one wanted it ({@code
+   * steal} in {@code /proc/stat}), as a share of all its CPU time: on a virtual machine that shares
+   * its host, a phase measured while the host took a large share of the CPU measures the host's
+   * load as much as the system (docs/performance.md).
+   */
+  static final class Steal {
+
+    private Steal() {}
+
+    /**
+     * The machine's CPU time so far in clock ticks: all of it, and its steal.
+     *
+     * @return {total, steal}, or {0, 0} where {@code /proc/stat} can't be read
+     */
+    static long[] read() {
+      try {
+        for (String line : Files.readAllLines(Path.of("/proc/stat"))) {
+          if (line.startsWith("cpu ")) {
+            String[] f = line.trim().split("\\s+");
+            long total = 0;
+            // user nice system idle iowait irq softirq steal (guest time is within user)
+            for (int i = 1; i <= 8 && i < f.length; i++) {
+              total += Long.parseLong(f[i]);
+            }
+            return new long[] {total, f.length > 8 ? Long.parseLong(f[8]) : 0};
+          }
+        }
+      } catch (IOException | NumberFormatException e) {
+        return new long[] {0, 0};
+      }
+      return new long[] {0, 0};
+    }
+
+    /**
+     * The steal's share of the machine's CPU time since {@code before}.
+     *
+     * @param before a {@link #read()} taken earlier
+     * @return the share in percent, or 0 if no time passed or nothing could be read
+     */
+    static double percentSince(long[] before) {
+      long[] now = read();
+      long total = now[0] - before[0];
+      return total <= 0 ? 0 : 100.0 * (now[1] - before[1]) / total;
+    }
   }
 
   /** Samples the process's resident set size every 50 ms. */
