@@ -838,19 +838,32 @@ public final class QueueBenchChild {
       try {
         for (String line : Files.readAllLines(Path.of("/proc/stat"))) {
           if (line.startsWith("cpu ")) {
-            String[] f = line.trim().split("\\s+");
-            long total = 0;
-            // user nice system idle iowait irq softirq steal (guest time is within user)
-            for (int i = 1; i <= 8 && i < f.length; i++) {
-              total += Long.parseLong(f[i]);
-            }
-            return new long[] {total, f.length > 8 ? Long.parseLong(f[8]) : 0};
+            return parse(line);
           }
         }
       } catch (IOException | NumberFormatException e) {
         return new long[] {0, 0};
       }
       return new long[] {0, 0};
+    }
+
+    /**
+     * The machine's CPU time in one {@code /proc/stat} line of the form {@code cpu user nice system
+     * idle iowait irq softirq steal guest guest_nice}: the first eight summed (guest time is
+     * counted within user already), and the eighth, steal; 0 steal where the line ends before it
+     * (kernels before 2.6.11).
+     *
+     * @param line the line
+     * @return {total, steal}
+     * @throws NumberFormatException if a field is not a number
+     */
+    static long[] parse(String line) {
+      String[] f = line.trim().split("\\s+");
+      long total = 0;
+      for (int i = 1; i <= 8 && i < f.length; i++) {
+        total += Long.parseLong(f[i]);
+      }
+      return new long[] {total, f.length > 8 ? Long.parseLong(f[8]) : 0};
     }
 
     /**

@@ -105,6 +105,9 @@ class ReportTest {
     put(results, "kvmq-memory", "warmup_rounds", "2", "3", "6");
     put(results, "kvmq-memory", "drain_jit_percent_single", "1.0", "2.0", "3.0");
     put(results, "kvmq-memory", "drain_jit_percent_batch", "4.0", "5.0", "9.0");
+    put(results, "kvmq-memory", "drain_steal_percent_single", "0.0", "0.5", "30.0");
+    put(results, "kvmq-memory", "drain_steal_percent_batch", "0.2", "1.0", "25.0");
+    put(results, "kvmq-memory", "pickup_steal_percent", "0.1", "0.3", "12.0");
     put(results, "kvmq-memory", "settings", "kvmq 0.1.0 InMemoryKvStore");
     put(results, "quartz-ram", "drain_after_single_per_s", "30000", "31000", "32000");
     put(results, "quartz-ram", "drain_after_batch_per_s", "30000", "31000", "32000");
@@ -134,12 +137,14 @@ class ReportTest {
     // the in-memory pair drains more jobs than the others (--memory-jobs), and the header says so
     assertThat(table)
         .contains("Drain: 20000 no-op jobs (kvmq-memory and quartz-ram: 200000) pushed by 8");
-    // the push call's own duration, the warm-up rounds, the JIT's share of both drains (pooled)
-    // and the settings are in the system's row
+    // the push call's own duration, the warm-up rounds, the JIT's share of both drains (pooled),
+    // the host's steal in both drains (pooled) and in the pickup, and the settings are in the
+    // system's row
     assertThat(table)
         .containsPattern(
             "\\| kvmq-memory \\|.*\\| 0\\.06 \\(0\\.05–0\\.07\\) \\|.*"
                 + "\\| 3\\.00 \\(2\\.00–6\\.00\\) \\| 3\\.50 \\(1\\.00–9\\.00\\)"
+                + " \\| 0\\.75 \\(0\\.00–30\\.0\\) \\| 0\\.30 \\(0\\.10–12\\.0\\)"
                 + " \\| kvmq 0\\.1\\.0 InMemoryKvStore \\|\n");
   }
 
