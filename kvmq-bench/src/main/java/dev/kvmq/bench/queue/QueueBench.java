@@ -98,6 +98,11 @@ import java.util.stream.Collectors;
  *                       runs and print, for each of its drains, the average number of its
  *                       database's connections in each state, wait event and statement
  *                       (PgActivity; the reads slow the drains a little)
+ *   --max-steal P     the steal rule, the same for every system: a system's JVM during whose
+ *                       drains or pickup the host took more than P percent of the machine's
+ *                       CPU time (steal, /proc/stat; default 5) is discarded and run again, up
+ *                       to --steal-retries R times (default 3); the last try is kept whatever
+ *                       its steal. The table counts the discarded and the kept-above runs
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
@@ -140,7 +145,7 @@ public final class QueueBench {
   private EmbeddedPostgres postgres;
   private int databases;
 
-  private QueueBench() {}
+  QueueBench() {}
 
   /**
    * Runs the benchmark and prints the table.
@@ -171,8 +176,21 @@ public final class QueueBench {
    * value} lines), for example of a run that was stopped before the end.
    */
   private void reportFrom(Path log) throws IOException {
+    readLog(Files.readAllLines(log));
+    System.out.println("# table printed again from " + log);
+    new Report(results, failures, opts).print(System.out);
+  }
+
+  /**
+   * Reads the options, results and failures of a run's log into this benchmark's, as the run kept
+   * them: a run followed by a {@link #DISCARDED} line counts only as discarded.
+   */
+  void readLog(List<String> lines) {
     String system = null;
-    for (String line : Files.readAllLines(log)) {
+    // one JVM's results, kept when the next JVM starts or the log ends, unless a DISCARDED line
+    // (the steal rule, child) came first
+    Map<String, List<String>> run = new LinkedHashMap<>();
+    for (String line : lines) {
       if (line.startsWith("# options: {")) {
         for (String kv : line.substring("# options: {".length(), line.length() - 1).split(", ")) {
           String[] p = kv.split("=", 2);
@@ -183,19 +201,25 @@ public final class QueueBench {
       } else if (line.startsWith("# ") && !line.startsWith("#  ")) {
         String first = line.substring(2).split(" ")[0];
         if (KVMQ.contains(first) || PEERS.contains(first) || first.equals(DISK)) {
+          if (system != null) {
+            keep(system, run);
+          }
+          run = new LinkedHashMap<>();
           system = first;
         }
+      } else if (line.startsWith("#   " + DISCARDED) && system != null) {
+        run = new LinkedHashMap<>(Map.of(STEAL_DISCARDED, new ArrayList<>(List.of("1"))));
+      } else if (line.startsWith("#   kept with steal") && system != null) {
+        run.computeIfAbsent(STEAL_KEPT_ABOVE, k -> new ArrayList<>()).add("1");
       } else if (line.startsWith("#   ")
           && !line.startsWith("#   |")
           && line.contains(" = ")
           && system != null) {
         String[] p = line.substring(4).split(" = ", 2);
-        Map<String, List<String>> mine =
-            results.computeIfAbsent(system, s -> new LinkedHashMap<>());
         if (p[0].equals("settings")) {
-          mine.put("settings", new ArrayList<>(List.of(p[1])));
+          run.put("settings", new ArrayList<>(List.of(p[1])));
         } else {
-          mine.computeIfAbsent(p[0], k -> new ArrayList<>()).add(p[1]);
+          run.computeIfAbsent(p[0], k -> new ArrayList<>()).add(p[1]);
         }
       } else if (line.startsWith("#   (") && line.contains("exit ") && !line.contains("exit 0)")) {
         failures.add(system + ": " + line.substring(4));
@@ -203,8 +227,14 @@ public final class QueueBench {
         failures.add(line.substring("#   FAILED: ".length()));
       }
     }
-    System.out.println("# table printed again from " + log);
-    new Report(results, failures, opts).print(System.out);
+    if (system != null) {
+      keep(system, run);
+    }
+  }
+
+  /** The results so far: system -> result name -> values. */
+  Map<String, Map<String, List<String>>> results() {
+    return results;
   }
 
   private List<String> systems() {
@@ -399,7 +429,103 @@ public final class QueueBench {
     return cmd;
   }
 
+  /**
+   * Runs one system's JVM for the given scenarios and keeps its results, under the steal rule: a
+   * run during which the host took more than {@code --max-steal} percent of the machine's CPU (the
+   * {@code *steal_percent*} results, {@link QueueBenchChild}) is discarded and run again, up to
+   * {@code --steal-retries} times, the same rule for every system; the last try is kept whatever
+   * its steal, and the table counts both cases. A run whose JVM failed is kept as it is.
+   */
   private void child(String system, String scenarios, String what) throws Exception {
+    double bound = Double.parseDouble(opts.getOrDefault("max-steal", DEFAULT_MAX_STEAL));
+    int retries = Integer.parseInt(opts.getOrDefault("steal-retries", DEFAULT_STEAL_RETRIES));
+    for (int attempt = 0; ; attempt++) {
+      String label =
+          attempt == 0 ? what : what + ", measured again " + attempt + "/" + retries + " for steal";
+      Map<String, List<String>> run = new LinkedHashMap<>();
+      boolean ok = once(system, scenarios, label, run);
+      double steal = worstSteal(run);
+      if (ok && steal > bound && attempt < retries) {
+        System.out.printf(
+            Locale.ROOT,
+            "#   %s the host took %.1f%% of the machine's CPU (steal), above --max-steal %s;"
+                + " measured again%n",
+            DISCARDED,
+            steal,
+            bound);
+        keep(system, Map.of(STEAL_DISCARDED, List.of("1")));
+        continue;
+      }
+      if (ok && steal > bound) {
+        System.out.printf(
+            Locale.ROOT,
+            "#   kept with steal %.1f%% above --max-steal %s: the last of %d tries%n",
+            steal,
+            bound,
+            retries + 1);
+        run.computeIfAbsent(STEAL_KEPT_ABOVE, k -> new ArrayList<>()).add("1");
+      }
+      keep(system, run);
+      return;
+    }
+  }
+
+  /** The default of {@code --max-steal}, percent of the machine's CPU time. */
+  static final String DEFAULT_MAX_STEAL = "5";
+
+  /** The default of {@code --steal-retries}. */
+  static final String DEFAULT_STEAL_RETRIES = "3";
+
+  /** The line that marks the run above it as discarded (and {@code --report} reads as such). */
+  static final String DISCARDED = "DISCARDED:";
+
+  /** A result counted once per run discarded for steal. */
+  static final String STEAL_DISCARDED = "steal_discarded_runs";
+
+  /** A result counted once per run kept with steal above the bound (its tries ran out). */
+  static final String STEAL_KEPT_ABOVE = "steal_kept_above_runs";
+
+  /**
+   * The largest steal a run reported, over its drains and its pickup; 0 if it reported none.
+   *
+   * @param run the results of one JVM
+   * @return percent of the machine's CPU time
+   */
+  static double worstSteal(Map<String, List<String>> run) {
+    double worst = 0;
+    for (Map.Entry<String, List<String>> e : run.entrySet()) {
+      if (e.getKey().contains("steal_percent")) {
+        for (String v : e.getValue()) {
+          worst = Math.max(worst, Double.parseDouble(v));
+        }
+      }
+    }
+    return worst;
+  }
+
+  /** Adds one run's results to a system's; a run's settings replace those before. */
+  private void keep(String system, Map<String, List<String>> run) {
+    merge(results.computeIfAbsent(system, s -> new LinkedHashMap<>()), run);
+  }
+
+  static void merge(Map<String, List<String>> into, Map<String, List<String>> run) {
+    run.forEach(
+        (k, v) -> {
+          if (k.equals("settings")) {
+            into.put(k, new ArrayList<>(v));
+          } else {
+            into.computeIfAbsent(k, x -> new ArrayList<>()).addAll(v);
+          }
+        });
+  }
+
+  /**
+   * One system JVM: its results into {@code run}.
+   *
+   * @return whether it exited 0 (else it is listed under FAILED)
+   */
+  private boolean once(String system, String scenarios, String what, Map<String, List<String>> run)
+      throws Exception {
     List<String> cmd = javaCommand(system, scenarios, true);
     String db = null;
     if (onPostgres(system)) {
@@ -416,10 +542,9 @@ public final class QueueBench {
     List<String[]> windows = new ArrayList<>();
     long t0 = System.nanoTime();
     Process p;
-    Map<String, List<String>> mine = results.computeIfAbsent(system, s -> new LinkedHashMap<>());
     try {
       p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-      read(p, mine, windows);
+      read(p, run, windows);
     } finally {
       if (activity != null) {
         activity.stop();
@@ -444,6 +569,7 @@ public final class QueueBench {
     if (db != null) {
       exec("drop database " + db + " with (force)");
     }
+    return exit == 0;
   }
 
   /**

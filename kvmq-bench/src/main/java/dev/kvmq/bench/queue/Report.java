@@ -268,6 +268,7 @@ final class Report {
               + settings(system)
               + " |");
     }
+    steal(out);
     if (results.containsKey(QueueBench.DISK)) {
       disk(out);
     }
@@ -331,6 +332,37 @@ final class Report {
       out.println("FAILED runs:");
       failures.forEach(f -> out.println("- " + f));
     }
+  }
+
+  /**
+   * The steal rule's line ({@link QueueBench}, its child method): which systems' runs were measured
+   * again because the host took more of the CPU than {@code --max-steal}, and which were kept above
+   * it when their tries ran out.
+   */
+  private void steal(PrintStream out) {
+    List<String> again = new ArrayList<>();
+    List<String> above = new ArrayList<>();
+    for (String system : results.keySet()) {
+      int d = values(system, QueueBench.STEAL_DISCARDED).length;
+      int k = values(system, QueueBench.STEAL_KEPT_ABOVE).length;
+      if (d > 0) {
+        again.add(system + " " + d);
+      }
+      if (k > 0) {
+        above.add(system + " " + k);
+      }
+    }
+    out.println();
+    out.println(
+        "Steal rule: a run during whose drains or pickup the host took more than "
+            + opts.getOrDefault("max-steal", QueueBench.DEFAULT_MAX_STEAL)
+            + "% of the machine's CPU (steal) is discarded and run again, up to "
+            + opts.getOrDefault("steal-retries", QueueBench.DEFAULT_STEAL_RETRIES)
+            + " times, for every system alike. Runs discarded: "
+            + (again.isEmpty() ? "none" : String.join(", ", again))
+            + ". Runs kept above the bound (their tries ran out): "
+            + (above.isEmpty() ? "none" : String.join(", ", above))
+            + ".");
   }
 
   /** The fsync scenario: what a forced write costs, and so a commit group's floor per system. */
