@@ -3,6 +3,8 @@ package dev.kvmq.it;
 import dev.kvmq.it.support.KvmqWars;
 import dev.kvmq.it.support.Wait;
 import java.io.File;
+import java.net.URI;
+import java.net.URL;
 import org.assertj.core.api.Assertions;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
@@ -48,5 +50,48 @@ public final class Wars {
    */
   public static File jarOf(Class<?> type) {
     return KvmqWars.jarOf(type);
+  }
+
+  /**
+   * The context path of a WAR that Arquillian deployed to Payara Micro, from the URL it injects
+   * ({@code @ArquillianResource URL}). arquillian-payara-micro-managed once injected a URL with no
+   * path at all (on Payara Micro 7, in CI on 2026-12-07: it had read the host and port before
+   * Payara printed the deployment's context root), and the test then called {@code
+   * http://127.0.0.1:8961kvmq/...}. Payara Micro deploys a WAR at its name without {@code .war}, so
+   * that is the path when the URL has none.
+   *
+   * @param base the URL Arquillian injected
+   * @param war the archive's name, as given to {@link #testWar(String)}
+   * @return the path, starting and ending with {@code /}
+   * @throws IllegalArgumentException if {@code war} does not end in {@code .war}
+   */
+  public static String contextPath(URL base, String war) {
+    if (!war.endsWith(".war")) {
+      throw new IllegalArgumentException("not a WAR's name: " + war);
+    }
+    String path = base.getPath();
+    if (path.isEmpty() || path.equals("/")) {
+      path = "/" + war.substring(0, war.length() - ".war".length());
+    }
+    return path.endsWith("/") ? path : path + "/";
+  }
+
+  /**
+   * The root URL of a deployed WAR: the injected URL's protocol, host and port, and {@link
+   * #contextPath(URL, String)}.
+   *
+   * @param base the URL Arquillian injected
+   * @param war the archive's name
+   * @return the root, ending with {@code /}
+   * @throws IllegalArgumentException if {@code war} does not end in {@code .war}
+   */
+  public static URI root(URL base, String war) {
+    return URI.create(
+        base.getProtocol()
+            + "://"
+            + base.getHost()
+            + ":"
+            + base.getPort()
+            + contextPath(base, war));
   }
 }

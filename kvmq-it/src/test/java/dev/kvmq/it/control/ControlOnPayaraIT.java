@@ -43,9 +43,12 @@ import org.junit.jupiter.api.Test;
 @RunAsClient
 class ControlOnPayaraIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-control.war";
+
   @Deployment(testable = false)
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-control.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addClasses(
             Chore.class,
             Chores.class,
@@ -255,7 +258,7 @@ class ControlOnPayaraIT {
   private HttpResponse<String> http(String method, String path, String user, String json)
       throws Exception {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(base + path))
+        HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + path))
             .timeout(Duration.ofSeconds(30))
             .method(
                 method,

@@ -3,6 +3,7 @@ package dev.kvmq.it.dashboard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
 import dev.kvmq.it.rest.AdminWar;
 import dev.kvmq.it.support.Wait;
@@ -40,6 +41,9 @@ import org.openqa.selenium.support.ui.Select;
 @OnPayara
 class DashboardEscapingIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-escaping.war";
+
   private static final String QUEUE = MarkupHandler.QUEUE;
 
   /** Each sets window.kvmqPwned if it runs; the quotes break out of an attribute if unescaped. */
@@ -63,7 +67,7 @@ class DashboardEscapingIT {
 
   @Deployment(testable = false)
   static WebArchive war() {
-    return AdminWar.of("kvmq-escaping.war").addClasses(Mark.class, MarkupHandler.class);
+    return AdminWar.of(WAR).addClasses(Mark.class, MarkupHandler.class);
   }
 
   @ArquillianResource URL base;
@@ -73,7 +77,7 @@ class DashboardEscapingIT {
   @Test
   @RunAsClient
   void markupInQueueNamesStatesAndErrorsShowsAsText() throws Exception {
-    String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
+    String root = "http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR);
     for (String text : MARKUP) {
       push(root, "{\"state\": {\"text\": " + json(text) + ", \"fail\": true}}");
       push(

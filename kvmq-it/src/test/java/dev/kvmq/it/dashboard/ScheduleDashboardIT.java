@@ -3,6 +3,7 @@ package dev.kvmq.it.dashboard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
 import dev.kvmq.it.rest.AdminWar;
 import dev.kvmq.it.support.Wait;
@@ -32,9 +33,12 @@ import org.openqa.selenium.WebElement;
 @OnPayara
 class ScheduleDashboardIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-sched-ui.war";
+
   @Deployment(testable = false)
   static WebArchive war() {
-    return AdminWar.of("kvmq-sched-ui.war").addClasses(Mark.class, ScheduledHandler.class);
+    return AdminWar.of(WAR).addClasses(Mark.class, ScheduledHandler.class);
   }
 
   @ArquillianResource URL base;
@@ -44,7 +48,7 @@ class ScheduleDashboardIT {
   @Test
   @RunAsClient
   void theSchedulesTableShowsAndControlsTheQueuesSchedules() throws Exception {
-    String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
+    String root = "http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR);
     String api = root + "kvmq/queues/" + ScheduledHandler.QUEUE + "/schedules/new-year";
     try (Browser browser = Browser.inWorkDirectory("sched-ui", "admin", TestUsers.PASSWORD)) {
       browser.driver.get(root + "kvmq/dashboard#/queue/" + ScheduledHandler.QUEUE);

@@ -42,9 +42,12 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class FlowOnPayaraIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-flow.war";
+
   @Deployment
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-flow.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addClasses(
             Call.class,
             Gates.class,
@@ -208,7 +211,7 @@ class FlowOnPayaraIT {
 
   private HttpResponse<String> admin(String method, String path, String json) throws Exception {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(base + path))
+        HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + path))
             .timeout(Duration.ofSeconds(30))
             .method(
                 method,

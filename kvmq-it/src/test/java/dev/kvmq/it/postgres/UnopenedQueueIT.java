@@ -47,6 +47,9 @@ import org.postgresql.ds.PGSimpleDataSource;
 @OnPayara
 class UnopenedQueueIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-unopened.war";
+
   private static final String RETIRED = "retired-" + Long.toHexString(System.nanoTime());
 
   @Deployment(testable = false)
@@ -63,7 +66,7 @@ class UnopenedQueueIT {
                     url,
                     true)
                 + "</web-app>");
-    return Wars.withKvmq(Wars.testWar("kvmq-unopened.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addAsLibraries(Wars.jarOf(PostgresKvStore.class), Wars.jarOf(org.postgresql.Driver.class))
         .addClasses(TestUsers.class, PlacedOrder.class, OrderHandler.class)
         .addAsResource(
@@ -141,7 +144,7 @@ class UnopenedQueueIT {
    * JSON, with why as its tooltip.
    */
   private void dashboardShows() throws Exception {
-    String root = "http://127.0.0.1:" + base.getPort() + base.getPath();
+    String root = "http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR);
     try (Browser browser = Browser.inWorkDirectory("unopened", "admin", TestUsers.PASSWORD)) {
       browser.driver.get(root + "kvmq/dashboard");
       WebElement retired =
@@ -181,7 +184,7 @@ class UnopenedQueueIT {
   }
 
   private String send(String method, String path, String body, int expected) {
-    URI root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+    URI root = URI.create("http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR));
     return api.send(method, root.resolve(path), body, expected);
   }
 

@@ -42,9 +42,12 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class QueueOnPayaraIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-it.war";
+
   @Deployment
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-it.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addClasses(
             Task.class,
             Recorder.class,
@@ -388,7 +391,7 @@ class QueueOnPayaraIT {
   @RunAsClient
   void restStreamsQueueChangesAsServerSentEvents() throws Exception {
     HttpRequest request =
-        HttpRequest.newBuilder(URI.create(base + "kvmq/queues/flaky/events"))
+        HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + "kvmq/queues/flaky/events"))
             .header("Accept", "text/event-stream")
             .header("Authorization", basic("admin", TestUsers.PASSWORD))
             .GET()
@@ -558,7 +561,7 @@ class QueueOnPayaraIT {
   private HttpResponse<String> http(
       String method, String path, String user, String password, String json) throws Exception {
     HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create(base + path))
+        HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + path))
             .timeout(Duration.ofSeconds(30))
             .method(
                 method,

@@ -3,6 +3,7 @@ package dev.kvmq.it.rest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.it.OnPayara;
+import dev.kvmq.it.Wars;
 import dev.kvmq.it.queue.TestUsers;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,6 +52,9 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class RestFuzzIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-fuzz.war";
+
   private static final String ADMIN =
       "Basic "
           + Base64.getEncoder()
@@ -58,7 +62,7 @@ class RestFuzzIT {
 
   @Deployment(testable = false)
   static WebArchive war() {
-    return AdminWar.of("kvmq-fuzz.war").addClasses(FuzzState.class, FuzzQueues.class);
+    return AdminWar.of(WAR).addClasses(FuzzState.class, FuzzQueues.class);
   }
 
   /** A stack frame, or a Java class name ending in Exception or Error. */
@@ -99,7 +103,7 @@ class RestFuzzIT {
         System.nanoTime() + Duration.ofSeconds(Long.getLong("kvmq.fuzz.seconds", 120)).toNanos();
     // Arquillian names the machine's address; the server listens on every interface, so
     // the fuzz talks to the loopback address only, on the same port
-    root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+    root = URI.create("http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR));
     SplittableRandom random = new SplittableRandom(seed);
     System.out.println("RestFuzzIT seed " + seed + " (replay with -Dkvmq.seed=" + seed + ")");
 
@@ -155,7 +159,7 @@ class RestFuzzIT {
   @Test
   @RunAsClient
   void aPushSpeaksJobOptionsAndNamesTheBadField() throws Exception {
-    root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+    root = URI.create("http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR));
     Answer pushed =
         send(
             post(
@@ -242,7 +246,7 @@ class RestFuzzIT {
   @Test
   @RunAsClient
   void aHeadOfTheEventStreamAnswersAtOnce() throws Exception {
-    root = URI.create("http://127.0.0.1:" + base.getPort() + base.getPath());
+    root = URI.create("http://127.0.0.1:" + base.getPort() + Wars.contextPath(base, WAR));
     // JAX-RS runs a GET method for a HEAD: the event stream then never ended (send waits 20 s)
     Answer head = send(new Fuzzed("HEAD", "kvmq/queues/fuzz/events", true, List.of(), null));
     assertThat(head.status).isEqualTo(200);

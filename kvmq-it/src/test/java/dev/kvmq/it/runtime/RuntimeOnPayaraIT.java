@@ -38,9 +38,12 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class RuntimeOnPayaraIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-runtime.war";
+
   @Deployment
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-runtime.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addClasses(
             Bill.class,
             Ledger.class,
@@ -240,7 +243,9 @@ class RuntimeOnPayaraIT {
 
   private void push(String queue, int jobs, int ms) throws Exception {
     HttpResponse<String> r =
-        get(URI.create(base + "push?queue=" + queue + "&jobs=" + jobs + "&ms=" + ms));
+        get(
+            URI.create(
+                Wars.root(base, WAR) + "push?queue=" + queue + "&jobs=" + jobs + "&ms=" + ms));
     assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
   }
 

@@ -23,10 +23,12 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class SmokeIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "smoke.war";
+
   @Deployment
   static WebArchive war() {
-    return Wars.testWar("smoke.war")
-        .addClasses(Greeter.class, HelloResource.class, SmokeApplication.class);
+    return Wars.testWar(WAR).addClasses(Greeter.class, HelloResource.class, SmokeApplication.class);
   }
 
   @Inject Greeter greeter;
@@ -45,7 +47,9 @@ class SmokeIT {
     HttpResponse<String> response =
         HttpClient.newHttpClient()
             .send(
-                HttpRequest.newBuilder(URI.create(base + "api/hello?name=kvmq")).GET().build(),
+                HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + "api/hello?name=kvmq"))
+                    .GET()
+                    .build(),
                 HttpResponse.BodyHandlers.ofString());
 
     assertThat(response.statusCode()).isEqualTo(200);

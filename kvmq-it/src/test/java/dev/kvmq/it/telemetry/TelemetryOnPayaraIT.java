@@ -41,6 +41,9 @@ import org.junit.jupiter.api.Test;
 @OnPayara
 class TelemetryOnPayaraIT {
 
+  /** The test WAR's name; its context root is the name without {@code .war}. */
+  private static final String WAR = "kvmq-traced.war";
+
   static final OtlpReceiver RECEIVER = receiver();
 
   private static OtlpReceiver receiver() {
@@ -53,7 +56,7 @@ class TelemetryOnPayaraIT {
 
   @Deployment(testable = false)
   static WebArchive war() {
-    return Wars.withKvmq(Wars.testWar("kvmq-traced.war"))
+    return Wars.withKvmq(Wars.testWar(WAR))
         .addClasses(TracedApi.class, TracedResource.class, TracedHandler.class)
         .addAsResource(
             new StringAsset(
@@ -86,7 +89,7 @@ class TelemetryOnPayaraIT {
     HttpResponse<String> response =
         HttpClient.newHttpClient()
             .send(
-                HttpRequest.newBuilder(URI.create(base + "api/jobs"))
+                HttpRequest.newBuilder(URI.create(Wars.root(base, WAR) + "api/jobs"))
                     .header("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01")
                     .header("Content-Type", "text/plain")
                     .POST(HttpRequest.BodyPublishers.ofString("hello"))
