@@ -100,9 +100,10 @@ import java.util.stream.Collectors;
  *                       (PgActivity; the reads slow the drains a little)
  *   --max-steal P     the steal rule, the same for every system: a system's JVM during whose
  *                       drains or pickup the host took more than P percent of the machine's
- *                       CPU time (steal, /proc/stat; default 5) is discarded and run again, up
- *                       to --steal-retries R times (default 3); the last try is kept whatever
- *                       its steal. The table counts the discarded and the kept-above runs
+ *                       CPU time (steal, /proc/stat; default 5) is discarded and run again
+ *                       after the other repetitions, up to --steal-retries R times (default 3;
+ *                       0 turns the rule off); the last try is kept whatever its steal. The
+ *                       table counts the discarded and the kept-above runs
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
@@ -321,14 +322,30 @@ public final class QueueBench {
           scenarios.stream().filter(s -> s.equals("drain") || s.equals("pickup")).toList();
       if (!dp.isEmpty()) {
         int otherReps = Integer.parseInt(opts.getOrDefault("other-reps", "1"));
+        String both = String.join(",", dp);
+        List<String[]> repetitions = new ArrayList<>();
         for (int rep = 1; rep <= Math.max(reps, otherReps); rep++) {
           for (String system : systems) {
             int n = KVMQ.contains(system) || TARGET_PEERS.contains(system) ? reps : otherReps;
             if (rep <= n) {
-              child(system, String.join(",", dp), "repetition " + rep + "/" + n);
+              repetitions.add(new String[] {system, "repetition " + rep + "/" + n});
             }
           }
         }
+        // the steal rule: a repetition discarded for steal is measured again after all the
+        // others, not at once (the host's steal comes in episodes that can outlast a JVM's run)
+        int retries = stealRetries();
+        measureAgainLater(
+            repetitions,
+            retries,
+            (r, round, last) ->
+                measured(
+                    r[0],
+                    both,
+                    round == 0
+                        ? r[1]
+                        : r[1] + ", measured again " + round + "/" + retries + " for steal",
+                    last));
       }
       if (scenarios.contains("claim")) {
         for (String system : systems) {
@@ -434,40 +451,95 @@ public final class QueueBench {
    * run during which the host took more than {@code --max-steal} percent of the machine's CPU (the
    * {@code *steal_percent*} results, {@link QueueBenchChild}) is discarded and run again, up to
    * {@code --steal-retries} times, the same rule for every system; the last try is kept whatever
-   * its steal, and the table counts both cases. A run whose JVM failed is kept as it is.
+   * its steal, and the table counts both cases. A run whose JVM failed is kept as it is. (The drain
+   * and pickup repetitions measure again at the end of the run instead, see run.)
    */
   private void child(String system, String scenarios, String what) throws Exception {
-    double bound = Double.parseDouble(opts.getOrDefault("max-steal", DEFAULT_MAX_STEAL));
-    int retries = Integer.parseInt(opts.getOrDefault("steal-retries", DEFAULT_STEAL_RETRIES));
-    for (int attempt = 0; ; attempt++) {
-      String label =
-          attempt == 0 ? what : what + ", measured again " + attempt + "/" + retries + " for steal";
-      Map<String, List<String>> run = new LinkedHashMap<>();
-      boolean ok = once(system, scenarios, label, run);
-      double steal = worstSteal(run);
-      if (ok && steal > bound && attempt < retries) {
-        System.out.printf(
-            Locale.ROOT,
-            "#   %s the host took %.1f%% of the machine's CPU (steal), above --max-steal %s;"
-                + " measured again%n",
-            DISCARDED,
-            steal,
-            bound);
-        keep(system, Map.of(STEAL_DISCARDED, List.of("1")));
-        continue;
+    int retries = stealRetries();
+    measureAgainLater(
+        List.of(what),
+        retries,
+        (w, round, last) ->
+            measured(
+                system,
+                scenarios,
+                round == 0 ? w : w + ", measured again " + round + "/" + retries + " for steal",
+                last));
+  }
+
+  /** One try of one item; {@code round} 0 is its first, {@code last} its last. */
+  @FunctionalInterface
+  interface Attempt<T> {
+    /**
+     * @return whether the item is done (false: measure it again in the next round)
+     */
+    boolean run(T item, int round, boolean last) throws Exception;
+  }
+
+  /**
+   * Tries every item once, in order; then, in up to {@code retries} rounds, again those whose try
+   * asked for it, in the same order. The last round's tries are told they are the last.
+   *
+   * @param items what to measure
+   * @param retries the most rounds after the first (0: none)
+   * @param attempt one try
+   * @throws Exception what a try throws
+   */
+  static <T> void measureAgainLater(List<T> items, int retries, Attempt<T> attempt)
+      throws Exception {
+    List<T> pending = items;
+    for (int round = 0; round <= retries && !pending.isEmpty(); round++) {
+      List<T> next = new ArrayList<>();
+      for (T item : pending) {
+        if (!attempt.run(item, round, round == retries)) {
+          next.add(item);
+        }
       }
-      if (ok && steal > bound) {
-        System.out.printf(
-            Locale.ROOT,
-            "#   kept with steal %.1f%% above --max-steal %s: the last of %d tries%n",
-            steal,
-            bound,
-            retries + 1);
-        run.computeIfAbsent(STEAL_KEPT_ABOVE, k -> new ArrayList<>()).add("1");
-      }
-      keep(system, run);
-      return;
+      pending = next;
     }
+  }
+
+  private int stealRetries() {
+    int retries = Integer.parseInt(opts.getOrDefault("steal-retries", DEFAULT_STEAL_RETRIES));
+    if (retries < 0) {
+      throw new IllegalArgumentException("--steal-retries: at least 0, got " + retries);
+    }
+    return retries;
+  }
+
+  /**
+   * One run of a system's JVM under the steal rule.
+   *
+   * @param last whether this is the run's last try, kept whatever its steal
+   * @return whether the run was kept (false: discarded for steal, to be measured again)
+   */
+  private boolean measured(String system, String scenarios, String what, boolean last)
+      throws Exception {
+    double bound = Double.parseDouble(opts.getOrDefault("max-steal", DEFAULT_MAX_STEAL));
+    Map<String, List<String>> run = new LinkedHashMap<>();
+    boolean ok = once(system, scenarios, what, run);
+    double steal = worstSteal(run);
+    if (ok && steal > bound && !last) {
+      System.out.printf(
+          Locale.ROOT,
+          "#   %s the host took %.1f%% of the machine's CPU (steal), above --max-steal %s;"
+              + " measured again later%n",
+          DISCARDED,
+          steal,
+          bound);
+      keep(system, Map.of(STEAL_DISCARDED, List.of("1")));
+      return false;
+    }
+    if (ok && steal > bound) {
+      System.out.printf(
+          Locale.ROOT,
+          "#   kept with steal %.1f%% above --max-steal %s: its last try%n",
+          steal,
+          bound);
+      run.computeIfAbsent(STEAL_KEPT_ABOVE, k -> new ArrayList<>()).add("1");
+    }
+    keep(system, run);
+    return true;
   }
 
   /** The default of {@code --max-steal}, percent of the machine's CPU time. */

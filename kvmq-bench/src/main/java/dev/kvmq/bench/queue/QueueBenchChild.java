@@ -434,9 +434,10 @@ public final class QueueBenchChild {
   /**
    * One drain on fresh storage (no finished jobs of an earlier phase): {@code n} jobs pushed one by
    * one ({@code single}) or in batches ({@code batch}), then drained by the system's worker.
-   * Measures the push, the heap per job (batch), the drain's JIT share and its throughput, and
-   * prints them if {@code timed}; the warm-up runs it untimed, so that the timed drains run no code
-   * for the first time.
+   * Measures the push, the heap per job (batch), the drain's throughput, its window in wall-clock
+   * ms, the JIT's share of it, the host's steal during it ({@link Steal}, which QueueBench's steal
+   * rule reads) and, on PostgreSQL, the checkpoints in it, and prints them if {@code timed}; the
+   * warm-up runs it untimed, so that the timed drains run no code for the first time.
    */
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void drainOnce(String mode, int n, boolean timed) throws Exception {

@@ -356,7 +356,8 @@ final class Report {
     out.println(
         "Steal rule: a run during whose drains or pickup the host took more than "
             + opts.getOrDefault("max-steal", QueueBench.DEFAULT_MAX_STEAL)
-            + "% of the machine's CPU (steal) is discarded and run again, up to "
+            + "% of the machine's CPU (steal) is discarded and measured again after the other"
+            + " repetitions, up to "
             + opts.getOrDefault("steal-retries", QueueBench.DEFAULT_STEAL_RETRIES)
             + " times, for every system alike. Runs discarded: "
             + (again.isEmpty() ? "none" : String.join(", ", again))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,10 @@ class StealRuleTest {
           "#   drain_steal_percent_batch = 30.0",
           "#   settings = threads 8",
           "#   (20.0 s, exit 0)",
-          "#   " + QueueBench.DISCARDED + " the host took 30.0% of the machine's CPU (steal)",
+          "#   "
+              + QueueBench.DISCARDED
+              + " the host took 30.0% of the machine's CPU (steal), above --max-steal 5.0;"
+              + " measured again later",
           "# kvmq-memory drain,pickup (repetition 1/1, measured again 1/3 for steal)",
           "#   push_single_per_s = 1000",
           "#   drain_after_batch_per_s = 90000",
@@ -49,7 +53,7 @@ class StealRuleTest {
           "#   drain_after_batch_per_s = 50000",
           "#   drain_steal_percent_batch = 9.0",
           "#   (10.0 s, exit 0)",
-          "#   kept with steal 9.0% above --max-steal 5.0: the last of 1 tries");
+          "#   kept with steal 9.0% above --max-steal 5.0: its last try");
 
   @Test
   void aRunFollowedByItsDiscardIsCountedOnlyAsDiscarded() {
@@ -79,5 +83,32 @@ class StealRuleTest {
         .contains("Runs kept above the bound (their tries ran out): quartz-ram 1.")
         // the discarded run's figures are not among kvmq-memory's
         .contains("| kvmq-memory | 1,000 | - | 90,000 |");
+  }
+
+  @Test
+  void aDiscardedRunIsMeasuredAgainAfterAllTheOthersAndItsLastTryIsKept() throws Exception {
+    List<String> tries = new ArrayList<>();
+    // b is discarded at every try, c at its first only
+    QueueBench.measureAgainLater(
+        List.of("a", "b", "c"),
+        2,
+        (item, round, last) -> {
+          tries.add(item + round + (last ? " last" : ""));
+          return item.equals("a") || (item.equals("c") && round > 0) || last;
+        });
+    assertThat(tries).containsExactly("a0", "b0", "c0", "b1", "c1", "b2 last");
+  }
+
+  @Test
+  void withNoRetriesEveryFirstTryIsTheLast() throws Exception {
+    List<String> tries = new ArrayList<>();
+    QueueBench.measureAgainLater(
+        List.of("a", "b"),
+        0,
+        (item, round, last) -> {
+          tries.add(item + round + (last ? " last" : ""));
+          return false;
+        });
+    assertThat(tries).containsExactly("a0 last", "b0 last");
   }
 }
