@@ -189,7 +189,7 @@ public final class QueueBench {
   void readLog(List<String> lines) {
     String system = null;
     // one JVM's results, kept when the next JVM starts or the log ends, unless a DISCARDED line
-    // (the steal rule, child) came first
+    // (the steal rule, measured) came first
     Map<String, List<String>> run = new LinkedHashMap<>();
     for (String line : lines) {
       if (line.startsWith("# options: {")) {
@@ -471,7 +471,11 @@ public final class QueueBench {
   @FunctionalInterface
   interface Attempt<T> {
     /**
+     * @param item what to measure
+     * @param round 0 for its first try, then 1, 2, ...
+     * @param last whether no try comes after this one
      * @return whether the item is done (false: measure it again in the next round)
+     * @throws Exception if the try fails
      */
     boolean run(T item, int round, boolean last) throws Exception;
   }
@@ -580,7 +584,7 @@ public final class QueueBench {
     merge(results.computeIfAbsent(system, s -> new LinkedHashMap<>()), run);
   }
 
-  static void merge(Map<String, List<String>> into, Map<String, List<String>> run) {
+  private static void merge(Map<String, List<String>> into, Map<String, List<String>> run) {
     run.forEach(
         (k, v) -> {
           if (k.equals("settings")) {
