@@ -61,7 +61,7 @@ public final class Wars {
    * that is the path when the URL has none.
    *
    * @param base the URL Arquillian injected
-   * @param war the archive's name, as given to {@link #testWar(String)}
+   * @param war the archive's name, as it was built ({@link #testWar(String)}, {@code AdminWar.of})
    * @return the path, starting and ending with {@code /}
    * @throws IllegalArgumentException if {@code war} does not end in {@code .war}
    */
