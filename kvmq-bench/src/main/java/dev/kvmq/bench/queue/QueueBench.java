@@ -373,11 +373,24 @@ public final class QueueBench {
       if (scenarios.contains("nodes")) {
         if (systems.contains(NODES_SYSTEM)) {
           List<Integer> ks = Report.nodeCounts(opts);
+          List<String[]> runs = new ArrayList<>();
           for (int rep = 1; rep <= reps; rep++) {
             for (int k : ks) {
-              nodes(k, "repetition " + rep + "/" + reps);
+              runs.add(new String[] {Integer.toString(k), "repetition " + rep + "/" + reps});
             }
           }
+          // the steal rule, as for the drains: a run discarded for steal goes again at the end
+          int retries = stealRetries();
+          measureAgainLater(
+              runs,
+              retries,
+              (r, round, last) ->
+                  nodes(
+                      Integer.parseInt(r[0]),
+                      round == 0
+                          ? r[1]
+                          : r[1] + ", measured again " + round + "/" + retries + " for steal",
+                      last));
         } else {
           System.out.println(
               "# nodes: runs on " + NODES_SYSTEM + " only, which is not in --systems");
@@ -519,11 +532,24 @@ public final class QueueBench {
    */
   private boolean measured(String system, String scenarios, String what, boolean last)
       throws Exception {
-    double bound = Double.parseDouble(opts.getOrDefault("max-steal", DEFAULT_MAX_STEAL));
     Map<String, List<String>> run = new LinkedHashMap<>();
-    boolean ok = once(system, scenarios, what, run);
+    if (!once(system, scenarios, what, run)) {
+      keep(system, run);
+      return true;
+    }
+    return kept(system, run, last);
+  }
+
+  /**
+   * The steal rule's verdict on one run that did not fail: kept (with its figures) unless the
+   * host's steal in it passed {@code --max-steal} and it is not its last try.
+   *
+   * @return whether the run was kept (false: discarded for steal, to be measured again)
+   */
+  private boolean kept(String system, Map<String, List<String>> run, boolean last) {
+    double bound = Double.parseDouble(opts.getOrDefault("max-steal", DEFAULT_MAX_STEAL));
     double steal = worstSteal(run);
-    if (ok && steal > bound && !last) {
+    if (steal > bound && !last) {
       System.out.printf(
           Locale.ROOT,
           "#   %s the host took %.1f%% of the machine's CPU (steal), above --max-steal %s;"
@@ -534,7 +560,7 @@ public final class QueueBench {
       keep(system, Map.of(STEAL_DISCARDED, List.of("1")));
       return false;
     }
-    if (ok && steal > bound) {
+    if (steal > bound) {
       System.out.printf(
           Locale.ROOT,
           "#   kept with steal %.1f%% above --max-steal %s: its last try%n",
@@ -695,9 +721,14 @@ public final class QueueBench {
    * database, each warmed up on a database of its own first; the first JVM pushes the backlog, and
    * all start their workers when every one is ready ({@link QueueBenchChild}, its nodes()). Only
    * the first JVM runs under {@code --lock}: it lives through the whole run, and the others under
-   * the same lock would wait for it forever.
+   * the same lock would wait for it forever. The steal rule applies to the run as to a drain's JVM
+   * ({@link #kept}), with the machine's steal read here from the start of the drain until every
+   * node has ended.
+   *
+   * @param lastTry whether the run is kept whatever its steal
+   * @return whether the run was kept or failed (false: discarded for steal, to be run again)
    */
-  private void nodes(int k, String what) throws Exception {
+  private boolean nodes(int k, String what, boolean lastTry) throws Exception {
     int n = Integer.parseInt(opts.getOrDefault("jobs", "20000"));
     String shared = "bench" + (++databases);
     List<String> dbs = new ArrayList<>();
@@ -707,8 +738,7 @@ public final class QueueBench {
     System.out.println("# " + NODES_SYSTEM + " nodes (" + k + " JVMs, " + what + ")");
     System.out.flush();
     long t0 = System.nanoTime();
-    Map<String, List<String>> mine =
-        results.computeIfAbsent(NODES_SYSTEM, s -> new LinkedHashMap<>());
+    Map<String, List<String>> mine = new LinkedHashMap<>();
     LinkedBlockingQueue<NodeLine> lines = new LinkedBlockingQueue<>();
     List<Process> procs = new ArrayList<>();
     List<Map<String, String>> reported = new ArrayList<>();
@@ -765,10 +795,14 @@ public final class QueueBench {
         execIn(shared, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
         execIn(shared, "SELECT pg_stat_statements_reset()");
       }
+      long[] cpu0 = QueueBenchChild.Steal.read();
       for (Process p : procs) {
         send(p, "GO");
       }
       awaitAll(lines, reported, all, null);
+      // the machine's steal from GO until every node's output ended: the drain and the nodes'
+      // exits, read here as the nodes share the machine
+      double steal = QueueBenchChild.Steal.percentSince(cpu0);
       for (int i = 0; i < k; i++) {
         int exit = procs.get(i).waitFor();
         System.out.println("#   | node " + i + " exited with " + exit);
@@ -807,13 +841,16 @@ public final class QueueBench {
       for (int[] one : ids) {
         record(mine, "nodes_" + k + "_jobs_per_jvm", one.length);
       }
+      record(mine, "nodes_" + k + "_steal_percent", steal);
       if (reported.get(0).containsKey("settings")) {
-        mine.putIfAbsent("settings", new ArrayList<>(List.of(reported.get(0).get("settings"))));
+        mine.put("settings", new ArrayList<>(List.of(reported.get(0).get("settings"))));
       }
+      return kept(NODES_SYSTEM, mine, lastTry);
     } catch (NodesFailed e) {
       String f = NODES_SYSTEM + " nodes (" + k + " JVMs, " + what + "): " + e.getMessage();
       System.out.println("#   FAILED: " + f);
       failures.add(f);
+      return true;
     } finally {
       for (Process p : procs) {
         p.getOutputStream().close(); // a JVM still waiting for a command reads the end and exits

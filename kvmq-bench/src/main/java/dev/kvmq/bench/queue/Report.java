@@ -157,8 +157,9 @@ final class Report {
             + " job never run is listed under FAILED, not here.");
     out.println();
     out.println(
-        "| JVMs | total drain jobs/s | jobs per JVM | jobs run twice (all runs) | runs | settings |");
-    out.println("|---:|---:|---:|---:|---:|---|");
+        "| JVMs | total drain jobs/s | jobs per JVM | jobs run twice (all runs) | runs"
+            + " | steal % of drain | settings |");
+    out.println("|---:|---:|---:|---:|---:|---:|---|");
     for (int k : nodeCounts(opts)) {
       double[] drain = values(s, "nodes_" + k + "_drain_per_s");
       out.println(
@@ -175,6 +176,8 @@ final class Report {
                   (long) Arrays.stream(values(s, "nodes_" + k + "_run_twice")).sum())
               + " | "
               + drain.length
+              + " | "
+              + cell(values(s, "nodes_" + k + "_steal_percent"))
               + " | "
               + settings(s)
               + " |");

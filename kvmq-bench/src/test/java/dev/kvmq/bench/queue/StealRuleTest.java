@@ -111,4 +111,32 @@ class StealRuleTest {
         });
     assertThat(tries).containsExactly("a0 last", "b0 last");
   }
+
+  @Test
+  void aNodesRunDiscardedForStealIsLeftOutOfTheNodesTable() {
+    QueueBench b = new QueueBench();
+    b.readLog(
+        List.of(
+            "# options: {systems=kvmq-postgres, scenarios=nodes, reps=1, nodes=2}",
+            "# kvmq-postgres nodes (2 JVMs, repetition 1/1)",
+            "#   | node 0: warmup_rounds = 7",
+            "#   nodes_2_drain_per_s = 5000.0000",
+            "#   nodes_2_run_twice = 0",
+            "#   nodes_2_steal_percent = 20.0000",
+            "#   " + QueueBench.DISCARDED + " the host took 20.0% of the machine's CPU (steal)",
+            "#   (30.0 s)",
+            "# kvmq-postgres nodes (2 JVMs, repetition 1/1, measured again 1/3 for steal)",
+            "#   nodes_2_drain_per_s = 9000.0000",
+            "#   nodes_2_run_twice = 0",
+            "#   nodes_2_steal_percent = 0.5000",
+            "#   (30.0 s)"));
+    assertThat(b.results().get("kvmq-postgres").get("nodes_2_drain_per_s"))
+        .containsExactly("9000.0000");
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    new Report(b.results(), List.of(), Map.of("nodes", "2"))
+        .print(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    assertThat(bytes.toString(StandardCharsets.UTF_8))
+        .contains("| 2 | 9,000 | - | 0 | 1 | 0.50 |")
+        .contains("Runs discarded: kvmq-postgres 1.");
+  }
 }
