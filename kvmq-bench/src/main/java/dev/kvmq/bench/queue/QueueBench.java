@@ -103,7 +103,8 @@ import java.util.stream.Collectors;
  *                       CPU time (steal, /proc/stat; default 5) is discarded and run again
  *                       after the other repetitions, up to --steal-retries R times (default 3;
  *                       0 turns the rule off); the last try is kept whatever its steal. The
- *                       table counts the discarded and the kept-above runs
+ *                       table counts the discarded and the kept-above runs. A run of the nodes
+ *                       scenario goes by it too (the steal from its drain's start to its end)
  *   --lock FILE         run each system's JVM under {@code flock FILE} (the build lock of a
  *                       shared machine), so that no build runs while a system is measured
  * </pre>
