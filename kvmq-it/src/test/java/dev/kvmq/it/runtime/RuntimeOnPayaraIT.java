@@ -102,8 +102,12 @@ class RuntimeOnPayaraIT {
         "quick to complete while the slow observer is busy",
         () -> completed(observed.job(quick.id())) ? ledger.lines() : List.<String>of(),
         l -> l.contains("handled quick attempt 1") && !l.contains("observed slow"));
+    // the observer writes "observed quick", then "request N for quick": wait for the last line
     List<String> lines =
-        Wait.until("both events observed", () -> ledger.lines(), l -> l.contains("observed quick"));
+        Wait.until(
+            "both events observed",
+            () -> ledger.lines(),
+            l -> l.stream().anyMatch(x -> x.startsWith("request ") && x.endsWith(" for quick")));
     assertThat(lines)
         .filteredOn(l -> l.startsWith("handled quick") || l.startsWith("lease lost"))
         .containsExactly("handled quick attempt 1");
