@@ -45,6 +45,14 @@ final class Claimer {
   private GroupBook.Rates rates = GroupBook.Rates.NONE;
   private final String node;
 
+  /** The committer whose waiting operations ride in each claim's commit; null: none ride. */
+  private GroupCommitter rideFrom;
+
+  /** The operations that rode in the last claim's commit, until {@link #settleRiders()}. */
+  private GroupCommitter.Ride ride;
+
+  private List<CommitResult> rideResults;
+
   /**
    * When the last claim found the queue's starts paused or its rate limit reached: the time they
    * resume; 0 when it did not. Written by the claiming thread, read by {@link #startsKnownUnpaused}
@@ -105,6 +113,30 @@ final class Claimer {
     this.rate = rate;
     this.rates = rates;
     return this;
+  }
+
+  /**
+   * Lets the operations waiting in {@code committer} ride in each claim's commit: a claim takes
+   * them when it plans (after its read, just before its commit), commits them after its own
+   * operations in the same commit, and leaves their callbacks to {@link #settleRiders()}.
+   */
+  Claimer rides(GroupCommitter committer) {
+    this.rideFrom = committer;
+    return this;
+  }
+
+  /**
+   * Runs the callbacks of the operations that rode in the last claim's commit, if any (the pass
+   * calls it once it has handed the claimed jobs to the slots), and forgets them.
+   */
+  void settleRiders() {
+    GroupCommitter.Ride r = ride;
+    List<CommitResult> results = rideResults;
+    ride = null;
+    rideResults = null;
+    if (r != null) {
+      r.committed(results);
+    }
   }
 
   /**
@@ -421,7 +453,7 @@ final class Claimer {
       max = slots.size();
     }
     ClaimPlan plan = new ClaimPlan(now, leaseMillis, pausedVs, slots);
-    List<CommitResult> results = store.claim(keys.ready(), max, plan);
+    List<CommitResult> results = claimWithRiders(max, plan);
     List<Claimed> claimed = new ArrayList<>(results.size());
     List<Transitions.Read> grouped = new ArrayList<>(plan.gated);
     boolean failed = false;
@@ -459,6 +491,42 @@ final class Claimer {
       claimGated(grouped, now, leaseMillis, pausedVs, left, claimed);
     }
     return new Batch(claimed, plan.seen == max || claimed.size() < plan.seen);
+  }
+
+  /**
+   * Commits the claim {@code plan} plans, with the operations that ride in it, and gives the
+   * claim's own results; the riders' results wait for {@link #settleRiders()}, or, if the store
+   * fails, the riders are given the failure at once.
+   */
+  private List<CommitResult> claimWithRiders(int max, ClaimPlan plan) {
+    List<CommitResult> results;
+    try {
+      results = store.claim(keys.ready(), max, plan);
+    } catch (RuntimeException e) {
+      if (plan.ride != null) {
+        plan.ride.failed(e); // any of the operations may have applied, as for any failed commit
+      }
+      throw e;
+    }
+    if (plan.ride == null) {
+      return results;
+    }
+    int own = results.size() - plan.riders.size();
+    if (own != plan.planned.size()) {
+      IllegalStateException e =
+          new IllegalStateException(
+              store
+                  + " returned "
+                  + results.size()
+                  + " results for a claim of "
+                  + (plan.planned.size() + plan.riders.size())
+                  + " operations");
+      plan.ride.failed(e);
+      throw e;
+    }
+    ride = plan.ride;
+    rideResults = List.copyOf(results.subList(own, results.size()));
+    return results.subList(0, own);
   }
 
   /**
@@ -593,6 +661,16 @@ final class Claimer {
    * inspection. Every call of {@link #plan} starts afresh (a store may call it again).
    */
   private final class ClaimPlan implements KvStore.ClaimPlanner {
+    /**
+     * The operations waiting in the committer, taken at the first planning (after the read, just
+     * before the commit) and committed after the claim's own; null until taken, or if none ride.
+     */
+    GroupCommitter.Ride ride;
+
+    List<AtomicOperation> riders = List.of();
+
+    private boolean ridersTaken;
+
     private final long now;
     private final long leaseMillis;
     private final long pausedVs;
@@ -681,6 +759,15 @@ final class Claimer {
           }
         }
       }
+      if (!ridersTaken && rideFrom != null) {
+        ridersTaken = true; // a second planning (a store's retry) commits the same riders
+        GroupCommitter.Ride r = rideFrom.take();
+        if (!r.isEmpty()) {
+          ride = r;
+          riders = r.operations();
+        }
+      }
+      ops.addAll(riders);
       return ops;
     }
   }

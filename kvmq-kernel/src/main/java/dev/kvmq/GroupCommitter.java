@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 /**
  * Commits the operations of many threads together, with no thread of its own: the first submitter
@@ -16,6 +17,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>So a handler thread need not wait for the flush of its own completion before taking its next
  * job, and a durable store flushes once for many completions.
+ *
+ * <p>Riding with a claim: while the worker's pass is under way or asked for ({@link #rideWith}), a
+ * submitted operation starts no commit. It waits for the pass, whose claim takes it ({@link #take})
+ * and commits it in the claim's own commit, or whose iteration ends without a claim and commits it
+ * here ({@link #drain}). A busy worker's completions and its next claim are then one commit, not
+ * two in a row (docs/semantics.md, "The group committer").
  */
 final class GroupCommitter {
 
@@ -33,47 +40,105 @@ final class GroupCommitter {
   private final ConcurrentLinkedQueue<Pending> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean leading = new AtomicBoolean();
 
+  /** True while a claim that will take the pending operations is coming; set once, by the pass. */
+  private volatile BooleanSupplier claimComing = () -> false;
+
   GroupCommitter(KvStore store) {
     this.store = store;
   }
 
-  void submit(AtomicOperation operation, Callback callback) {
-    pending.add(new Pending(operation, callback));
-    drain();
+  /**
+   * Lets operations wait for a claim while {@code claimComing} says one is coming. Whoever it is
+   * must take them ({@link #take}) or commit them ({@link #drain}) once it stops saying so: an
+   * operation submitted while it said true starts no commit of its own.
+   */
+  void rideWith(BooleanSupplier claimComing) {
+    this.claimComing = claimComing;
   }
 
-  private void drain() {
+  void submit(AtomicOperation operation, Callback callback) {
+    pending.add(new Pending(operation, callback));
+    // After the add: a pass that stops saying a claim is coming drains after it stops, so either
+    // it sees this operation or this thread sees that no claim is coming.
+    if (!claimComing.getAsBoolean()) {
+      drain();
+    }
+  }
+
+  /** Commits every pending operation, unless a commit is under way (whose leader takes them). */
+  void drain() {
     while (!pending.isEmpty() && leading.compareAndSet(false, true)) {
       try {
-        List<Pending> batch = new ArrayList<>();
-        Pending p;
-        while (batch.size() < MAX_BATCH && (p = pending.poll()) != null) {
-          batch.add(p);
-        }
-        commit(batch);
+        commit(poll());
       } finally {
         leading.set(false);
       }
     }
   }
 
-  private void commit(List<Pending> batch) {
-    List<AtomicOperation> ops = new ArrayList<>(batch.size());
-    for (Pending p : batch) {
-      ops.add(p.operation());
+  /**
+   * Takes the pending operations, up to a batch, for the caller to commit with its own operations;
+   * it must then call {@link Ride#committed} or {@link Ride#failed} once.
+   */
+  Ride take() {
+    return new Ride(poll());
+  }
+
+  private List<Pending> poll() {
+    List<Pending> batch = new ArrayList<>();
+    Pending p;
+    while (batch.size() < MAX_BATCH && (p = pending.poll()) != null) {
+      batch.add(p);
     }
+    return batch;
+  }
+
+  /** Operations taken to ride in another commit, and their callbacks. */
+  static final class Ride {
+    private final List<Pending> taken;
+
+    private Ride(List<Pending> taken) {
+      this.taken = taken;
+    }
+
+    /** The operations, in the order their results are expected. */
+    List<AtomicOperation> operations() {
+      List<AtomicOperation> ops = new ArrayList<>(taken.size());
+      for (Pending p : taken) {
+        ops.add(p.operation());
+      }
+      return ops;
+    }
+
+    boolean isEmpty() {
+      return taken.isEmpty();
+    }
+
+    /** Runs the callbacks with the results, one per operation, in order. */
+    void committed(List<CommitResult> results) {
+      for (int i = 0; i < taken.size(); i++) {
+        call(taken.get(i).callback(), results.get(i), null);
+      }
+    }
+
+    /** Runs the callbacks with the store's exception: any of the operations may have applied. */
+    void failed(RuntimeException failure) {
+      for (Pending p : taken) {
+        call(p.callback(), null, failure);
+      }
+    }
+  }
+
+  private void commit(List<Pending> batch) {
+    Ride ride = new Ride(batch);
     List<CommitResult> results;
     try {
-      results = store.commitAll(ops);
+      results = store.commitAll(ride.operations());
     } catch (RuntimeException e) {
-      for (Pending p : batch) {
-        call(p.callback(), null, e);
-      }
+      ride.failed(e);
       return;
     }
-    for (int i = 0; i < batch.size(); i++) {
-      call(batch.get(i).callback(), results.get(i), null);
-    }
+    ride.committed(results);
   }
 
   private static void call(Callback callback, CommitResult result, RuntimeException failure) {

@@ -49,6 +49,14 @@ final class Pass<S> {
   private final int heldFrom;
 
   private final AtomicInteger requests = new AtomicInteger();
+
+  /**
+   * How many threads are in {@link #loop()} (one, but for the moment a loop that has seen its last
+   * request overlaps the next one): while any is, outcomes wait in the committer for a claim.
+   */
+  private final AtomicInteger looping = new AtomicInteger();
+
+  private final GroupCommitter committer;
   private final Runnable loop;
 
   /**
@@ -87,8 +95,13 @@ final class Pass<S> {
 
   private long wakeGeneration;
 
-  Pass(WorkerCore<S> core, Slots<S> slots) {
+  /**
+   * A pass of the worker {@code core} that hands what it claims to {@code slots}, and whose claims
+   * carry the outcomes waiting in {@code committer} (docs/semantics.md, "The group committer").
+   */
+  Pass(WorkerCore<S> core, Slots<S> slots, GroupCommitter committer) {
     this.core = core;
+    this.committer = committer;
     this.claimer =
         new Claimer(
                 core.keys,
@@ -99,7 +112,9 @@ final class Pass<S> {
             .flow(
                 core.queue.groupLimits(),
                 core.queue.rateLimit().orElse(null),
-                core.queue.groupRates());
+                core.queue.groupRates())
+            .rides(committer);
+    committer.rideWith(() -> looping.get() > 0);
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver =
         new HeldResolver(core.keys, core.store, core.queue.heldTimeout())
@@ -172,25 +187,38 @@ final class Pass<S> {
   }
 
   private void loop() {
-    int seen;
-    do {
-      seen = requests.get();
-      core.enter();
-      try {
-        once();
-      } finally {
-        core.leave();
-      }
-    } while (requests.addAndGet(-seen) != 0);
+    looping.incrementAndGet();
+    try {
+      int seen;
+      do {
+        seen = requests.get();
+        boolean claimed;
+        core.enter();
+        try {
+          claimed = once();
+        } finally {
+          core.leave();
+        }
+        if (!claimed) {
+          // An outcome waits for a claim at most until the end of the next pass that makes none.
+          committer.drain();
+        }
+      } while (requests.addAndGet(-seen) != 0);
+    } finally {
+      looping.decrementAndGet();
+      committer.drain(); // after the decrement: what waited for this loop's claims
+    }
   }
 
-  private void once() {
+  /** Runs one pass; tells whether it claimed (its claim took the outcomes waiting till then). */
+  private boolean once() {
     if (!core.running()) {
-      return;
+      return false;
     }
     long now = core.now();
     long poll = core.options.pollInterval().toMillis();
     boolean notifies = core.store.notifiesChanges();
+    boolean tookRiders = false;
     try {
       if (!notifies || pausedChanged || now >= pausedCheckAt) {
         pausedChanged = false; // before the read: a change announced during it reads again
@@ -201,7 +229,7 @@ final class Pass<S> {
       if (pausedSeen) {
         slots.releaseWaiting();
         scheduleWake(now + poll);
-        return;
+        return false;
       }
       slots.dispatch(); // jobs claimed ahead that waited while a pause was in doubt
       if (!freeSlotsAdmitted) { // a limit raised since the jobs parked (docs/flow-control.md)
@@ -225,6 +253,7 @@ final class Pass<S> {
       int wanted = more ? 0 : slots.toClaim();
       boolean claimed = false;
       if (wanted > 0) {
+        tookRiders = true;
         Claimer.Batch batch = claim(wanted, now);
         claimed = !batch.claimed().isEmpty();
         more |= batch.more();
@@ -256,6 +285,7 @@ final class Pass<S> {
       core.reporter.failing(e);
       scheduleWake(now + poll);
     }
+    return tookRiders;
   }
 
   /**
@@ -275,18 +305,22 @@ final class Pass<S> {
    * there are free slots.
    */
   private Claimer.Batch claim(int wanted, long now) {
-    Claimer.Batch batch = claimer.claim(wanted, now, core.leaseMillis);
-    for (Claimer.Claimed c : batch.claimed()) {
-      slots.offer(core.hold(c.record(), c.versionstamp()));
+    try {
+      Claimer.Batch batch = claimer.claim(wanted, now, core.leaseMillis);
+      for (Claimer.Claimed c : batch.claimed()) {
+        slots.offer(core.hold(c.record(), c.versionstamp()));
+      }
+      // stop() sets the phase, then releases what is queued: whichever of the two looks last
+      // sees both the phase and the leases just queued
+      if (core.running()) {
+        slots.dispatch();
+      } else {
+        slots.releaseWaiting();
+      }
+      return batch;
+    } finally {
+      claimer.settleRiders(); // after the dispatch: the claimed jobs start first
     }
-    // stop() sets the phase, then releases what is queued: whichever of the two looks last
-    // sees both the phase and the leases just queued
-    if (core.running()) {
-      slots.dispatch();
-    } else {
-      slots.releaseWaiting();
-    }
-    return batch;
   }
 
   /** Schedules the next pass at {@code at}, unless one is due as early already. */

@@ -37,9 +37,12 @@ final class Settler<S> {
   private final WorkerCore<S> core;
   private final GroupCommitter committer;
 
-  Settler(WorkerCore<S> core) {
+  /**
+   * A settler of the worker {@code core}'s outcomes, which it commits through {@code committer}.
+   */
+  Settler(WorkerCore<S> core, GroupCommitter committer) {
     this.core = core;
-    this.committer = new GroupCommitter(core.store);
+    this.committer = committer;
   }
 
   /**

@@ -33,7 +33,8 @@ import java.util.function.Consumer;
  *   <li>promotes delayed jobs whose time has come and reclaims jobs whose lease expired;
  *   <li>renews the leases of running jobs every {@code renewInterval}, in one commit;
  *   <li>records completions and failures through a group committer: many handler threads' outcomes
- *       share one commit, and a handler thread does not wait for it;
+ *       share one commit, and a handler thread does not wait for it; while a pass runs, they wait
+ *       for its claim and share its commit;
  *   <li>reports {@link JobEvent}s to its listeners after the commit that made them true.
  * </ul>
  *
@@ -74,8 +75,9 @@ public final class Worker<S> {
     Objects.requireNonNull(executor, "executor");
     this.core = new WorkerCore<>(queue, options, executor, this::stopQuietly, this::finishStop);
     this.renewer = new Renewer<>(core);
-    this.slots = new Slots<>(core, handler, new Settler<>(core), renewer);
-    this.pass = new Pass<>(core, slots);
+    GroupCommitter committer = new GroupCommitter(core.store);
+    this.slots = new Slots<>(core, handler, new Settler<>(core, committer), renewer);
+    this.pass = new Pass<>(core, slots, committer);
     slots.attach(pass);
     this.handoff = new Handoff<>(core, slots, pass);
   }

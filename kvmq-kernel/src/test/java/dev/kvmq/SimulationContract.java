@@ -213,6 +213,7 @@ public abstract class SimulationContract {
 
   private void simulate() {
     long[] handedOff = new long[1];
+    long[] rode = new long[1];
     long[] takeovers = new long[1];
     long[] overlapping = new long[1];
     int[] bigShrunk = new int[1];
@@ -231,6 +232,7 @@ public abstract class SimulationContract {
             Sim sim = new Sim(new FaultyStore(raw), r);
             sim.run();
             handedOff[0] += sim.handedOff;
+            rode[0] += sim.rode;
             takeovers[0] += sim.takeovers;
             overlapping[0] += sim.stalls.overlapping();
             bigShrunk[0] += sim.bigShrunk;
@@ -242,6 +244,9 @@ public abstract class SimulationContract {
       // half the workers take handoffs (WorkerOptions.handoff): the invariants cover those jobs
       // too, handed to workers that then run them, crash, stop or lose their commits
       assertThat(handedOff[0]).as("pushes handed off to an idle worker").isPositive();
+      // handlers that finish while their worker's pass is under way: their outcomes ride in its
+      // claim's commit (GroupCommitter), under the commit faults, and every invariant holds
+      assertThat(rode[0]).as("outcomes committed in a claim's commit").isPositive();
       // stalled handlers: ControlChecker.leaseLost checks lost leases that are not cancels too
       assertThat(takeovers[0]).as("lost leases reported that were not a cancel's").isPositive();
     }
@@ -327,7 +332,10 @@ public abstract class SimulationContract {
       Retention retention = HistoryChecker.randomRetention(r.split());
       this.bigAt = r.nextInt(40) == 0 ? r.nextInt(150) : -1;
       this.queue =
-          Queue.builder(new RacingFirings(store, r.split()), "sim", Codecs.utf8())
+          Queue.builder(
+                  new InterleavedClaims(new RacingFirings(store, r.split()), r.split()),
+                  "sim",
+                  Codecs.utf8())
               .clock(clock)
               .random(new Random(r.nextLong()))
               .heldTimeout(Duration.ofMillis(HELD_TIMEOUT))
@@ -436,6 +444,66 @@ public abstract class SimulationContract {
             .anyMatch(m -> m.key().startsWith(queue.keys.dueIndex()) && !m.isDelete());
       }
     }
+
+    /**
+     * Other work between a claim's start and its read: before a claim (sometimes), every worker
+     * that is not stalled runs what is due, the claiming one among them. So handlers of the
+     * claiming worker finish while its pass is under way, and their outcomes wait for the claim and
+     * ride in its commit (docs/semantics.md, "The group committer"), under the same commit faults
+     * as any commit; other workers push, claim and complete meanwhile. Counts the outcomes that
+     * rode: operations in a claim's commit that take a job out of the leased index (a completion, a
+     * failure, a snooze or a release; a claim puts one in).
+     */
+    final class InterleavedClaims extends dev.kvmq.testing.ForwardingKvStore {
+      private final SplittableRandom interleave;
+      private boolean interleaving;
+
+      InterleavedClaims(KvStore delegate, SplittableRandom interleave) {
+        super(delegate);
+        this.interleave = interleave;
+      }
+
+      @Override
+      public List<dev.kvmq.store.CommitResult> claim(
+          dev.kvmq.store.KeyRange range, int limit, ClaimPlanner planner) {
+        if (!interleaving && interleave.nextInt(3) == 0) {
+          interleaving = true;
+          try {
+            for (ManualScheduler s : List.copyOf(schedulers)) {
+              if (!stalls.isStalled(s)) {
+                s.runUntilIdle();
+              }
+            }
+          } finally {
+            interleaving = false;
+          }
+        }
+        rodeInPlan = 0;
+        List<dev.kvmq.store.CommitResult> results =
+            super.claim(
+                range,
+                limit,
+                planningThen(
+                    planner,
+                    ops -> {
+                      rodeInPlan = (int) ops.stream().filter(this::leavesLeased).count();
+                      return ops;
+                    }));
+        rode += rodeInPlan; // the claim's commit returned (its operations may have failed checks)
+        return results;
+      }
+
+      /** Outcomes in the last planning of the claim under way: counted once it commits. */
+      private int rodeInPlan;
+
+      private boolean leavesLeased(dev.kvmq.store.AtomicOperation op) {
+        return op.mutations().stream()
+            .anyMatch(m -> m.isDelete() && m.key().startsWith(queue.keys.leasedIndex()));
+      }
+    }
+
+    /** Outcomes that rode in a claim's commit ({@link InterleavedClaims}). */
+    int rode;
 
     ManualScheduler newWorker(int slot) {
       ManualScheduler s = new ManualScheduler(clock);

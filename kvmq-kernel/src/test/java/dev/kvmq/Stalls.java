@@ -89,4 +89,14 @@ final class Stalls {
   int overlapping() {
     return overlapping;
   }
+
+  /**
+   * Whether {@code s}'s worker is stalled now: its process is frozen, so it runs nothing.
+   *
+   * @param s a worker's scheduler
+   * @return true while one of its handlers stalls
+   */
+  boolean isStalled(ManualScheduler s) {
+    return stalled.contains(s);
+  }
 }

@@ -9,6 +9,7 @@ import dev.kvmq.store.KvStore;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * A store that passes every call to another, for test wrappers that change a few of them. {@link
@@ -24,6 +25,34 @@ public abstract class ForwardingKvStore implements KvStore {
 
   protected ForwardingKvStore(KvStore delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
+  }
+
+  /**
+   * A planner that plans as {@code planner} does, then passes the operations through {@code then}
+   * (to add to them, or to look at them); its record keys and their rule are {@code planner}'s.
+   *
+   * @param planner the planner to wrap
+   * @param then what to do with the planned operations; returns the operations to commit
+   * @return the wrapping planner
+   */
+  protected static ClaimPlanner planningThen(
+      ClaimPlanner planner, UnaryOperator<List<AtomicOperation>> then) {
+    return new ClaimPlanner() {
+      @Override
+      public Key recordKey(Key indexKey) {
+        return planner.recordKey(indexKey);
+      }
+
+      @Override
+      public Optional<RecordKeyRule> recordKeyRule() {
+        return planner.recordKeyRule();
+      }
+
+      @Override
+      public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
+        return then.apply(planner.plan(index, records));
+      }
+    };
   }
 
   @Override

@@ -33,6 +33,7 @@ final class JournalingStore extends ForwardingKvStore {
 
   static final String QUEUE = "jobs";
   static final Key JOBS = Key.of("kvmq", QUEUE, "job");
+  private static final Key READY = Key.of("kvmq", QUEUE, "ready");
   static final Key PUSHED = Key.of("journal", "pushed");
   static final Key CLAIMED = Key.of("journal", "claim");
   static final Key DONE = Key.of("journal", "done");
@@ -46,6 +47,23 @@ final class JournalingStore extends ForwardingKvStore {
 
   @Override
   public List<CommitResult> commitAll(List<AtomicOperation> operations) {
+    return delegate.commitAll(journaled(operations, false));
+  }
+
+  @Override
+  public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
+    return delegate.claim(range, limit, planningThen(planner, ops -> journaled(ops, true)));
+  }
+
+  /**
+   * The operations with their journal entries: a push's and a completion's wherever they are
+   * committed, a claim's in a claim's commit. A claim's commit also carries the completions that
+   * wait for it (the kernel's group committer lets outcomes ride in a claim), so a completion is
+   * told from a claim by what it does to the job's record (deletes it under a check), not by the
+   * path. The records of the completions are read here, in a claim while it plans: a plain read on
+   * another connection, which the claim's row locks do not block.
+   */
+  private List<AtomicOperation> journaled(List<AtomicOperation> operations, boolean inClaim) {
     List<Key> completed = new ArrayList<>();
     for (AtomicOperation op : operations) {
       Key job = jobDeletedWithCheck(op);
@@ -66,6 +84,12 @@ final class JournalingStore extends ForwardingKvStore {
           b.set(DONE.append(idOf(job), JobRecordPeek.token(record.get().value())), node);
         }
         // otherwise the record changed since: the operation's own check refuses it
+      } else if (inClaim && deletes(op, READY)) {
+        for (AtomicOperation.Mutation m : op.mutations()) {
+          if (!m.isDelete() && isJob(m.key())) {
+            b.set(CLAIMED.append(idOf(m.key()), JobRecordPeek.token(m.value())), node);
+          }
+        }
       }
       for (AtomicOperation.Check check : op.checks()) {
         if (check.versionstamp() == AtomicOperation.ABSENT
@@ -76,36 +100,12 @@ final class JournalingStore extends ForwardingKvStore {
       }
       journaled.add(b.build());
     }
-    return delegate.commitAll(journaled);
+    return journaled;
   }
 
-  @Override
-  public List<CommitResult> claim(KeyRange range, int limit, ClaimPlanner planner) {
-    return delegate.claim(
-        range,
-        limit,
-        new ClaimPlanner() {
-          @Override
-          public Key recordKey(Key indexKey) {
-            return planner.recordKey(indexKey);
-          }
-
-          @Override
-          public List<AtomicOperation> plan(List<KvEntry> index, List<Optional<KvEntry>> records) {
-            List<AtomicOperation> ops = planner.plan(index, records);
-            List<AtomicOperation> journaled = new ArrayList<>(ops.size());
-            for (AtomicOperation op : ops) {
-              AtomicOperation.Builder b = copy(op);
-              for (AtomicOperation.Mutation m : op.mutations()) {
-                if (!m.isDelete() && isJob(m.key())) {
-                  b.set(CLAIMED.append(idOf(m.key()), JobRecordPeek.token(m.value())), node);
-                }
-              }
-              journaled.add(b.build());
-            }
-            return journaled;
-          }
-        });
+  /** Whether {@code op} deletes a key under {@code prefix} (a claim takes its job out of ready). */
+  private static boolean deletes(AtomicOperation op, Key prefix) {
+    return op.mutations().stream().anyMatch(m -> m.isDelete() && m.key().startsWith(prefix));
   }
 
   private static AtomicOperation.Builder copy(AtomicOperation op) {
