@@ -96,8 +96,9 @@ final class Pass<S> {
   private long wakeGeneration;
 
   /**
-   * A pass of the worker {@code core} that hands what it claims to {@code slots}, and whose claims
-   * carry the outcomes waiting in {@code committer} (docs/semantics.md, "The group committer").
+   * A pass of the worker {@code core} that hands what it claims to {@code slots}; on a store that
+   * commits one at a time ({@link dev.kvmq.store.KvStore#commitsOneAtATime()}), its claims carry
+   * the outcomes waiting in {@code committer} (docs/semantics.md, "The group committer").
    */
   Pass(WorkerCore<S> core, Slots<S> slots, GroupCommitter committer) {
     this.core = core;
@@ -112,9 +113,11 @@ final class Pass<S> {
             .flow(
                 core.queue.groupLimits(),
                 core.queue.rateLimit().orElse(null),
-                core.queue.groupRates())
-            .rides(committer);
-    committer.rideWith(() -> looping.get() > 0);
+                core.queue.groupRates());
+    if (core.store.commitsOneAtATime()) {
+      claimer.rides(committer);
+      committer.rideWith(() -> looping.get() > 0);
+    }
     this.firer = new ScheduleFirer(core.keys, core.store, core.queue::nextId);
     this.heldResolver =
         new HeldResolver(core.keys, core.store, core.queue.heldTimeout())

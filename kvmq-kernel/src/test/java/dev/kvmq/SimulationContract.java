@@ -447,20 +447,33 @@ public abstract class SimulationContract {
 
     /**
      * Other work between a claim's start and its read: before a claim (sometimes), every worker
-     * that is not stalled runs what is due, the claiming one among them. So handlers of the
-     * claiming worker finish while its pass is under way, and their outcomes wait for the claim and
-     * ride in its commit (docs/semantics.md, "The group committer"), under the same commit faults
-     * as any commit; other workers push, claim and complete meanwhile. Counts the outcomes that
-     * rode: operations in a claim's commit that take a job out of the leased index (a completion, a
-     * failure, a snooze or a release; a claim puts one in).
+     * that is not stalled runs what is due, the claiming one among them. In most runs it says the
+     * store commits one at a time ({@link KvStore#commitsOneAtATime()}), so that outcomes ride. So
+     * handlers of the claiming worker finish while its pass is under way, and their outcomes wait
+     * for the claim and ride in its commit (docs/semantics.md, "The group committer"), under the
+     * same commit faults as any commit; other workers push, claim and complete meanwhile. Counts
+     * the outcomes that rode: operations in a claim's commit that take a job out of the leased
+     * index (a completion, a failure, a snooze or a release; a claim puts one in).
      */
     final class InterleavedClaims extends dev.kvmq.testing.ForwardingKvStore {
       private final SplittableRandom interleave;
       private boolean interleaving;
 
+      /**
+       * Whether this run's store says it commits one at a time, so that outcomes ride in claims: in
+       * three runs of four, whatever the store under it (in the others none may ride).
+       */
+      final boolean oneAtATime;
+
       InterleavedClaims(KvStore delegate, SplittableRandom interleave) {
         super(delegate);
         this.interleave = interleave;
+        this.oneAtATime = interleave.nextInt(4) != 0;
+      }
+
+      @Override
+      public boolean commitsOneAtATime() {
+        return oneAtATime;
       }
 
       @Override
@@ -490,6 +503,9 @@ public abstract class SimulationContract {
                       return ops;
                     }));
         rode += rodeInPlan; // the claim's commit returned (its operations may have failed checks)
+        if (rodeInPlan > 0 && !oneAtATime) {
+          problems.add("outcomes rode in a claim on a store that does not commit one at a time");
+        }
         return results;
       }
 

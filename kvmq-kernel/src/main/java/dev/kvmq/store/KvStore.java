@@ -218,6 +218,23 @@ public interface KvStore extends AutoCloseable {
   }
 
   /**
+   * Tells whether this store applies commits one after another on a single writer, each at a cost
+   * that does not grow much with its operations (EclipseStore's committer, which forces its files
+   * once per group of commits): operations committed together then wait once, where apart they wait
+   * in turn. A worker on such a store lets the outcomes its handlers submit while its pass runs
+   * ride in the pass's claim, one commit where there were two in a row (docs/semantics.md, "The
+   * group committer"). Where commits run side by side (PostgreSQL's connections) or cost little (in
+   * memory), merging them lengthens the claim, which the worker waits for, and the default, false,
+   * keeps them apart.
+   *
+   * @return true if commits are applied one at a time at a cost mostly per commit; false (the
+   *     default) otherwise
+   */
+  default boolean commitsOneAtATime() {
+    return false;
+  }
+
+  /**
    * Tells whether this store's commits join a transaction its caller holds, so that the locks a
    * commit takes on the keys it writes last until the caller commits or rolls back (a view such as
    * {@code PostgresKvStore.inTransaction(connection)}). A queue on such a store writes no key that

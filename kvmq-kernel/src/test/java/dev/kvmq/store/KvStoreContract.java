@@ -67,6 +67,22 @@ public abstract class KvStoreContract {
     return false;
   }
 
+  /**
+   * What the store answers to {@link KvStore#commitsOneAtATime()}: a worker lets outcomes ride in
+   * its claims only where it is true, so a store's answer is part of its contract. Override to
+   * return true for a store that commits one at a time.
+   *
+   * @return the answer expected
+   */
+  protected boolean commitsOneAtATime() {
+    return false;
+  }
+
+  @Test
+  void saysWhetherItCommitsOneAtATime() {
+    assertThat(store.commitsOneAtATime()).isEqualTo(commitsOneAtATime());
+  }
+
   @BeforeEach
   void openFreshStore() throws Exception {
     store = openStore();

@@ -101,6 +101,11 @@ public abstract class ForwardingKvStore implements KvStore {
   }
 
   @Override
+  public boolean commitsOneAtATime() {
+    return delegate.commitsOneAtATime();
+  }
+
+  @Override
   public Subscription subscribe(Key prefix, Runnable listener) {
     return delegate.subscribe(prefix, listener);
   }

@@ -359,6 +359,16 @@ public final class EclipseStoreKvStore implements KvStore {
     return committer.submit(ops);
   }
 
+  /**
+   * {@inheritDoc} True: one committer thread applies every commit, a group of them at a time, and
+   * each group costs its storage's writes and forces (with {@link Durability#FSYNC}, two forces)
+   * whatever its size.
+   */
+  @Override
+  public boolean commitsOneAtATime() {
+    return true;
+  }
+
   // ---- notification
 
   @Override

@@ -22,4 +22,9 @@ class EclipseStoreKvStoreTest extends KvStoreContract {
   protected boolean firstEntriesAtOneState() {
     return true;
   }
+
+  @Override
+  protected boolean commitsOneAtATime() {
+    return true;
+  }
 }
