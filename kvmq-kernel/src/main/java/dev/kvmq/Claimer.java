@@ -54,6 +54,12 @@ final class Claimer {
   private List<CommitResult> rideResults;
 
   /**
+   * Whether the last {@link #claim} went to the store's claim, which takes the operations waiting
+   * in the committer; false when it stopped before (its starts paused, its rate limit reached).
+   */
+  private boolean wentToStore;
+
+  /**
    * When the last claim found the queue's starts paused or its rate limit reached: the time they
    * resume; 0 when it did not. Written by the claiming thread, read by {@link #startsKnownUnpaused}
    * on others.
@@ -123,6 +129,11 @@ final class Claimer {
   Claimer rides(GroupCommitter committer) {
     this.rideFrom = committer;
     return this;
+  }
+
+  /** Whether the last {@link #claim} went to the store's claim (see {@code wentToStore}). */
+  boolean reachedStore() {
+    return wentToStore;
   }
 
   /**
@@ -417,6 +428,7 @@ final class Claimer {
    */
   Batch claim(int max, long now, long leaseMillis) {
     blockedUntil = 0;
+    wentToStore = false;
     boolean pauseRead = pauseInDoubt;
     Optional<KvEntry> pause = pauseRead ? store.get(keys.startsPaused()) : Optional.empty();
     long pausedVs = AtomicOperation.ABSENT;
@@ -499,6 +511,8 @@ final class Claimer {
    * fails, the riders are given the failure at once.
    */
   private List<CommitResult> claimWithRiders(int max, ClaimPlan plan) {
+    wentToStore =
+        true; // from here the waiting operations are the store's claim's (or its failure's)
     List<CommitResult> results;
     try {
       results = store.claim(keys.ready(), max, plan);

@@ -213,7 +213,10 @@ final class Pass<S> {
     }
   }
 
-  /** Runs one pass; tells whether it claimed (its claim took the outcomes waiting till then). */
+  /**
+   * Runs one pass; tells whether its claim went to the store (and so took the outcomes waiting till
+   * then): if not, the loop commits them.
+   */
   private boolean once() {
     if (!core.running()) {
       return false;
@@ -256,8 +259,8 @@ final class Pass<S> {
       int wanted = more ? 0 : slots.toClaim();
       boolean claimed = false;
       if (wanted > 0) {
-        tookRiders = true;
         Claimer.Batch batch = claim(wanted, now);
+        tookRiders = claimer.reachedStore();
         claimed = !batch.claimed().isEmpty();
         more |= batch.more();
         nextChangeRead &= batch.claimed().isEmpty(); // new leases may end before it
@@ -286,7 +289,7 @@ final class Pass<S> {
       pausedChanged = true;
       delayedChanged = true;
       core.reporter.failing(e);
-      scheduleWake(now + poll);
+      scheduleWake(now + poll); // tookRiders stays false: what waits is committed now
     }
     return tookRiders;
   }

@@ -167,4 +167,26 @@ class RideTest {
     assertThat(x()).as("still waiting in the committer").isNull();
     assertThat(called).isEmpty();
   }
+
+  @Test
+  void aClaimThatStopsBeforeTheStoreTakesNothingAndSaysSo() {
+    queue.push("job");
+    memory.commit(
+        AtomicOperation.builder()
+            .set(queue.keys.startsPaused(), Transitions.encodeTime(clock.millis() + 60_000))
+            .build());
+    submitSetX("a");
+    assertThat(claimer.claim(10, clock.millis(), 5_000).claimed()).isEmpty();
+    assertThat(claimer.reachedStore()).as("its starts are paused: no store claim").isFalse();
+    claimer.settleRiders();
+    assertThat(x()).as("still waiting: the pass commits it").isNull();
+    assertThat(called).isEmpty();
+
+    memory.commit(AtomicOperation.builder().delete(queue.keys.startsPaused()).build());
+    clock.advance(java.time.Duration.ofMinutes(2));
+    assertThat(claimer.claim(10, clock.millis(), 5_000).claimed()).hasSize(1);
+    assertThat(claimer.reachedStore()).isTrue();
+    claimer.settleRiders();
+    assertThat(called).containsExactly("committed a");
+  }
 }
