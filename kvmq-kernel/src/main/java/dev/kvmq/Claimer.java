@@ -511,8 +511,7 @@ final class Claimer {
    * fails, the riders are given the failure at once.
    */
   private List<CommitResult> claimWithRiders(int max, ClaimPlan plan) {
-    wentToStore =
-        true; // from here the waiting operations are the store's claim's (or its failure's)
+    wentToStore = true; // the store's claim plans, and its planning takes what waits
     List<CommitResult> results;
     try {
       results = store.claim(keys.ready(), max, plan);
