@@ -18,11 +18,12 @@ import java.util.function.BooleanSupplier;
  * <p>So a handler thread need not wait for the flush of its own completion before taking its next
  * job, and a durable store flushes once for many completions.
  *
- * <p>Riding with a claim: while the worker's pass is under way or asked for ({@link #rideWith}), a
- * submitted operation starts no commit. It waits for the pass, whose claim takes it ({@link #take})
- * and commits it in the claim's own commit, or whose iteration ends without a claim and commits it
- * here ({@link #drain}). A busy worker's completions and its next claim are then one commit, not
- * two in a row (docs/semantics.md, "The group committer").
+ * <p>Riding with a claim: on a store that commits one at a time, while the worker's pass is running
+ * ({@link #rideWith}; asked for is not enough), a submitted operation starts no commit. It waits
+ * for the pass, whose claim takes it ({@link #take}) and commits it in the claim's own commit, or
+ * whose iteration ends without a claim and commits it here ({@link #drain}). A busy worker's
+ * completions and its next claim are then one commit, not two in a row (docs/semantics.md, "The
+ * group committer").
  */
 final class GroupCommitter {
 
