@@ -398,6 +398,17 @@ public final class QueueBenchChild {
   }
 
   /**
+   * The CPU time of this JVM's threads (the system's worker, its store, the JIT and the garbage
+   * collector; not a database server's processes) in ns, or -1 where the platform cannot tell.
+   */
+  private static long jvmCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean()
+            instanceof com.sun.management.OperatingSystemMXBean os
+        ? os.getProcessCpuTime()
+        : -1;
+  }
+
+  /**
    * The JIT's compilation time since {@code jit0} ({@link #jitMillis()}) as a percentage of the
    * wall time since {@code wall0} ({@link System#nanoTime()}).
    */
@@ -436,8 +447,9 @@ public final class QueueBenchChild {
    * one ({@code single}) or in batches ({@code batch}), then drained by the system's worker.
    * Measures the push, the heap per job (batch), the drain's throughput, its window in wall-clock
    * ms, the JIT's share of it, the host's steal during it ({@link Steal}, which QueueBench's steal
-   * rule reads) and, on PostgreSQL, the checkpoints in it, and prints them if {@code timed}; the
-   * warm-up runs it untimed, so that the timed drains run no code for the first time.
+   * rule reads), this JVM's CPU time per job in it (the system's start and stop included) and, on
+   * PostgreSQL, the checkpoints in it, and prints them if {@code timed}; the warm-up runs it
+   * untimed, so that the timed drains run no code for the first time.
    */
   @SuppressWarnings("try") // the resource is the running system, closed to stop it
   private void drainOnce(String mode, int n, boolean timed) throws Exception {
@@ -460,6 +472,7 @@ public final class QueueBenchChild {
     analyze(); // the drain starts with statistics of the pushed backlog, and no checkpoint due
     long jit0 = jitMillis();
     long[] cpu0 = Steal.read();
+    long jvmCpu0 = jvmCpuNanos();
     long wall0 = System.nanoTime();
     long startedAt = System.currentTimeMillis();
     try (AutoCloseable running = sut.start(threads)) {
@@ -476,6 +489,9 @@ public final class QueueBenchChild {
     result(timed, "drain_window_" + mode, startedAt + "-" + System.currentTimeMillis());
     result(timed, "drain_jit_percent_" + mode, jitPercentSince(jit0, wall0));
     result(timed, "drain_steal_percent_" + mode, Steal.percentSince(cpu0));
+    if (jvmCpu0 >= 0) {
+      result(timed, "drain_jvm_cpu_us_per_job_" + mode, (jvmCpuNanos() - jvmCpu0) / 1e3 / n);
+    }
     if (checkpoints0 >= 0) {
       // from before the drain's CHECKPOINT to its end: 1 is that one, more were in the drain
       result(timed, "drain_checkpoints_" + mode, checkpoints() - checkpoints0);

@@ -229,8 +229,10 @@ final class Report {
     out.println(
         "| system | push 1-by-1 jobs/s | push batch jobs/s | drain jobs/s | pickup p50 ms | pickup p99 ms"
             + " | pickup max ms | push call p50 ms | push call p99 ms | heap B/job | peak RSS MB"
-            + " | warm-up rounds | JIT % of drain | steal % of drain | steal % of pickup | settings |");
-    out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+            + " | warm-up rounds | JIT % of drain | JVM CPU µs/job of drain | steal % of drain"
+            + " | steal % of pickup | settings |");
+    out.println(
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (String system : results.keySet()) {
       if (values(system, "push_single_per_s").length == 0
           && values(system, "pickup_p50_ms").length == 0) {
@@ -263,6 +265,10 @@ final class Report {
               + cell(values(system, "warmup_rounds"))
               + " | "
               + cell(values(system, "drain_jit_percent_single", "drain_jit_percent_batch"))
+              + " | "
+              + cell(
+                  values(
+                      system, "drain_jvm_cpu_us_per_job_single", "drain_jvm_cpu_us_per_job_batch"))
               + " | "
               + cell(values(system, "drain_steal_percent_single", "drain_steal_percent_batch"))
               + " | "

@@ -105,6 +105,8 @@ class ReportTest {
     put(results, "kvmq-memory", "warmup_rounds", "2", "3", "6");
     put(results, "kvmq-memory", "drain_jit_percent_single", "1.0", "2.0", "3.0");
     put(results, "kvmq-memory", "drain_jit_percent_batch", "4.0", "5.0", "9.0");
+    put(results, "kvmq-memory", "drain_jvm_cpu_us_per_job_single", "20.0", "22.0", "30.0");
+    put(results, "kvmq-memory", "drain_jvm_cpu_us_per_job_batch", "18.0", "19.0", "21.0");
     put(results, "kvmq-memory", "drain_steal_percent_single", "0.0", "0.5", "30.0");
     put(results, "kvmq-memory", "drain_steal_percent_batch", "0.2", "1.0", "25.0");
     put(results, "kvmq-memory", "pickup_steal_percent", "0.1", "0.3", "12.0");
@@ -138,12 +140,14 @@ class ReportTest {
     assertThat(table)
         .contains("Drain: 20000 no-op jobs (kvmq-memory and quartz-ram: 200000) pushed by 8");
     // the push call's own duration, the warm-up rounds, the JIT's share of both drains (pooled),
-    // the host's steal in both drains (pooled) and in the pickup, and the settings are in the
+    // the JVM's CPU per job in both drains (pooled), the host's steal in both drains (pooled) and
+    // in the pickup, and the settings are in the
     // system's row
     assertThat(table)
         .containsPattern(
             "\\| kvmq-memory \\|.*\\| 0\\.06 \\(0\\.05–0\\.07\\) \\|.*"
                 + "\\| 3\\.00 \\(2\\.00–6\\.00\\) \\| 3\\.50 \\(1\\.00–9\\.00\\)"
+                + " \\| 20\\.5 \\(18\\.0–30\\.0\\)"
                 + " \\| 0\\.75 \\(0\\.00–30\\.0\\) \\| 0\\.30 \\(0\\.10–12\\.0\\)"
                 + " \\| kvmq 0\\.1\\.0 InMemoryKvStore \\|\n");
   }
