@@ -122,15 +122,21 @@ final class GroupBook {
 
   private final QueueKeys keys;
   private final Limits limits;
-  private final Map<String, Entry> groups = new LinkedHashMap<>();
+  // empty and immutable in a book of no group, the book of nearly every claim and completion
+  private final Map<String, Entry> groups;
   private final Set<String> touched = new HashSet<>();
   private final List<JobRecord> admittedHeads = new ArrayList<>();
 
   private GroupBook(QueueKeys keys, Limits limits, Map<String, Read> reads) {
     this.keys = keys;
     this.limits = limits;
-    for (Read r : reads.values()) {
-      groups.put(r.group(), new Entry(r, limits.of(r.group())));
+    if (reads.isEmpty()) {
+      groups = Map.of();
+    } else {
+      groups = new LinkedHashMap<>();
+      for (Read r : reads.values()) {
+        groups.put(r.group(), new Entry(r, limits.of(r.group())));
+      }
     }
   }
 
@@ -301,6 +307,9 @@ final class GroupBook {
    * counts changed (deleted when both are zero).
    */
   void finishInto(AtomicOperation.Builder op) {
+    if (groups.isEmpty()) {
+      return;
+    }
     for (Entry e : groups.values()) {
       for (Transitions.Read head : e.read.heads()) {
         if (!e.admits() || e.parked == 0) {

@@ -375,9 +375,14 @@ final class Transitions {
    * on {@code node}: a new attempt starts (the record keeps the latest {@link Attempt#KEPT}).
    */
   static Plan claim(QueueKeys k, Read read, long now, long leaseMillis, String node) {
-    JobRecord r = read.record();
+    JobRecord.Draft d = claimed(read.record(), now, leaseMillis, node);
+    return d == null ? WRONG_STATE : move(Event.CLAIM, k, read, d);
+  }
+
+  /** The record a claim makes of {@code r}, or null when {@code r} is not ready and admitted. */
+  private static JobRecord.Draft claimed(JobRecord r, long now, long leaseMillis, String node) {
     if (r.state != JobRecord.State.READY || r.parked) {
-      return WRONG_STATE;
+      return null;
     }
     JobRecord.Draft d = r.draft().state(JobRecord.State.LEASED).leaseUntil(now + leaseMillis);
     d.token = r.token + 1;
@@ -390,7 +395,7 @@ final class Transitions {
             r.attempts,
             new Attempt(
                 d.attempt, Instant.ofEpochMilli(now), Optional.empty(), node, Optional.empty()));
-    return move(Event.CLAIM, k, read, d);
+    return d;
   }
 
   /**
@@ -533,20 +538,13 @@ final class Transitions {
     if (groupSlot != null && group == null) {
       throw new IllegalArgumentException("a group's start slot for a job of no group");
     }
-    if (!(claim(k, read, now, leaseMillis, node) instanceof Applied plain)) {
+    JobRecord.Draft d = claimed(read.record(), now, leaseMillis, node);
+    if (d == null) {
       return WRONG_STATE;
     }
+    // the plain claim's move, written into the operation that adds this claim's checks
     AtomicOperation.Builder op = AtomicOperation.builder();
-    for (AtomicOperation.Check c : plain.operation().checks()) {
-      op.check(c.key(), c.versionstamp());
-    }
-    for (AtomicOperation.Mutation m : plain.operation().mutations()) {
-      if (m.isDelete()) {
-        op.delete(m.key());
-      } else {
-        op.set(m.key(), m.value());
-      }
-    }
+    JobRecord after = moveInto(op, Event.CLAIM, k, read, d, GroupBook.none());
     op.check(k.startsPaused(), pausedVs);
     if (slot != null) {
       takeSlot(op, k.rateWindow(), slot, now);
@@ -557,7 +555,7 @@ final class Transitions {
     if (groupSlot != null) {
       takeSlot(op, k.rateWindow(group), groupSlot, now);
     }
-    return new Applied(op.build(), plain.after(), Optional.empty());
+    return new Applied(op.build(), Optional.of(after), Optional.empty());
   }
 
   /** Takes a free slot of a window at {@code now}, checked at the versionstamp it was read at. */

@@ -146,6 +146,11 @@ public final class AtomicOperation {
       return value.clone();
     }
 
+    /** The value itself, not a copy, for this package's stores; null for a delete. Not changed. */
+    byte[] valueInternal() {
+      return value;
+    }
+
     @Override
     public String toString() {
       return value == null ? "delete " + key : "set " + key + " (" + value.length + " bytes)";

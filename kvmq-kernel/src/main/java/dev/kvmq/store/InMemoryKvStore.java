@@ -32,9 +32,10 @@ public final class InMemoryKvStore implements KvStore {
   /** Makes an empty store. */
   public InMemoryKvStore() {}
 
+  // value: the committed mutation's own array, which nothing changes, shared with the entries read
   private record Stored(Key key, byte[] value, long versionstamp) {
     KvEntry entry() {
-      return new KvEntry(key, value, versionstamp);
+      return KvEntry.sharing(key, value, versionstamp);
     }
   }
 
@@ -161,7 +162,7 @@ public final class InMemoryKvStore implements KvStore {
           if (m.isDelete()) {
             map.remove(k);
           } else {
-            map.put(k, new Stored(m.key(), m.value(), vs));
+            map.put(k, new Stored(m.key(), m.valueInternal(), vs));
           }
         }
         results.add(CommitResult.committed(vs));

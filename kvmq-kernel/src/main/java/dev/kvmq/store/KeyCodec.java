@@ -75,13 +75,20 @@ final class KeyCodec {
    * array of the exact size: keys are encoded on every queue transition.
    */
   static byte[] encode(byte[] prefix, Object[] parts, int from) {
-    byte[][] raw = new byte[parts.length - from][];
+    // the bytes of each byte[] part and of each string with a char outside 0x01-0x7F; a string of
+    // those chars only (ids, names: nearly all) is written char by char, with no copy of its own
+    byte[][] raw = null;
     int size = prefix.length;
     for (int i = from; i < parts.length; i++) {
       Object part = parts[i];
-      if (part instanceof byte[] || part instanceof String) {
+      if (part instanceof String s && isPlainAscii(s)) {
+        size += 2 + s.length();
+      } else if (part instanceof byte[] || part instanceof String) {
         byte[] b =
             part instanceof byte[] bytes ? bytes : ((String) part).getBytes(StandardCharsets.UTF_8);
+        if (raw == null) {
+          raw = new byte[parts.length - from][];
+        }
         raw[i - from] = b;
         size += 2 + b.length;
         for (byte x : b) {
@@ -97,7 +104,7 @@ final class KeyCodec {
     int at = prefix.length;
     for (int i = from; i < parts.length; i++) {
       Object part = parts[i];
-      byte[] b = raw[i - from];
+      byte[] b = raw == null ? null : raw[i - from];
       if (b != null) {
         out[at++] = part instanceof byte[] ? BYTES : STRING;
         for (byte x : b) {
@@ -105,6 +112,12 @@ final class KeyCodec {
           if (x == 0) {
             out[at++] = (byte) 0xFF;
           }
+        }
+        out[at++] = 0;
+      } else if (part instanceof String s) {
+        out[at++] = STRING;
+        for (int j = 0; j < s.length(); j++) {
+          out[at++] = (byte) s.charAt(j);
         }
         out[at++] = 0;
       } else if (part instanceof Long l) {
@@ -120,7 +133,17 @@ final class KeyCodec {
     return out;
   }
 
-  /** A growable byte array without {@link java.io.ByteArrayOutputStream}'s per-call locking. */
+  /** Whether every char of {@code s} is 0x01-0x7F: its UTF-8 is its chars, with no 0 to escape. */
+  private static boolean isPlainAscii(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == 0 || c >= 0x80) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static final class Buf {
     private byte[] bytes;
     private int size;

@@ -33,6 +33,24 @@ public final class KvEntry {
   }
 
   /**
+   * An entry over {@code value} itself, not a copy, for this package's stores: the caller hands
+   * over an array that nothing changes.
+   */
+  static KvEntry sharing(Key key, byte[] value, long versionstamp) {
+    return new KvEntry(value, key, versionstamp);
+  }
+
+  /** As the public constructor, with {@code value} kept as it is (the parameters reordered). */
+  private KvEntry(byte[] value, Key key, long versionstamp) {
+    this.key = Objects.requireNonNull(key, "key");
+    this.value = Objects.requireNonNull(value, "value");
+    if (versionstamp < 1) {
+      throw new IllegalArgumentException("versionstamp must be at least 1: " + versionstamp);
+    }
+    this.versionstamp = versionstamp;
+  }
+
+  /**
    * Returns the key.
    *
    * @return the key
