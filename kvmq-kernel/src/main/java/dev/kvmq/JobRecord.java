@@ -50,6 +50,9 @@ final class JobRecord {
   private static final byte FORMAT_V1 = 1;
   private static final byte FORMAT_V2 = 2;
 
+  /** {@link State#values()}, read once: a record's state is stored as its ordinal. */
+  private static final State[] STATES = State.values();
+
   /** Tag of {@link #schedule}: a short length and modified UTF-8, as {@code writeUTF}. */
   private static final byte TAG_SCHEDULE = 1;
 
@@ -401,27 +404,42 @@ final class JobRecord {
     return out.array();
   }
 
-  private static byte[] encodeAttempts(java.util.List<Attempt> list) {
-    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-    try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
-      out.writeShort(list.size());
-      for (Attempt a : list) {
-        out.writeInt(a.number());
-        out.writeLong(a.startedAt().toEpochMilli());
-        out.writeLong(a.endedAt().map(Instant::toEpochMilli).orElse(-1L));
-        out.writeUTF(a.node());
-        out.writeBoolean(a.error().isPresent());
-        if (a.error().isPresent()) {
-          JobError e = a.error().get();
-          out.writeUTF(e.type());
-          out.writeUTF(e.message());
-          out.writeLong(e.failedAt().toEpochMilli());
-        }
+  /**
+   * The attempts as {@link java.io.DataOutputStream} writes them (a short count; per attempt its
+   * number, start, end or -1, node in {@code writeUTF}'s form, and its error if any), into an array
+   * of the exact size: a claim writes them for every job it takes.
+   */
+  static byte[] encodeAttempts(java.util.List<Attempt> list) {
+    int n = list.size();
+    byte[][] utf = new byte[3 * n][];
+    int size = 2;
+    for (int i = 0; i < n; i++) {
+      Attempt a = list.get(i);
+      utf[3 * i] = modifiedUtf8(a.node());
+      size += 4 + 8 + 8 + 2 + utf[3 * i].length + 1;
+      if (a.error().isPresent()) {
+        JobError e = a.error().get();
+        utf[3 * i + 1] = modifiedUtf8(e.type());
+        utf[3 * i + 2] = modifiedUtf8(e.message());
+        size += 2 + utf[3 * i + 1].length + 2 + utf[3 * i + 2].length + 8;
       }
-    } catch (IOException e) {
-      throw new IllegalStateException("attempts can't be encoded", e);
     }
-    return bytes.toByteArray();
+    ByteBuffer out = ByteBuffer.allocate(size);
+    out.putShort((short) n);
+    for (int i = 0; i < n; i++) {
+      Attempt a = list.get(i);
+      out.putInt(a.number());
+      out.putLong(a.startedAt().toEpochMilli());
+      out.putLong(a.endedAt().map(Instant::toEpochMilli).orElse(-1L));
+      putUtf(out, utf[3 * i]);
+      out.put((byte) (a.error().isPresent() ? 1 : 0));
+      if (a.error().isPresent()) {
+        putUtf(out, utf[3 * i + 1]);
+        putUtf(out, utf[3 * i + 2]);
+        out.putLong(a.error().get().failedAt().toEpochMilli());
+      }
+    }
+    return out.array();
   }
 
   private static java.util.List<Attempt> decodeAttempts(ByteBuffer in) throws IOException {
@@ -531,7 +549,7 @@ final class JobRecord {
       Draft d = new Draft();
       d.id = getUtf(in);
       d.priority = in.getDouble();
-      d.state = State.values()[in.get()];
+      d.state = STATES[in.get()];
       d.delayUntil = in.getLong();
       d.leaseUntil = in.getLong();
       d.token = in.getLong();

@@ -195,6 +195,63 @@ class JobRecordEncodingTest {
         });
   }
 
+  /** The attempts field as it was first written, with DataOutputStream. */
+  private static byte[] referenceAttempts(java.util.List<Attempt> list) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try (DataOutputStream out = new DataOutputStream(bytes)) {
+      out.writeShort(list.size());
+      for (Attempt a : list) {
+        out.writeInt(a.number());
+        out.writeLong(a.startedAt().toEpochMilli());
+        out.writeLong(a.endedAt().map(Instant::toEpochMilli).orElse(-1L));
+        out.writeUTF(a.node());
+        out.writeBoolean(a.error().isPresent());
+        if (a.error().isPresent()) {
+          out.writeUTF(a.error().get().type());
+          out.writeUTF(a.error().get().message());
+          out.writeLong(a.error().get().failedAt().toEpochMilli());
+        }
+      }
+    }
+    return bytes.toByteArray();
+  }
+
+  @Test
+  void attemptsEncodeExactlyAsDataOutputStreamDoesAndReadBack() {
+    Seeds.forEach(
+        "attemptsEncodeExactlyAsDataOutputStreamDoesAndReadBack",
+        2_000,
+        1,
+        r -> {
+          java.util.List<Attempt> attempts = new java.util.ArrayList<>();
+          for (int i = r.nextInt(5); i > 0; i--) {
+            attempts.add(
+                new Attempt(
+                    1 + r.nextInt(1_000),
+                    Instant.ofEpochMilli(r.nextLong(1L << 50)),
+                    r.nextBoolean()
+                        ? java.util.Optional.empty()
+                        : java.util.Optional.of(Instant.ofEpochMilli(r.nextLong(1L << 50))),
+                    text(r, 6),
+                    r.nextBoolean()
+                        ? java.util.Optional.empty()
+                        : java.util.Optional.of(
+                            new JobError(
+                                text(r, 4),
+                                text(r, 30),
+                                Instant.ofEpochMilli(r.nextLong(1L << 50))))));
+          }
+          try {
+            assertThat(JobRecord.encodeAttempts(attempts)).isEqualTo(referenceAttempts(attempts));
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+          JobRecord.Draft d = random(r).draft();
+          d.attempts = attempts;
+          assertThat(JobRecord.decode(d.build().encode()).attempts).isEqualTo(attempts);
+        });
+  }
+
   @Test
   void decodeReadsBackEveryField() {
     Seeds.forEach(
