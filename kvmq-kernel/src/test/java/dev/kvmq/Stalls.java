@@ -3,6 +3,7 @@ package dev.kvmq;
 import dev.kvmq.testkit.FakeClock;
 import dev.kvmq.testkit.ManualScheduler;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -46,9 +47,10 @@ final class Stalls {
   private boolean holdsOne;
   private int overlapping;
 
-  /** Where the clock was when the last stall ended, and how far stalls had moved it by then. */
-  private java.time.Instant lastEnd;
+  /** Where the clock was when the last stall (not nested in another) ended. */
+  private Instant lastEnd;
 
+  /** How far the stalls of the chain that ended at {@link #lastEnd} moved the clock. */
   private Duration chain = Duration.ZERO;
 
   /**
@@ -75,17 +77,15 @@ final class Stalls {
     if (r.nextInt(ONE_IN) != 0) {
       return;
     }
-    if (!nested) {
+    if (nested) {
+      holdsOne = true;
+      overlapping++;
+    } else {
       if (!clock.instant().equals(lastEnd)) {
         chain = Duration.ZERO; // the test moved the clock since: a new chain
       } else if (chain.compareTo(CHAIN_LIMIT) >= 0) {
         return;
       }
-    }
-    if (nested) {
-      holdsOne = true;
-      overlapping++;
-    } else {
       holdsOne = false;
     }
     stalled.add(own);

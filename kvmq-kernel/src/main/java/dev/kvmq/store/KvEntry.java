@@ -24,12 +24,7 @@ public final class KvEntry {
    * @throws IllegalArgumentException if {@code versionstamp} is less than 1
    */
   public KvEntry(Key key, byte[] value, long versionstamp) {
-    this.key = Objects.requireNonNull(key, "key");
-    this.value = Objects.requireNonNull(value, "value").clone();
-    if (versionstamp < 1) {
-      throw new IllegalArgumentException("versionstamp must be at least 1: " + versionstamp);
-    }
-    this.versionstamp = versionstamp;
+    this(Objects.requireNonNull(value, "value").clone(), key, versionstamp);
   }
 
   /**
@@ -40,7 +35,7 @@ public final class KvEntry {
     return new KvEntry(value, key, versionstamp);
   }
 
-  /** As the public constructor, with {@code value} kept as it is (the parameters reordered). */
+  /** The public constructor's checks, with {@code value} kept as it is (parameters reordered). */
   private KvEntry(byte[] value, Key key, long versionstamp) {
     this.key = Objects.requireNonNull(key, "key");
     this.value = Objects.requireNonNull(value, "value");
