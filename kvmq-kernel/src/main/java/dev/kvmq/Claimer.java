@@ -748,7 +748,8 @@ final class Claimer {
           reads.add(null);
           continue;
         }
-        Transitions.Read read = new Transitions.Read(r, e.get().versionstamp());
+        Transitions.Read read =
+            new Transitions.Read(r, e.get().versionstamp(), e.get().key(), index.get(i).key());
         if (r.group != null && rates.of(r.group) != null) {
           gated.add(read); // its group's window is read first: the second step claims it
           continue;

@@ -53,6 +53,7 @@ final class QueueKeys {
   private final Key dead;
   private final Key completed;
   final Key paused;
+  private final Key startsPaused;
 
   QueueKeys(String queue) {
     this.queue = queue;
@@ -64,6 +65,7 @@ final class QueueKeys {
     this.dead = root.append("dead");
     this.completed = root.append("completed");
     this.paused = root.append("paused");
+    this.startsPaused = root.append("rate", "paused");
   }
 
   /** The prefix of the ready index: a change there can give a worker a job to claim. */
@@ -312,7 +314,7 @@ final class QueueKeys {
 
   /** Present while a handler paused the queue's starts: until when (epoch ms, a long). */
   Key startsPaused() {
-    return root.append("rate", "paused");
+    return startsPaused; // every claim checks it: built once
   }
 
   // ---- unique keys
@@ -384,6 +386,30 @@ final class QueueKeys {
       case CANCELLED -> cancelled(r.cancelledAt, r.id);
       case COMPLETED -> completed.append(r.finishedAt, r.id);
     };
+  }
+
+  /**
+   * Whether {@code key} is {@link #job job(id)}, told from its parts without building that key: a
+   * key of the same parts has the same bytes.
+   */
+  boolean isJob(Key key, String id) {
+    return key.size() == job.size() + 1
+        && key.startsWith(job)
+        && id.equals(key.get(key.size() - 1));
+  }
+
+  /**
+   * Whether {@code key} is {@link #indexOf indexOf(r)}, told from its parts without building that
+   * key for a ready job that is not parked (the entry a claim reads); false for a job in any other
+   * state, whose index key this does not look at.
+   */
+  boolean isReadyIndexOf(Key key, JobRecord r) {
+    return r.state == JobRecord.State.READY
+        && !r.parked
+        && key.size() == ready.size() + 2
+        && key.startsWith(ready)
+        && Long.valueOf(rank(r.priority)).equals(key.get(key.size() - 2))
+        && r.id.equals(key.get(key.size() - 1));
   }
 
   /** The time a delayed or leased index key is ordered by: its job's delayUntil or leaseUntil. */

@@ -41,8 +41,21 @@ final class Transitions {
     WRONG_STATE
   }
 
-  /** A job as read: its record and the versionstamp it was read at. */
-  record Read(JobRecord record, long versionstamp) {}
+  /**
+   * A job as read: its record and the versionstamp it was read at, and, where the reader has them,
+   * the key it was read at and the index entry that led to it (null when not known). A move uses
+   * either key only when it is the very key it would build ({@link QueueKeys#isJob}, {@link
+   * QueueKeys#isReadyIndexOf}), so a key that is not costs a build, never a different operation.
+   *
+   * @param jobKey the key the record was read at, or null
+   * @param indexKey the index entry that led to the record, or null
+   */
+  record Read(JobRecord record, long versionstamp, Key jobKey, Key indexKey) {
+    /** A job as read, its keys not known. */
+    Read(JobRecord record, long versionstamp) {
+      this(record, versionstamp, null, null);
+    }
+  }
 
   /** A job as its lease holder holds it: the record, its versionstamp, and the holder's token. */
   record Holding(JobRecord record, long versionstamp, long token) {}
@@ -1166,9 +1179,16 @@ final class Transitions {
       value = after.encode();
     }
     TransitionTable.check(event, Node.of(before), Node.of(after));
-    Key oldIndex = k.indexOf(before);
+    // the keys the read came with, when they are the ones to build: a claim builds one key, not 3
+    Key oldIndex =
+        read.indexKey() != null && k.isReadyIndexOf(read.indexKey(), before)
+            ? read.indexKey()
+            : k.indexOf(before);
     Key newIndex = k.indexOf(after);
-    Key job = k.job(before.id);
+    Key job =
+        read.jobKey() != null && k.isJob(read.jobKey(), before.id)
+            ? read.jobKey()
+            : k.job(before.id);
     op.check(job, read.versionstamp()).set(job, value);
     if (!oldIndex.equals(newIndex)) {
       op.delete(oldIndex).set(newIndex, QueueKeys.EMPTY);

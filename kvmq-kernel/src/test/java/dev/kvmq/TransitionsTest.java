@@ -3,8 +3,10 @@ package dev.kvmq;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvmq.store.AtomicOperation;
+import dev.kvmq.store.Key;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Each transition as a pure function: its plan, its refusals. No store, no clock. */
@@ -83,6 +85,42 @@ class TransitionsTest {
     JobRecord again = after(Transitions.claim(keys, read(back, 3), t0 + 5_000, 5_000));
     assertThat(again.token).isEqualTo(2);
     assertThat(again.attempt).isEqualTo(2);
+  }
+
+  /**
+   * A claim read with its keys (as the claimer reads it) plans the operation it plans without them,
+   * and keys that are not the job's (another id, another rank) change nothing either.
+   */
+  @Test
+  void aClaimReadWithItsKeysPlansTheSameOperationAsOneWithout() {
+    JobRecord pushed = pushed(JobOptions.defaults().priority(3));
+    Key job = keys.job(id);
+    Key index = keys.indexOf(pushed);
+    List<Transitions.Read> reads =
+        List.of(
+            new Transitions.Read(pushed, 4, job, index),
+            new Transitions.Read(
+                pushed, 4, keys.job(nextId), keys.indexOf(pushed(JobOptions.defaults()))),
+            new Transitions.Read(pushed, 4, index, job));
+    AtomicOperation expected =
+        applied(Transitions.claim(keys, read(pushed, 4), t0, 5_000, "n", 9, null)).operation();
+    assertThat(expected.mutations()).extracting(AtomicOperation.Mutation::key).contains(job, index);
+    for (Transitions.Read r : reads) {
+      AtomicOperation op = applied(Transitions.claim(keys, r, t0, 5_000, "n", 9, null)).operation();
+      assertThat(op.checks()).isEqualTo(expected.checks());
+      assertThat(op.mutations())
+          .extracting(AtomicOperation.Mutation::key)
+          .containsExactlyElementsOf(
+              expected.mutations().stream().map(AtomicOperation.Mutation::key).toList());
+      for (int i = 0; i < op.mutations().size(); i++) {
+        AtomicOperation.Mutation m = op.mutations().get(i);
+        AtomicOperation.Mutation e = expected.mutations().get(i);
+        assertThat(m.isDelete()).isEqualTo(e.isDelete());
+        if (!m.isDelete()) {
+          assertThat(m.value()).isEqualTo(e.value());
+        }
+      }
+    }
   }
 
   @Test
