@@ -109,6 +109,12 @@ final class Entry {
     return Arrays.copyOfRange(buf, start, start + valueLength());
   }
 
+  /** Whether this entry's key is {@code key}'s bytes. */
+  boolean keyEquals(byte[] key) {
+    int from = off + HEADER;
+    return Arrays.equals(buf, from, from + keyLength(), key, 0, key.length);
+  }
+
   /** Orders entries by their keys' bytes, unsigned: the order of {@code Key#compareTo}. */
   static int compareKeys(Entry a, Entry b) {
     int as = a.off + HEADER;

@@ -22,8 +22,9 @@ import java.util.TreeSet;
 
 /**
  * The map in the heap and its pages: the key index (a {@link TreeSet} of {@link Entry}s in key
- * order) and the persisted {@link Page}s the entries live in, with the rules that decide which page
- * an entry goes to (see {@code docs/embedded-store.md}, "The data structure").
+ * order, and a {@link KeyTable} of the same entries for point lookups) and the persisted {@link
+ * Page}s the entries live in, with the rules that decide which page an entry goes to (see {@code
+ * docs/embedded-store.md}, "The data structure").
  *
  * <p><b>Locking.</b> Not thread-safe by itself; the store guards it with its read-write lock. Reads
  * ({@link #find}, {@link #range}, {@link #size}, {@link #pageCount}) run under the read lock, from
@@ -44,6 +45,9 @@ final class PageMap {
 
   /** Key order. */
   private NavigableSet<Entry> index = new TreeSet<>(KEY_ORDER);
+
+  /** The same entries by key, for point lookups: {@link #find} without walking the tree. */
+  private KeyTable table = new KeyTable();
 
   /** The ring the next new page goes to. */
   private int nextRing;
@@ -131,6 +135,7 @@ final class PageMap {
     TreeSet<Entry> built = new TreeSet<>(KEY_ORDER);
     built.addAll(new SortedRun(sorted)); // TreeSet builds from a SortedSet in linear time
     index = built;
+    table = KeyTable.of(Arrays.asList(sorted));
   }
 
   /**
@@ -198,9 +203,7 @@ final class PageMap {
 
   /** The entry of the key with this encoding, or null. */
   Entry find(byte[] key) {
-    Entry probe = Entry.probe(key);
-    Entry n = index.ceiling(probe);
-    return n != null && Entry.compareKeys(n, probe) == 0 ? n : null;
+    return table.find(key);
   }
 
   /** An entry as the SPI's value, with its key decoded unless the caller knows it. */
@@ -255,6 +258,7 @@ final class PageMap {
       if (m.isDelete()) {
         if (existing != null) {
           index.remove(existing);
+          table.remove(existing);
           removeFromPage(existing);
         }
       } else if (existing != null) {
@@ -277,6 +281,7 @@ final class PageMap {
         Entry e = new Entry(Entry.pack(key, m.value(), vs), 0);
         place(e);
         index.add(e);
+        table.add(e);
       }
     }
   }
