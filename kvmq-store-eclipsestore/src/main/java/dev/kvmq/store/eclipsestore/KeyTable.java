@@ -65,7 +65,11 @@ final class KeyTable {
 
   /** The entry whose key is {@code key}'s bytes, or null. */
   Entry find(byte[] key) {
-    int h = hash(key, 0, key.length);
+    return find(key, hash(key));
+  }
+
+  /** As {@link #find(byte[])}, with the key's {@link #hash(byte[])} already computed. */
+  Entry find(byte[] key, int h) {
     Entry[] s = slots;
     int[] hs = hashes;
     for (int i = h & mask; ; i = (i + 1) & mask) {
@@ -79,21 +83,20 @@ final class KeyTable {
     }
   }
 
-  /** Adds {@code e}, whose key must not be in the table. */
-  void add(Entry e) {
+  /** Adds {@code e}, whose key must not be in the table and hashes to {@code h}. */
+  void add(Entry e, int h) {
     if (size + 1 > slots.length / 4 * 3) {
       resize(slots.length * 2);
     }
-    insert(e, hashOf(e));
+    insert(e, h);
   }
 
   /**
-   * Removes {@code e} itself (the entry object, found by its key's hash).
+   * Removes {@code e} itself (the entry object), whose key hashes to {@code h}.
    *
    * @throws IllegalStateException if {@code e} is not in the table, which would be a bug
    */
-  void remove(Entry e) {
-    int h = hashOf(e);
+  void remove(Entry e, int h) {
     int i = h & mask;
     while (slots[i] != e) {
       if (slots[i] == null) {
@@ -160,6 +163,11 @@ final class KeyTable {
   private static int hashOf(Entry e) {
     int from = e.off + Entry.HEADER;
     return hash(e.buf, from, from + e.keyLength());
+  }
+
+  /** The hash of a whole key: what {@link #find(byte[], int)}, add and remove take. */
+  static int hash(byte[] key) {
+    return hash(key, 0, key.length);
   }
 
   /**

@@ -254,11 +254,12 @@ final class PageMap {
   void apply(AtomicOperation op, long vs) {
     for (AtomicOperation.Mutation m : op.mutations()) {
       byte[] key = m.key().encoded();
-      Entry existing = find(key);
+      int h = KeyTable.hash(key); // once: for the lookup, and the removal or addition after it
+      Entry existing = table.find(key, h);
       if (m.isDelete()) {
         if (existing != null) {
           index.remove(existing);
-          table.remove(existing);
+          table.remove(existing, h);
           removeFromPage(existing);
         }
       } else if (existing != null) {
@@ -281,7 +282,7 @@ final class PageMap {
         Entry e = new Entry(Entry.pack(key, m.value(), vs), 0);
         place(e);
         index.add(e);
-        table.add(e);
+        table.add(e, h);
       }
     }
   }

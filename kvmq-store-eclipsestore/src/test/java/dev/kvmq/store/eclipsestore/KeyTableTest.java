@@ -62,11 +62,11 @@ class KeyTableTest {
         boolean removing = r.nextInt(100) < (step < steps / 2 ? 30 : 75);
         Entry there = model.get(b);
         if (removing && there != null) {
-          table.remove(there);
+          table.remove(there, KeyTable.hash(k));
           model.remove(b);
         } else if (!removing && there == null) {
           Entry e = entry(k, r);
-          table.add(e);
+          table.add(e, KeyTable.hash(k));
           model.put(b, e);
         }
         assertSame(model.get(b), table.find(k), "seed " + seed + " step " + step);
@@ -110,10 +110,13 @@ class KeyTableTest {
     SplittableRandom r = new SplittableRandom(3);
     KeyTable table = new KeyTable();
     Entry in = entry(new byte[] {1, 2, 3}, r);
-    table.add(in);
+    table.add(in, KeyTable.hash(new byte[] {1, 2, 3}));
     Entry twin = entry(new byte[] {1, 2, 3}, r); // same key, another object
-    assertThrows(IllegalStateException.class, () -> table.remove(twin));
-    assertThrows(IllegalStateException.class, () -> table.remove(entry(new byte[] {9}, r)));
+    assertThrows(
+        IllegalStateException.class, () -> table.remove(twin, KeyTable.hash(new byte[] {1, 2, 3})));
+    assertThrows(
+        IllegalStateException.class,
+        () -> table.remove(entry(new byte[] {9}, r), KeyTable.hash(new byte[] {9})));
     assertSame(in, table.find(new byte[] {1, 2, 3}));
     assertNull(table.find(new byte[] {1, 2}));
   }
