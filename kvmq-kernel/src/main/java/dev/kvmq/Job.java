@@ -19,72 +19,24 @@ import java.util.Optional;
  */
 public final class Job<S> {
 
-  private final String id;
   private final String queue;
   private final S state;
-  private final double priority;
-  private final Instant createdAt;
   private final JobStatus status;
-  private final Instant delayUntil;
-  private final Optional<Instant> leaseUntil;
-  private final long repeatCount;
-  private final Duration repeatDelay;
-  private final int retriesLeft;
-  private final int retryLimit;
-  private final Backoff retryBackoff;
-  private final int attempt;
-  private final long token;
-  private final Optional<JobError> lastError;
-  private final Optional<String> schedule;
-  private final Optional<Instant> slot;
-  private final Optional<UniqueKey> unique;
-  private final boolean holdsUnique;
-  private final Optional<String> group;
-  private final Optional<Duration> timeout;
-  private final boolean interruptOnCancel;
-  private final Optional<Instant> cancelledAt;
-  private final int leaseExpiries;
-  private final Optional<String> result;
-  private final List<Attempt> attempts;
-  private final Optional<Instant> finishedAt;
+
+  /**
+   * The record the job was read from, immutable: every other value is derived from it when asked
+   * for, so that a job handed to a handler or carried by an event costs one object.
+   */
+  private final JobRecord record;
+
   private final byte[] undecoded; // the stored state when the codec could not decode it; or null
 
   private Job(String queue, JobRecord r, S state, byte[] undecoded, long now) {
-    this.undecoded = undecoded;
-    this.id = r.id;
     this.queue = Objects.requireNonNull(queue, "queue");
+    this.record = r;
     this.state = state;
-    this.priority = r.priority;
-    this.createdAt = Instant.ofEpochMilli(r.createdAt());
     this.status = r.statusAt(now);
-    this.delayUntil = Instant.ofEpochMilli(r.delayUntil);
-    this.leaseUntil =
-        r.state == JobRecord.State.LEASED
-            ? Optional.of(Instant.ofEpochMilli(r.leaseUntil))
-            : Optional.empty();
-    this.repeatCount = r.repeatCount;
-    this.repeatDelay = Duration.ofMillis(r.repeatDelay);
-    this.retriesLeft = r.retriesLeft;
-    this.retryLimit = r.retryLimit;
-    this.retryBackoff = r.backoff;
-    this.attempt = r.attempt;
-    this.token = r.token;
-    this.lastError = Optional.ofNullable(r.error);
-    this.schedule = Optional.ofNullable(r.schedule);
-    this.slot = r.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.slot));
-    this.unique = Optional.ofNullable(r.unique);
-    this.holdsUnique = r.holdsUnique;
-    this.group = Optional.ofNullable(r.group);
-    this.timeout =
-        r.timeoutMillis == -1 ? Optional.empty() : Optional.of(Duration.ofMillis(r.timeoutMillis));
-    this.interruptOnCancel = r.interruptOnCancel;
-    this.cancelledAt =
-        r.cancelledAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.cancelledAt));
-    this.leaseExpiries = r.leaseExpiries;
-    this.result = Optional.ofNullable(r.result);
-    this.attempts = r.attempts;
-    this.finishedAt =
-        r.finishedAt == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(r.finishedAt));
+    this.undecoded = undecoded;
   }
 
   /** The job of record {@code r} of queue {@code queue}, with its status at {@code now}. */
@@ -106,7 +58,7 @@ public final class Job<S> {
    * @return the id
    */
   public String id() {
-    return id;
+    return record.id;
   }
 
   /**
@@ -145,7 +97,7 @@ public final class Job<S> {
    * @return the priority
    */
   public double priority() {
-    return priority;
+    return record.priority;
   }
 
   /**
@@ -154,7 +106,7 @@ public final class Job<S> {
    * @return the creation time
    */
   public Instant createdAt() {
-    return createdAt;
+    return Instant.ofEpochMilli(record.createdAt());
   }
 
   /**
@@ -172,7 +124,7 @@ public final class Job<S> {
    * @return the due time
    */
   public Instant delayUntil() {
-    return delayUntil;
+    return Instant.ofEpochMilli(record.delayUntil);
   }
 
   /**
@@ -181,7 +133,9 @@ public final class Job<S> {
    * @return the lease's end, or empty
    */
   public Optional<Instant> leaseUntil() {
-    return leaseUntil;
+    return record.state == JobRecord.State.LEASED
+        ? Optional.of(Instant.ofEpochMilli(record.leaseUntil))
+        : Optional.empty();
   }
 
   /**
@@ -190,7 +144,7 @@ public final class Job<S> {
    * @return the count, or {@link JobOptions#REPEAT_FOREVER}
    */
   public long repeatCount() {
-    return repeatCount;
+    return record.repeatCount;
   }
 
   /**
@@ -199,7 +153,7 @@ public final class Job<S> {
    * @return the wait
    */
   public Duration repeatDelay() {
-    return repeatDelay;
+    return Duration.ofMillis(record.repeatDelay);
   }
 
   /**
@@ -208,7 +162,7 @@ public final class Job<S> {
    * @return the retries left
    */
   public int retriesLeft() {
-    return retriesLeft;
+    return record.retriesLeft;
   }
 
   /**
@@ -217,7 +171,7 @@ public final class Job<S> {
    * @return the limit
    */
   public int retryLimit() {
-    return retryLimit;
+    return record.retryLimit;
   }
 
   /**
@@ -226,7 +180,7 @@ public final class Job<S> {
    * @return the backoff
    */
   public Backoff retryBackoff() {
-    return retryBackoff;
+    return record.backoff;
   }
 
   /**
@@ -235,7 +189,7 @@ public final class Job<S> {
    * @return the attempt
    */
   public int attempt() {
-    return attempt;
+    return record.attempt;
   }
 
   /**
@@ -244,7 +198,7 @@ public final class Job<S> {
    * @return the token
    */
   public long token() {
-    return token;
+    return record.token;
   }
 
   /**
@@ -253,7 +207,7 @@ public final class Job<S> {
    * @return the error, or empty
    */
   public Optional<JobError> lastError() {
-    return lastError;
+    return Optional.ofNullable(record.error);
   }
 
   /**
@@ -263,7 +217,7 @@ public final class Job<S> {
    * @return the schedule's name, or empty for a job pushed by {@link Queue#push}
    */
   public Optional<String> schedule() {
-    return schedule;
+    return Optional.ofNullable(record.schedule);
   }
 
   /**
@@ -274,7 +228,7 @@ public final class Job<S> {
    * @return the slot, or empty for a job no schedule pushed
    */
   public Optional<Instant> slot() {
-    return slot;
+    return record.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(record.slot));
   }
 
   /**
@@ -285,7 +239,7 @@ public final class Job<S> {
    * @return the unique key, or empty
    */
   public Optional<UniqueKey> unique() {
-    return unique;
+    return Optional.ofNullable(record.unique);
   }
 
   /**
@@ -297,7 +251,7 @@ public final class Job<S> {
    * @return true if the job holds its unique key
    */
   public boolean holdsUniqueKey() {
-    return holdsUnique;
+    return record.holdsUnique;
   }
 
   /**
@@ -307,7 +261,7 @@ public final class Job<S> {
    * @return the group, or empty for a job of no group
    */
   public Optional<String> group() {
-    return group;
+    return Optional.ofNullable(record.group);
   }
 
   /**
@@ -316,7 +270,9 @@ public final class Job<S> {
    * @return the timeout, or empty when the queue's default applies
    */
   public Optional<Duration> timeout() {
-    return timeout;
+    return record.timeoutMillis == -1
+        ? Optional.empty()
+        : Optional.of(Duration.ofMillis(record.timeoutMillis));
   }
 
   /**
@@ -326,7 +282,7 @@ public final class Job<S> {
    * @return true to interrupt
    */
   public boolean interruptOnCancel() {
-    return interruptOnCancel;
+    return record.interruptOnCancel;
   }
 
   /**
@@ -335,7 +291,9 @@ public final class Job<S> {
    * @return the time of the cancel, or empty for a job that was not cancelled
    */
   public Optional<Instant> cancelledAt() {
-    return cancelledAt;
+    return record.cancelledAt == -1
+        ? Optional.empty()
+        : Optional.of(Instant.ofEpochMilli(record.cancelledAt));
   }
 
   /**
@@ -345,7 +303,7 @@ public final class Job<S> {
    * @return the count, 0 or more
    */
   public int leaseExpiries() {
-    return leaseExpiries;
+    return record.leaseExpiries;
   }
 
   /**
@@ -355,7 +313,7 @@ public final class Job<S> {
    * @return the result, or empty
    */
   public Optional<String> result() {
-    return result;
+    return Optional.ofNullable(record.result);
   }
 
   /**
@@ -365,7 +323,7 @@ public final class Job<S> {
    * @return the attempts, unmodifiable
    */
   public List<Attempt> attempts() {
-    return attempts;
+    return record.attempts;
   }
 
   /**
@@ -375,7 +333,9 @@ public final class Job<S> {
    * @return the end, or empty for a job that has not ended
    */
   public Optional<Instant> finishedAt() {
-    return finishedAt;
+    return record.finishedAt == -1
+        ? Optional.empty()
+        : Optional.of(Instant.ofEpochMilli(record.finishedAt));
   }
 
   /**
@@ -392,34 +352,34 @@ public final class Job<S> {
     if (!(o instanceof Job<?> j)) {
       return false;
     }
-    return Double.compare(priority, j.priority) == 0
-        && repeatCount == j.repeatCount
-        && retriesLeft == j.retriesLeft
-        && retryLimit == j.retryLimit
-        && attempt == j.attempt
-        && token == j.token
-        && id.equals(j.id)
+    return Double.compare(priority(), j.priority()) == 0
+        && repeatCount() == j.repeatCount()
+        && retriesLeft() == j.retriesLeft()
+        && retryLimit() == j.retryLimit()
+        && attempt() == j.attempt()
+        && token() == j.token()
+        && id().equals(j.id())
         && queue.equals(j.queue)
         && Objects.equals(state, j.state)
-        && createdAt.equals(j.createdAt)
+        && createdAt().equals(j.createdAt())
         && status == j.status
-        && delayUntil.equals(j.delayUntil)
-        && leaseUntil.equals(j.leaseUntil)
-        && repeatDelay.equals(j.repeatDelay)
-        && retryBackoff.equals(j.retryBackoff)
-        && lastError.equals(j.lastError)
-        && schedule.equals(j.schedule)
-        && slot.equals(j.slot)
-        && unique.equals(j.unique)
-        && holdsUnique == j.holdsUnique
-        && group.equals(j.group)
-        && timeout.equals(j.timeout)
-        && interruptOnCancel == j.interruptOnCancel
-        && cancelledAt.equals(j.cancelledAt)
-        && leaseExpiries == j.leaseExpiries
-        && result.equals(j.result)
-        && attempts.equals(j.attempts)
-        && finishedAt.equals(j.finishedAt)
+        && delayUntil().equals(j.delayUntil())
+        && leaseUntil().equals(j.leaseUntil())
+        && repeatDelay().equals(j.repeatDelay())
+        && retryBackoff().equals(j.retryBackoff())
+        && lastError().equals(j.lastError())
+        && schedule().equals(j.schedule())
+        && slot().equals(j.slot())
+        && unique().equals(j.unique())
+        && holdsUniqueKey() == j.holdsUniqueKey()
+        && group().equals(j.group())
+        && timeout().equals(j.timeout())
+        && interruptOnCancel() == j.interruptOnCancel()
+        && cancelledAt().equals(j.cancelledAt())
+        && leaseExpiries() == j.leaseExpiries()
+        && result().equals(j.result())
+        && attempts().equals(j.attempts())
+        && finishedAt().equals(j.finishedAt())
         && Arrays.equals(undecoded, j.undecoded);
   }
 
@@ -431,34 +391,34 @@ public final class Job<S> {
   @Override
   public int hashCode() {
     return Objects.hash(
-            id,
+            id(),
             queue,
             state,
-            priority,
-            createdAt,
+            priority(),
+            createdAt(),
             status,
-            delayUntil,
-            leaseUntil,
-            repeatCount,
-            repeatDelay,
-            retriesLeft,
-            retryLimit,
-            retryBackoff,
-            attempt,
-            token,
-            lastError,
-            schedule,
-            slot,
-            unique,
-            holdsUnique,
-            group,
-            timeout,
-            interruptOnCancel,
-            cancelledAt,
-            leaseExpiries,
-            result,
-            attempts,
-            finishedAt)
+            delayUntil(),
+            leaseUntil(),
+            repeatCount(),
+            repeatDelay(),
+            retriesLeft(),
+            retryLimit(),
+            retryBackoff(),
+            attempt(),
+            token(),
+            lastError(),
+            schedule(),
+            slot(),
+            unique(),
+            holdsUniqueKey(),
+            group(),
+            timeout(),
+            interruptOnCancel(),
+            cancelledAt(),
+            leaseExpiries(),
+            result(),
+            attempts(),
+            finishedAt())
         + 31 * Arrays.hashCode(undecoded);
   }
 
@@ -470,19 +430,19 @@ public final class Job<S> {
   @Override
   public String toString() {
     return "Job[id="
-        + id
+        + record.id
         + ", queue="
         + queue
         + ", status="
         + status
         + ", priority="
-        + priority
+        + record.priority
         + ", attempt="
-        + attempt
+        + record.attempt
         + ", token="
-        + token
+        + record.token
         + ", delayUntil="
-        + delayUntil
+        + delayUntil()
         + ", state="
         + state
         + "]";
