@@ -138,9 +138,13 @@ public final class SubscriberRegistry {
   }
 
   private static boolean touches(List<AtomicOperation> applied, byte[] prefix) {
+    int last = prefix.length - 1; // 1 or more: a key has a part, and a part a byte or more
     for (AtomicOperation op : applied) {
       for (AtomicOperation.Mutation m : op.mutations()) {
-        if (startsWith(m.key().encodedInternal(), prefix)) {
+        byte[] key = m.key().encodedInternal();
+        // a queue's keys share their first bytes and its prefixes differ in their last ones:
+        // that byte alone rules most keys out
+        if (key.length > last && key[last] == prefix[last] && startsWith(key, prefix)) {
           return true;
         }
       }

@@ -186,6 +186,28 @@ class KeyTest {
         });
   }
 
+  /**
+   * A string part is copied char by char only when every char is 0x01-0x7F, checked four at a time:
+   * one char outside that range, at any place of a string of any length, takes the UTF-8 path.
+   */
+  @Test
+  void aStringWithOneCharThatIsNotPlainAsciiAnywhereEncodesAsTheReferenceSays() {
+    char[] specials = {'\0', '\u0001', '\u007f', '\u0080', '\u00e9', '\u00ff', '\u0100', '\uFFFF'};
+    for (int length = 1; length <= 13; length++) {
+      for (int at = 0; at < length; at++) {
+        for (char c : specials) {
+          char[] chars = new char[length];
+          Arrays.fill(chars, 'a');
+          chars[at] = c;
+          List<Object> parts = List.of("q", new String(chars));
+          assertThat(Key.of(parts).encoded())
+              .as("%d chars, %04x at %d", length, (int) c, at)
+              .containsExactly(referenceEncoding(parts));
+        }
+      }
+    }
+  }
+
   @Test
   void decodeInvertsEncode() {
     Seeds.forEach(
