@@ -23,12 +23,14 @@ final class History {
    * {@code attempts} with {@code started} appended, the oldest dropped beyond {@link Attempt#KEPT}.
    */
   static List<Attempt> started(List<Attempt> attempts, Attempt started) {
-    List<Attempt> next = new ArrayList<>(attempts.size() + 1);
-    next.addAll(attempts);
-    next.add(started);
-    return next.size() > Attempt.KEPT
-        ? List.copyOf(next.subList(next.size() - Attempt.KEPT, next.size()))
-        : List.copyOf(next);
+    int n = attempts.size();
+    int from = Math.max(0, n + 1 - Attempt.KEPT);
+    Attempt[] next = new Attempt[n + 1 - from];
+    for (int i = from; i < n; i++) {
+      next[i - from] = attempts.get(i);
+    }
+    next[next.length - 1] = started;
+    return List.of(next);
   }
 
   /**

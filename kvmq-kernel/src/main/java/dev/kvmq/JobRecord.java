@@ -444,7 +444,7 @@ final class JobRecord {
 
   private static java.util.List<Attempt> decodeAttempts(ByteBuffer in) throws IOException {
     int n = in.getShort();
-    java.util.List<Attempt> list = new java.util.ArrayList<>(n);
+    Attempt[] list = new Attempt[n]; // List.of takes it as it is; the record's copyOf then too
     for (int i = 0; i < n; i++) {
       int number = in.getInt();
       Instant start = Instant.ofEpochMilli(in.getLong());
@@ -454,7 +454,7 @@ final class JobRecord {
       if (in.get() != 0) {
         error = new JobError(getUtf(in), getUtf(in), Instant.ofEpochMilli(in.getLong()));
       }
-      list.add(
+      list[i] =
           new Attempt(
               number,
               start,
@@ -462,9 +462,9 @@ final class JobRecord {
                   ? java.util.Optional.empty()
                   : java.util.Optional.of(Instant.ofEpochMilli(end)),
               node,
-              java.util.Optional.ofNullable(error)));
+              java.util.Optional.ofNullable(error));
     }
-    return list;
+    return java.util.List.of(list);
   }
 
   private static void decodeTagged(ByteBuffer in, Draft d) throws IOException {
