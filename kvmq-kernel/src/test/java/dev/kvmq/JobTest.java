@@ -59,6 +59,11 @@ class JobTest {
     return d.build();
   }
 
+  /** A record's time, or -1 for none, as the job's optional instant. */
+  private static Optional<Instant> instantUnlessNone(long epochMillis) {
+    return epochMillis == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(epochMillis));
+  }
+
   @Test
   void everyValueIsTheRecordsInItsPublicType() {
     Seeds.forEach(
@@ -91,9 +96,7 @@ class JobTest {
           assertThat(job.token()).isEqualTo(rec.token);
           assertThat(job.lastError()).isEqualTo(Optional.ofNullable(rec.error));
           assertThat(job.schedule()).isEqualTo(Optional.ofNullable(rec.schedule));
-          assertThat(job.slot())
-              .isEqualTo(
-                  rec.slot == -1 ? Optional.empty() : Optional.of(Instant.ofEpochMilli(rec.slot)));
+          assertThat(job.slot()).isEqualTo(instantUnlessNone(rec.slot));
           assertThat(job.unique()).isEqualTo(Optional.ofNullable(rec.unique));
           assertThat(job.holdsUniqueKey()).isEqualTo(rec.holdsUnique);
           assertThat(job.group()).isEqualTo(Optional.ofNullable(rec.group));
@@ -103,19 +106,11 @@ class JobTest {
                       ? Optional.empty()
                       : Optional.of(Duration.ofMillis(rec.timeoutMillis)));
           assertThat(job.interruptOnCancel()).isEqualTo(rec.interruptOnCancel);
-          assertThat(job.cancelledAt())
-              .isEqualTo(
-                  rec.cancelledAt == -1
-                      ? Optional.empty()
-                      : Optional.of(Instant.ofEpochMilli(rec.cancelledAt)));
+          assertThat(job.cancelledAt()).isEqualTo(instantUnlessNone(rec.cancelledAt));
           assertThat(job.leaseExpiries()).isEqualTo(rec.leaseExpiries);
           assertThat(job.result()).isEqualTo(Optional.ofNullable(rec.result));
           assertThat(job.attempts()).isEqualTo(rec.attempts);
-          assertThat(job.finishedAt())
-              .isEqualTo(
-                  rec.finishedAt == -1
-                      ? Optional.empty()
-                      : Optional.of(Instant.ofEpochMilli(rec.finishedAt)));
+          assertThat(job.finishedAt()).isEqualTo(instantUnlessNone(rec.finishedAt));
           assertThat(job.toString()).contains(rec.id, "queue=q", "state=s");
         });
   }
